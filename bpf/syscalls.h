@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Numbers of the syscalls writewatch watches, per architecture. */
+#ifndef WRITEWATCH_SYSCALLS_H
+#define WRITEWATCH_SYSCALLS_H
+
+#if defined(__TARGET_ARCH_x86)
+/* x86-64 (arch/x86/entry/syscalls/syscall_64.tbl) */
+#define NR_open       2
+#define NR_truncate   76
+#define NR_rename     82
+#define NR_mkdir      83
+#define NR_rmdir      84
+#define NR_creat      85
+#define NR_link       86
+#define NR_unlink     87
+#define NR_symlink    88
+#define NR_mknod      133
+#define NR_openat     257
+#define NR_mkdirat    258
+#define NR_mknodat    259
+#define NR_unlinkat   263
+#define NR_renameat   264
+#define NR_linkat     265
+#define NR_symlinkat  266
+#define NR_renameat2  316
+#define NR_openat2    437
+/* The syscall number, as sys_exit sees it. */
+#define SYSCALL_NR(regs) BPF_CORE_READ((regs), orig_ax)
+#else
+#error "writewatch: syscall numbers for this architecture are not defined"
+#endif
+
+#endif

@@ -1,0 +1,597 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * writewatch kernel side: follow one process tree and report every
+ * write-intent filesystem syscall it makes.
+ *
+ * Each sys_enter_* program stores its arguments for the calling thread;
+ * the single sys_exit program sends the record with the return value and
+ * always deletes the stored arguments. sched_process_fork adds new
+ * processes of the tree before they run; sched_process_exit removes them.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "writewatch.h"
+#include "syscalls.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by the loader. Writewatch's own PID namespace, to report ids the
+ * user recognises; 0 means writewatch runs in the initial namespace. */
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
+
+#define O_WRONLY    00000001
+#define O_RDWR      00000002
+#define O_CREAT     00000100
+#define O_TRUNC     00001000
+#define O_APPEND    00002000
+#define __O_TMPFILE 020000000
+#define WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE)
+#define AT_FDCWD    -100
+#define AT_REMOVEDIR 0x200
+
+struct proc {
+	__u32 parent; /* tgid of the process of the tree that made this one */
+	__u32 _pad;
+};
+
+/* Processes of the traced tree, keyed by tgid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct proc);
+} procs SEC(".maps");
+
+struct args {
+	__u32 op;
+	__s32 dfd;
+	__s32 dfd2;
+	__u32 flags;
+	__u32 mode;
+	__u32 _pad;
+	__u64 path;  /* user pointer */
+	__u64 path2; /* user pointer */
+};
+
+/*
+ * Key 0 holds writewatch's own tgid in its PID namespace while it starts
+ * COMMAND, 0 otherwise: the process it forks then is the tree's root.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} launcher SEC(".maps");
+
+/* Arguments of write-intent syscalls in flight, keyed by pid (thread). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct args);
+} inflight SEC(".maps");
+
+struct event {
+	struct event_hdr hdr;
+	char data[DATA_SZ + PATH_SLOT]; /* slack so masked offsets stay inside */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct event);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WW_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* the loader may resize */
+} events SEC(".maps");
+
+/* Make the shared types visible to bpf2go. */
+const struct event_hdr *unused_event_hdr __attribute__((unused));
+const enum ww_op *unused_op __attribute__((unused));
+const enum ww_event_kind *unused_kind __attribute__((unused));
+const enum ww_stat *unused_stat __attribute__((unused));
+const enum ww_slot *unused_slot __attribute__((unused));
+
+/* An offset into event.data the verifier can see is in bounds: the
+ * barrier keeps the compiler from dropping a mask it thinks redundant. */
+static __always_inline __u32 at(__u32 off)
+{
+	barrier_var(off);
+	return off & (DATA_SZ - 1);
+}
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &which);
+	if (v)
+		*v += 1;
+}
+
+/* The one place that decides whether the current process is ours. */
+static __always_inline bool is_tracked(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	return bpf_map_lookup_elem(&procs, &tgid) != NULL;
+}
+
+/* The current process's tgid in writewatch's PID namespace (0: none). */
+static __always_inline __u32 ns_tgid(void)
+{
+	struct bpf_pidns_info ns = {};
+
+	if (!pidns_ino)
+		return bpf_get_current_pid_tgid() >> 32;
+	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+		return 0;
+	return ns.tgid;
+}
+
+/* Is the current process writewatch, starting COMMAND right now? */
+static __always_inline bool is_launcher(void)
+{
+	__u32 zero = 0;
+	__u32 *self = bpf_map_lookup_elem(&launcher, &zero);
+
+	return self && *self && *self == ns_tgid();
+}
+
+static __always_inline struct event *scratch_event(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+static __always_inline void fill_hdr(struct event *e, __u32 kind)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 id = bpf_get_current_pid_tgid();
+
+	e->hdr.ts = bpf_ktime_get_boot_ns();
+	e->hdr.kind = kind;
+	e->hdr.op = 0;
+	e->hdr.tgid = id >> 32;
+	e->hdr.pid = (__u32)id;
+	e->hdr.ppid = BPF_CORE_READ(task, real_parent, tgid);
+	e->hdr.ret = 0;
+	e->hdr.flags = 0;
+	e->hdr.mode = 0;
+	e->hdr.truncated = 0;
+	e->hdr.present = 0;
+	for (int i = 0; i < NSLOTS; i++)
+		e->hdr.len[i] = 0;
+	e->hdr.ns_tgid = ns_tgid();
+	bpf_get_current_comm(e->hdr.comm, sizeof(e->hdr.comm));
+}
+
+static __always_inline void send(void *ctx, struct event *e, __u32 off)
+{
+	__u64 size = sizeof(e->hdr) + off;
+
+	if (size > sizeof(*e))
+		size = sizeof(*e);
+	if (bpf_ringbuf_output(&events, e, size, 0))
+		count(WW_STAT_RINGBUF_FULL);
+}
+
+static __always_inline void mark(struct event *e, int slot, __u32 start, __u32 end, bool truncated)
+{
+	e->hdr.len[slot] = end - start;
+	e->hdr.present |= 1 << slot;
+	if (truncated) {
+		e->hdr.truncated |= 1 << slot;
+		count(WW_STAT_TRUNCATED);
+	}
+}
+
+/* Copy a NUL-terminated user string into a slot. Returns the new offset. */
+static __always_inline __u32 put_user_str(struct event *e, __u32 off, int slot, const char *s)
+{
+	char next = 0;
+	long n;
+
+	if (!s || off > DATA_SZ - PATH_SLOT)
+		return off;
+	n = bpf_probe_read_user_str(&e->data[at(off)], PATH_SLOT, s);
+	if (n <= 0) {
+		count(WW_STAT_READ_ERR);
+		return off;
+	}
+	/* A full slot is a cut string unless the byte after it is NUL. */
+	if (n == PATH_SLOT)
+		bpf_probe_read_user(&next, 1, s + PATH_SLOT - 1);
+	mark(e, slot, off, off + n, next != 0);
+	return off + n;
+}
+
+static __always_inline struct mount *real_mount(struct vfsmount *m)
+{
+	return (struct mount *)((void *)m - bpf_core_field_offset(struct mount, mnt));
+}
+
+struct walk {
+	struct dentry *dentry;
+	struct vfsmount *mnt;
+	struct dentry *root_dentry;
+	struct vfsmount *root_mnt;
+	__u32 off;
+	__u32 end;
+	bool truncated;
+	bool done;
+};
+
+/* One step up from w->dentry: emit its name, or cross a mount point. */
+static long walk_step(__u32 i, void *ctx)
+{
+	struct walk *w = ctx;
+	struct dentry *d = w->dentry;
+	struct vfsmount *mnt = w->mnt;
+	struct event *e;
+
+	if (d == w->root_dentry && mnt == w->root_mnt) {
+		w->done = true;
+		return 1;
+	}
+	if (d == BPF_CORE_READ(mnt, mnt_root)) {
+		struct mount *m = real_mount(mnt);
+		struct mount *parent = BPF_CORE_READ(m, mnt_parent);
+
+		if (m == parent) {
+			w->done = true;
+			return 1;
+		}
+		w->dentry = BPF_CORE_READ(m, mnt_mountpoint);
+		w->mnt = (struct vfsmount *)((void *)parent +
+					     bpf_core_field_offset(struct mount, mnt));
+		return 0;
+	}
+	struct dentry *up = BPF_CORE_READ(d, d_parent);
+	if (up == d) {
+		w->done = true;
+		return 1;
+	}
+
+	__u32 need = BPF_CORE_READ(d, d_name.len) + 1;
+	if (need > NAME_SLOT || w->off + need > w->end) {
+		w->truncated = true;
+		return 1;
+	}
+	e = scratch_event();
+	if (!e)
+		return 1;
+	/* need <= NAME_SLOT already; the mask shows the verifier a bound. */
+	barrier_var(need);
+	need &= 2 * NAME_SLOT - 1;
+	long n = bpf_probe_read_kernel_str(&e->data[at(w->off)], need,
+					   BPF_CORE_READ(d, d_name.name));
+	if (n <= 0) {
+		count(WW_STAT_READ_ERR);
+		w->truncated = true;
+		return 1;
+	}
+	w->off += n;
+	w->dentry = up;
+	return 0;
+}
+
+/*
+ * Write the components of a path (innermost first) into a slot. A global
+ * function, so the verifier checks it once rather than at every caller;
+ * kernel pointers therefore arrive as plain numbers.
+ */
+__noinline int put_path(struct event *e, __u32 off, __u32 slot, __u64 dentry, __u64 mnt)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct walk w = {
+		.dentry = (struct dentry *)dentry,
+		.mnt = (struct vfsmount *)mnt,
+		.root_dentry = BPF_CORE_READ(task, fs, root.dentry),
+		.root_mnt = BPF_CORE_READ(task, fs, root.mnt),
+		.off = off,
+		.end = off + PATH_SLOT,
+	};
+
+	if (!e || !dentry || !mnt || off > DATA_SZ - PATH_SLOT)
+		return off;
+	bpf_loop(MAX_DEPTH, walk_step, &w, 0);
+	barrier_var(slot);
+	if (slot >= NSLOTS)
+		return off;
+	e->hdr.len[slot] = w.off - off;
+	e->hdr.present |= 1 << slot;
+	if (w.truncated || !w.done) {
+		e->hdr.truncated |= 1 << slot;
+		count(WW_STAT_TRUNCATED);
+	}
+	return w.off;
+}
+
+static __always_inline struct file *fd_file(int fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds;
+	struct file *f = NULL;
+
+	if (fd < 0 || !fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+static __always_inline __u32 put_file(struct event *e, __u32 off, int slot, int fd)
+{
+	struct file *f = fd_file(fd);
+
+	if (!f)
+		return off;
+	return put_path(e, off, slot, (__u64)BPF_CORE_READ(f, f_path.dentry),
+			(__u64)BPF_CORE_READ(f, f_path.mnt));
+}
+
+/* The directory a relative path given with dfd starts from. */
+static __always_inline __u32 put_dir(struct event *e, __u32 off, int slot, int dfd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	if (dfd == AT_FDCWD)
+		return put_path(e, off, slot, (__u64)BPF_CORE_READ(task, fs, pwd.dentry),
+				(__u64)BPF_CORE_READ(task, fs, pwd.mnt));
+	return put_file(e, off, slot, dfd);
+}
+
+/* A path string with its start directory when it is relative. */
+static __always_inline __u32 put_target(struct event *e, __u32 off, int pslot, int dslot,
+					const char *path, int dfd)
+{
+	__u32 start = off;
+
+	off = put_user_str(e, off, pslot, path);
+	if (off > start && e->data[at(start)] != '/')
+		off = put_dir(e, off, dslot, dfd);
+	return off;
+}
+
+/* Enter: remember the arguments of a tracked thread's syscall. */
+static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
+				 const char *path2, __u32 flags, __u32 mode)
+{
+	if (!is_tracked())
+		return 0;
+
+	__u32 pid = (__u32)bpf_get_current_pid_tgid();
+	struct args a = {
+		.op = op,
+		.dfd = dfd,
+		.dfd2 = dfd2,
+		.flags = flags,
+		.mode = mode,
+		.path = (__u64)path,
+		.path2 = (__u64)path2,
+	};
+	if (bpf_map_update_elem(&inflight, &pid, &a, BPF_ANY))
+		count(WW_STAT_ARGS_FULL);
+	return 0;
+}
+
+static __always_inline int stash_open(int dfd, const char *path, __u32 flags, __u32 mode)
+{
+	if (!(flags & WRITE_FLAGS))
+		return 0; /* a read: never reported */
+	return stash(WW_OP_OPEN, dfd, path, 0, NULL, flags, mode);
+}
+
+static __always_inline int stash_openat2(int dfd, const char *path, const struct open_how *uhow)
+{
+	struct open_how how = {};
+
+	if (bpf_probe_read_user(&how, sizeof(how), uhow))
+		return 0;
+	return stash_open(dfd, path, how.flags, how.mode);
+}
+
+static __always_inline int stash_unlinkat(int dfd, const char *path, __u32 flags)
+{
+	return stash(flags & AT_REMOVEDIR ? WW_OP_RMDIR : WW_OP_UNLINK, dfd, path, 0, NULL, flags, 0);
+}
+
+#define ARG(n) ((unsigned long)PT_REGS_PARM##n##_CORE_SYSCALL(regs))
+#define STR(n) ((const char *)ARG(n))
+
+/*
+ * Entry of every syscall of every process: the syscall number is checked
+ * first, so everything else costs one switch. link and symlink create
+ * only their new name, which is the one judged.
+ */
+SEC("raw_tracepoint/sys_enter")
+int sys_enter(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+
+	switch (ctx->args[1]) {
+	case NR_open:       return stash_open(AT_FDCWD, STR(1), ARG(2), ARG(3));
+	case NR_openat:     return stash_open(ARG(1), STR(2), ARG(3), ARG(4));
+	case NR_openat2:    return stash_openat2(ARG(1), STR(2), (const struct open_how *)ARG(3));
+	case NR_creat:      return stash(WW_OP_CREAT, AT_FDCWD, STR(1), 0, NULL, O_CREAT | O_WRONLY | O_TRUNC, ARG(2));
+	case NR_truncate:   return stash(WW_OP_TRUNCATE, AT_FDCWD, STR(1), 0, NULL, 0, 0);
+	case NR_rename:     return stash(WW_OP_RENAME, AT_FDCWD, STR(1), AT_FDCWD, STR(2), 0, 0);
+	case NR_renameat:   return stash(WW_OP_RENAME, ARG(1), STR(2), ARG(3), STR(4), 0, 0);
+	case NR_renameat2:  return stash(WW_OP_RENAME, ARG(1), STR(2), ARG(3), STR(4), ARG(5), 0);
+	case NR_unlink:     return stash(WW_OP_UNLINK, AT_FDCWD, STR(1), 0, NULL, 0, 0);
+	case NR_unlinkat:   return stash_unlinkat(ARG(1), STR(2), ARG(3));
+	case NR_rmdir:      return stash(WW_OP_RMDIR, AT_FDCWD, STR(1), 0, NULL, 0, 0);
+	case NR_mkdir:      return stash(WW_OP_MKDIR, AT_FDCWD, STR(1), 0, NULL, 0, ARG(2));
+	case NR_mkdirat:    return stash(WW_OP_MKDIR, ARG(1), STR(2), 0, NULL, 0, ARG(3));
+	case NR_link:       return stash(WW_OP_LINK, AT_FDCWD, STR(2), 0, NULL, 0, 0);
+	case NR_linkat:     return stash(WW_OP_LINK, ARG(3), STR(4), 0, NULL, ARG(5), 0);
+	case NR_symlink:    return stash(WW_OP_SYMLINK, AT_FDCWD, STR(2), 0, NULL, 0, 0);
+	case NR_symlinkat:  return stash(WW_OP_SYMLINK, ARG(2), STR(3), 0, NULL, 0, 0);
+	case NR_mknod:      return stash(WW_OP_MKNOD, AT_FDCWD, STR(1), 0, NULL, 0, ARG(2));
+	case NR_mknodat:    return stash(WW_OP_MKNOD, ARG(1), STR(2), 0, NULL, 0, ARG(3));
+	}
+	return 0;
+}
+
+static __always_inline bool is_write_syscall(long nr)
+{
+	switch (nr) {
+	case NR_open: case NR_openat: case NR_openat2: case NR_creat: case NR_truncate:
+	case NR_rename: case NR_renameat: case NR_renameat2: case NR_unlink:
+	case NR_unlinkat: case NR_rmdir: case NR_mkdir: case NR_mkdirat: case NR_link:
+	case NR_linkat: case NR_symlink: case NR_symlinkat: case NR_mknod: case NR_mknodat:
+		return true;
+	}
+	return false;
+}
+
+/* Exit of every syscall: send the record of a stored call, always
+ * deleting its arguments. */
+SEC("raw_tracepoint/sys_exit")
+int sys_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	long ret = ctx->args[1];
+	struct args *stored;
+	struct event *e;
+	struct args a;
+	__u32 pid, off = 0;
+
+	if (!is_write_syscall(SYSCALL_NR(regs)))
+		return 0;
+	pid = (__u32)bpf_get_current_pid_tgid();
+	stored = bpf_map_lookup_elem(&inflight, &pid);
+	if (!stored)
+		return 0;
+	a = *stored;
+	bpf_map_delete_elem(&inflight, &pid);
+
+	e = scratch_event();
+	if (!e)
+		return 0;
+	fill_hdr(e, WW_EV_WRITE);
+	e->hdr.op = a.op;
+	e->hdr.ret = ret;
+	e->hdr.flags = a.flags;
+	e->hdr.mode = a.mode;
+
+	off = put_target(e, off, WW_SLOT_PATH, WW_SLOT_DIR, (const char *)a.path, a.dfd);
+	if (a.path2)
+		off = put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, (const char *)a.path2, a.dfd2);
+	if ((a.op == WW_OP_OPEN || a.op == WW_OP_CREAT) && ret >= 0)
+		off = put_file(e, off, WW_SLOT_RESOLVED, ret);
+
+	count(WW_STAT_EVENTS);
+	send(ctx, e, off);
+	return 0;
+}
+
+SEC("raw_tracepoint/sched_process_fork")
+int sched_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	__u32 parent = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = BPF_CORE_READ(child, tgid);
+	struct proc p = { .parent = parent };
+	bool root = false;
+	struct event *e;
+
+	if (tgid == parent)
+		return 0; /* a new thread of a process */
+	if (!is_tracked()) {
+		if (!is_launcher())
+			return 0;
+		root = true;
+	}
+	if (bpf_map_update_elem(&procs, &tgid, &p, BPF_ANY)) {
+		count(WW_STAT_PROC_FULL);
+		return 0;
+	}
+	e = scratch_event();
+	if (!e)
+		return 0;
+	fill_hdr(e, WW_EV_FORK);
+	e->hdr.tgid = tgid;
+	e->hdr.pid = BPF_CORE_READ(child, pid);
+	e->hdr.ppid = parent;
+	e->hdr.ns_tgid = 0;
+	e->hdr.flags = root;
+	send(ctx, e, 0);
+	return 0;
+}
+
+SEC("raw_tracepoint/sched_process_exec")
+int sched_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct linux_binprm *bprm = (struct linux_binprm *)ctx->args[2];
+	unsigned long arg_start, arg_end;
+	struct event *e;
+	__u32 off = 0;
+	long n;
+
+	if (!is_tracked())
+		return 0;
+	e = scratch_event();
+	if (!e)
+		return 0;
+	fill_hdr(e, WW_EV_EXEC);
+
+	n = bpf_probe_read_kernel_str(&e->data[0], PATH_SLOT, BPF_CORE_READ(bprm, filename));
+	if (n > 0) {
+		mark(e, WW_SLOT_PATH, 0, n, false);
+		off = n;
+	}
+
+	arg_start = BPF_CORE_READ(task, mm, arg_start);
+	arg_end = BPF_CORE_READ(task, mm, arg_end);
+	if (arg_end > arg_start) {
+		__u64 len = arg_end - arg_start;
+		bool cut = len > ARGS_SLOT;
+
+		if (cut)
+			len = ARGS_SLOT;
+		off &= PATH_SLOT - 1;
+		if (bpf_probe_read_user(&e->data[off], len & (ARGS_SLOT * 2 - 1), (void *)arg_start) == 0) {
+			mark(e, WW_SLOT_DIR, off, off + len, cut);
+			off += len;
+		}
+	}
+	send(ctx, e, off);
+	return 0;
+}
+
+SEC("raw_tracepoint/sched_process_exit")
+int sched_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct event *e;
+
+	if (!is_tracked())
+		return 0;
+	/* Threads leave one by one; the process is gone with the last. */
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	bpf_map_delete_elem(&procs, &tgid);
+	e = scratch_event();
+	if (!e)
+		return 0;
+	fill_hdr(e, WW_EV_EXIT);
+	e->hdr.ret = BPF_CORE_READ(task, exit_code);
+	send(ctx, e, 0);
+	return 0;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Structures shared by the BPF programs and the Go tracer (via bpf2go). */
+#ifndef WRITEWATCH_H
+#define WRITEWATCH_H
+
+/*
+ * Naming of ids, in kernel terms, used everywhere in bpf/ and tracer/:
+ *   pid  - the kernel's id of one task (a thread); what gettid() returns.
+ *   tgid - the thread group id: the process id that ps and getpid() show.
+ * Processes of the traced tree are keyed by tgid in the init PID namespace.
+ * ns_tgid is the same process as writewatch's own PID namespace numbers it.
+ */
+
+#define PATH_SLOT 4096    /* bytes kept of one path string */
+#define NAME_SLOT 256     /* one path component, NUL included */
+#define ARGS_SLOT 2048    /* bytes kept of a new program's argv */
+#define DATA_SZ   16384   /* power of two; the most any record needs (rename: 4 slots) */
+#define NSLOTS    5
+#define MAX_DEPTH 2048    /* components walked for one path */
+
+enum ww_event_kind {
+	WW_EV_WRITE = 1, /* a write-intent syscall returned */
+	WW_EV_EXEC  = 2, /* a process of the tree ran execve */
+	WW_EV_FORK  = 3, /* a process of the tree (or writewatch, for COMMAND) made a process */
+	WW_EV_EXIT  = 4, /* the last thread of a process of the tree exited */
+};
+
+enum ww_op {
+	WW_OP_OPEN = 1,
+	WW_OP_CREAT,
+	WW_OP_TRUNCATE,
+	WW_OP_RENAME,
+	WW_OP_UNLINK,
+	WW_OP_RMDIR,
+	WW_OP_MKDIR,
+	WW_OP_LINK,
+	WW_OP_SYMLINK,
+	WW_OP_MKNOD,
+};
+
+/*
+ * Data slots of an WW_EV_WRITE record, in this order. A slot of length 0
+ * is absent. Directory slots hold the components of a directory,
+ * innermost first, each NUL-terminated; the others hold one string.
+ */
+enum ww_slot {
+	WW_SLOT_PATH     = 0, /* path as passed by the process */
+	WW_SLOT_DIR      = 1, /* directory a relative WW_SLOT_PATH starts from */
+	WW_SLOT_PATH2    = 2, /* second path: rename's new name, link's new name */
+	WW_SLOT_DIR2     = 3, /* directory a relative WW_SLOT_PATH2 starts from */
+	WW_SLOT_RESOLVED = 4, /* the file a successful open opened (components) */
+};
+/* WW_EV_EXEC uses WW_SLOT_PATH for the file executed and WW_SLOT_DIR for argv. */
+
+/* Per-CPU counters, indexes of the stats map. */
+enum ww_stat {
+	WW_STAT_EVENTS = 0,      /* write events sent to user space */
+	WW_STAT_RINGBUF_FULL,    /* records dropped: ring buffer full */
+	WW_STAT_ARGS_FULL,       /* syscalls missed: per-thread argument map full */
+	WW_STAT_PROC_FULL,       /* processes not tracked: process map full */
+	WW_STAT_TRUNCATED,       /* path slots that did not fit */
+	WW_STAT_READ_ERR,        /* strings the kernel could not read */
+	WW_STAT_MAX,
+};
+
+struct event_hdr {
+	__u64 ts;           /* CLOCK_BOOTTIME, nanoseconds */
+	__u32 kind;         /* enum ww_event_kind */
+	__u32 op;           /* enum ww_op */
+	__u32 tgid;         /* process, init PID namespace */
+	__u32 pid;          /* thread, init PID namespace */
+	__u32 ns_tgid;      /* process, writewatch's PID namespace (0 = not visible) */
+	__u32 ppid;         /* WW_EV_FORK: parent tgid; else real parent tgid */
+	__s32 ret;          /* syscall return, or exit code for WW_EV_EXIT */
+	__u32 flags;        /* open, renameat2, linkat or unlinkat flags; EV_FORK: 1 = COMMAND itself */
+	__u32 mode;
+	__u32 truncated;    /* bit n: slot n did not fit */
+	__u16 len[NSLOTS];  /* bytes of each slot, in order after the header */
+	__u16 present;     /* bit n: slot n was filled */
+	char comm[16];
+};
+
+#endif

@@ -1,0 +1,158 @@
+package tracer
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+	"unsafe"
+)
+
+// Kind says what a record reports.
+type Kind uint32
+
+const (
+	KindWrite = Kind(writewatchWwEventKindWW_EV_WRITE) // a write-intent syscall returned
+	KindExec  = Kind(writewatchWwEventKindWW_EV_EXEC)  // a process of the tree ran execve
+	KindFork  = Kind(writewatchWwEventKindWW_EV_FORK)  // a process of the tree made a process
+	KindExit  = Kind(writewatchWwEventKindWW_EV_EXIT)  // a process of the tree ended
+)
+
+// Op is the filesystem operation of a KindWrite record.
+type Op uint32
+
+const (
+	OpOpen     = Op(writewatchWwOpWW_OP_OPEN)
+	OpCreat    = Op(writewatchWwOpWW_OP_CREAT)
+	OpTruncate = Op(writewatchWwOpWW_OP_TRUNCATE)
+	OpRename   = Op(writewatchWwOpWW_OP_RENAME)
+	OpUnlink   = Op(writewatchWwOpWW_OP_UNLINK)
+	OpRmdir    = Op(writewatchWwOpWW_OP_RMDIR)
+	OpMkdir    = Op(writewatchWwOpWW_OP_MKDIR)
+	OpLink     = Op(writewatchWwOpWW_OP_LINK)
+	OpSymlink  = Op(writewatchWwOpWW_OP_SYMLINK)
+	OpMknod    = Op(writewatchWwOpWW_OP_MKNOD)
+)
+
+var opNames = [...]string{
+	OpOpen: "open", OpCreat: "creat", OpTruncate: "truncate", OpRename: "rename",
+	OpUnlink: "unlink", OpRmdir: "rmdir", OpMkdir: "mkdir", OpLink: "link",
+	OpSymlink: "symlink", OpMknod: "mknod",
+}
+
+func (o Op) String() string {
+	if int(o) < len(opNames) && opNames[o] != "" {
+		return opNames[o]
+	}
+	return fmt.Sprintf("op%d", uint32(o))
+}
+
+// Slot names one string of a record.
+type Slot int
+
+const (
+	SlotPath     = Slot(writewatchWwSlotWW_SLOT_PATH)     // path as passed
+	SlotDir      = Slot(writewatchWwSlotWW_SLOT_DIR)      // start directory of a relative SlotPath
+	SlotPath2    = Slot(writewatchWwSlotWW_SLOT_PATH2)    // rename's or link's second path
+	SlotDir2     = Slot(writewatchWwSlotWW_SLOT_DIR2)     // start directory of a relative SlotPath2
+	SlotResolved = Slot(writewatchWwSlotWW_SLOT_RESOLVED) // the file an open opened
+	// SlotArgs holds a KindExec record's argv, NUL-separated.
+	SlotArgs = SlotDir
+	nslots   = 5
+)
+
+// Event is one decoded record. Its byte slices point into the tracer's
+// read buffer and are valid until the next call to Next.
+type Event struct {
+	Kind   Kind
+	Op     Op
+	BootNS uint64    // kernel timestamp, CLOCK_BOOTTIME
+	Time   time.Time // BootNS on the wall clock
+	TGID   uint32    // process, initial PID namespace
+	PID    uint32    // thread, initial PID namespace
+	NSTGID uint32    // process in writewatch's PID namespace; 0 when unknown
+	PPID   uint32    // parent tgid (for KindFork: the process that forked)
+	Ret    int32     // syscall result, or wait status for KindExit
+	Flags  uint32
+	Mode   uint32
+	Comm   []byte
+
+	present, truncated uint32
+	slots              [nslots][]byte
+}
+
+// Has reports whether the record carries slot s.
+func (e *Event) Has(s Slot) bool { return e.present&(1<<s) != 0 }
+
+// Truncated reports whether slot s was cut to fit the kernel's buffer.
+func (e *Event) Truncated(s Slot) bool { return e.truncated&(1<<s) != 0 }
+
+// Bytes is the raw content of slot s.
+func (e *Event) Bytes(s Slot) []byte { return e.slots[s] }
+
+// String is slot s as one string, without its terminating NUL.
+func (e *Event) String(s Slot) string {
+	return string(bytes.TrimSuffix(e.slots[s], []byte{0}))
+}
+
+var (
+	hdrSize = int(unsafe.Sizeof(writewatchEventHdr{}))
+	commOff = int(unsafe.Offsetof(writewatchEventHdr{}.Comm))
+)
+
+func (e *Event) decode(raw []byte) error {
+	if len(raw) < hdrSize {
+		return fmt.Errorf("short record: %d bytes", len(raw))
+	}
+	h := (*writewatchEventHdr)(unsafe.Pointer(&raw[0]))
+	e.Kind, e.Op = Kind(h.Kind), Op(h.Op)
+	e.BootNS = h.Ts
+	e.TGID, e.PID, e.NSTGID, e.PPID = h.Tgid, h.Pid, h.NsTgid, h.Ppid
+	e.Ret, e.Flags, e.Mode = h.Ret, h.Flags, h.Mode
+	e.present, e.truncated = uint32(h.Present), h.Truncated
+	comm := raw[commOff : commOff+len(h.Comm)]
+	if i := bytes.IndexByte(comm, 0); i >= 0 {
+		comm = comm[:i]
+	}
+	e.Comm = comm
+	off := hdrSize
+	for i := range nslots {
+		n := int(h.Len[i])
+		if off+n > len(raw) {
+			return fmt.Errorf("record slot %d overruns: %d+%d > %d", i, off, n, len(raw))
+		}
+		e.slots[i] = raw[off : off+n : off+n]
+		off += n
+	}
+	return nil
+}
+
+// AppendDir appends the absolute directory held by a directory slot
+// (components innermost first, each NUL-terminated) to dst.
+func (e *Event) AppendDir(dst []byte, s Slot) []byte {
+	comps := e.slots[s]
+	if len(comps) == 0 {
+		return append(dst, '/')
+	}
+	// Walk the components from the last (outermost) to the first.
+	end := len(comps)
+	if comps[end-1] == 0 {
+		end--
+	}
+	for end > 0 {
+		start := bytes.LastIndexByte(comps[:end], 0) + 1
+		dst = append(dst, '/')
+		dst = append(dst, comps[start:end]...)
+		end = start - 1
+	}
+	return dst
+}
+
+// Args splits a KindExec record's argv.
+func (e *Event) Args() []string {
+	raw := bytes.TrimRight(e.slots[SlotArgs], "\x00")
+	if len(raw) == 0 {
+		return nil
+	}
+	return strings.Split(string(raw), "\x00")
+}

@@ -1,0 +1,276 @@
+// Package tracer loads writewatch's BPF programs, follows one process
+// tree in the kernel and hands its write, exec, fork and exit records to
+// the caller.
+//
+// Ids follow the kernel's terms (see bpf/writewatch.h): a pid is one
+// thread, a tgid is a process as ps shows it. Processes are keyed by their
+// tgid in the initial PID namespace; NSTGID is the same process as
+// writewatch's own PID namespace numbers it.
+package tracer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+	"github.com/cilium/ebpf/ringbuf"
+	"golang.org/x/sys/unix"
+)
+
+// ErrPermission means the kernel refused to load or attach the programs
+// for lack of privileges.
+var ErrPermission = errors.New("not permitted to load BPF programs")
+
+// ErrUnsupported means this kernel lacks something writewatch needs.
+var ErrUnsupported = errors.New("kernel lacks a feature writewatch needs")
+
+// ErrClosed is returned by Next once the tracer is closed.
+var ErrClosed = errors.New("tracer closed")
+
+// ErrTimeout is returned by Next when the deadline passed with no record.
+var ErrTimeout = errors.New("no record before the deadline")
+
+// Options tune a Tracer.
+type Options struct {
+	// RingBufferBytes is the size of the kernel-to-user ring buffer, a
+	// power of two multiple of the page size. 0 means 8 MiB.
+	RingBufferBytes uint32
+}
+
+// Tracer is one loaded and attached set of writewatch programs.
+type Tracer struct {
+	objs   writewatchObjects
+	links  []link.Link
+	rd     *ringbuf.Reader
+	rec    ringbuf.Record
+	offset int64 // wall clock minus CLOCK_BOOTTIME, in ns
+
+	closeOnce sync.Once
+}
+
+// New checks the kernel, loads the programs and attaches them. The
+// returned Tracer follows no process until Track is called.
+func New(opts Options) (*Tracer, error) {
+	if err := Preflight(); err != nil {
+		return nil, err
+	}
+	spec, err := loadWritewatch()
+	if err != nil {
+		return nil, fmt.Errorf("parse BPF object: %w", err)
+	}
+	if opts.RingBufferBytes != 0 {
+		spec.Maps["events"].MaxEntries = opts.RingBufferBytes
+	}
+	if dev, ino, ok := pidNamespace(); ok {
+		if err := spec.Variables["pidns_dev"].Set(dev); err != nil {
+			return nil, fmt.Errorf("set pidns_dev: %w", err)
+		}
+		if err := spec.Variables["pidns_ino"].Set(ino); err != nil {
+			return nil, fmt.Errorf("set pidns_ino: %w", err)
+		}
+	}
+
+	t := &Tracer{offset: bootOffset()}
+	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
+		return nil, classify("load BPF programs", err)
+	}
+	if err := t.attach(); err != nil {
+		t.Close()
+		return nil, err
+	}
+	if t.rd, err = ringbuf.NewReader(t.objs.Events); err != nil {
+		t.Close()
+		return nil, fmt.Errorf("open ring buffer: %w", err)
+	}
+	return t, nil
+}
+
+// attach hooks the programs to their raw tracepoints. Raw tracepoints
+// need no tracefs, and detaching them does not wait for the kernel to
+// quiesce each one, so start and end stay fast. Process lifecycle comes
+// first, so no child of a tracked process is missed once syscalls are
+// watched.
+func (t *Tracer) attach() error {
+	for _, tp := range []struct {
+		name string
+		prog *ebpf.Program
+	}{
+		{"sched_process_fork", t.objs.SchedFork},
+		{"sched_process_exec", t.objs.SchedExec},
+		{"sched_process_exit", t.objs.SchedExit},
+		{"sys_exit", t.objs.SysExit},
+		{"sys_enter", t.objs.SysEnter},
+	} {
+		l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: tp.name, Program: tp.prog})
+		if err != nil {
+			return classify("attach raw tracepoint "+tp.name, err)
+		}
+		t.links = append(t.links, l)
+	}
+	return nil
+}
+
+// Arm makes the next process this process forks the root of the traced
+// tree: the kernel adds it at fork, before it runs an instruction, and its
+// descendants after it. Call Disarm once it is started.
+func (t *Tracer) Arm() error {
+	if err := t.objs.Launcher.Update(uint32(0), uint32(os.Getpid()), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("arm launcher: %w", err)
+	}
+	return nil
+}
+
+// Disarm stops adding this process's children to the tree.
+func (t *Tracer) Disarm() error {
+	if err := t.objs.Launcher.Update(uint32(0), uint32(0), ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("disarm launcher: %w", err)
+	}
+	return nil
+}
+
+// Tracked lists the processes of the tree that are alive now.
+func (t *Tracer) Tracked() ([]uint32, error) {
+	var (
+		key  uint32
+		val  writewatchProc
+		tids []uint32
+	)
+	it := t.objs.Procs.Iterate()
+	for it.Next(&key, &val) {
+		tids = append(tids, key)
+	}
+	if err := it.Err(); err != nil {
+		return nil, fmt.Errorf("list tracked processes: %w", err)
+	}
+	return tids, nil
+}
+
+// SetDeadline makes Next return ErrTimeout once t has passed and no record
+// is waiting. A zero time waits forever.
+func (t *Tracer) SetDeadline(d time.Time) { t.rd.SetDeadline(d) }
+
+// Next reads the next record into ev. ev's byte slices point into a buffer
+// reused by the following call.
+func (t *Tracer) Next(ev *Event) error {
+	if err := t.rd.ReadInto(&t.rec); err != nil {
+		switch {
+		case errors.Is(err, ringbuf.ErrClosed):
+			return ErrClosed
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return ErrTimeout
+		}
+		return fmt.Errorf("read ring buffer: %w", err)
+	}
+	if err := ev.decode(t.rec.RawSample); err != nil {
+		return err
+	}
+	ev.Time = time.Unix(0, int64(ev.BootNS)+t.offset)
+	return nil
+}
+
+// Stats sums the kernel's per-CPU counters.
+func (t *Tracer) Stats() (Stats, error) {
+	var s Stats
+	for i := range uint32(writewatchWwStatWW_STAT_MAX) {
+		var per []uint64
+		if err := t.objs.Stats.Lookup(i, &per); err != nil {
+			return s, fmt.Errorf("read stats: %w", err)
+		}
+		var sum uint64
+		for _, v := range per {
+			sum += v
+		}
+		switch writewatchWwStat(i) {
+		case writewatchWwStatWW_STAT_EVENTS:
+			s.Events = sum
+		case writewatchWwStatWW_STAT_RINGBUF_FULL:
+			s.RingbufFull = sum
+		case writewatchWwStatWW_STAT_ARGS_FULL:
+			s.ArgsMapFull = sum
+		case writewatchWwStatWW_STAT_PROC_FULL:
+			s.ProcMapFull = sum
+		case writewatchWwStatWW_STAT_TRUNCATED:
+			s.Truncated = sum
+		case writewatchWwStatWW_STAT_READ_ERR:
+			s.ReadErrors = sum
+		}
+	}
+	return s, nil
+}
+
+// Stats are the kernel side's counters.
+type Stats struct {
+	Events      uint64 // write records sent
+	RingbufFull uint64 // records dropped: ring buffer full
+	ArgsMapFull uint64 // syscalls missed: argument map full
+	ProcMapFull uint64 // processes not followed: process map full
+	Truncated   uint64 // path slots cut to fit
+	ReadErrors  uint64 // strings the kernel could not read
+}
+
+// Lost is the number of records or syscalls that never reached user space.
+func (s Stats) Lost() uint64 { return s.RingbufFull + s.ArgsMapFull + s.ProcMapFull }
+
+// LostByCause names each non-zero cause of loss.
+func (s Stats) LostByCause() map[string]uint64 {
+	m := map[string]uint64{}
+	for k, v := range map[string]uint64{"ringbuf_full": s.RingbufFull, "args_map_full": s.ArgsMapFull, "proc_map_full": s.ProcMapFull} {
+		if v > 0 {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// Close detaches every program and frees the maps. Nothing is pinned, so
+// nothing outlives the process either way.
+func (t *Tracer) Close() error {
+	var errs []error
+	t.closeOnce.Do(func() {
+		if t.rd != nil {
+			errs = append(errs, t.rd.Close())
+		}
+		for _, l := range t.links {
+			errs = append(errs, l.Close())
+		}
+		errs = append(errs, t.objs.Close())
+	})
+	return errors.Join(errs...)
+}
+
+func classify(what string, err error) error {
+	var verr *ebpf.VerifierError
+	switch {
+	case errors.As(err, &verr):
+		// The verifier answers EACCES too; that is no privilege problem.
+		return fmt.Errorf("%s: %w: the kernel's verifier rejected a program: %w", what, ErrUnsupported, err)
+	case errors.Is(err, unix.EPERM), errors.Is(err, unix.EACCES):
+		return fmt.Errorf("%s: %w: %w", what, ErrPermission, err)
+	case errors.Is(err, ebpf.ErrNotSupported), errors.Is(err, unix.EINVAL) && strings.Contains(err.Error(), "helper"):
+		return fmt.Errorf("%s: %w: %w", what, ErrUnsupported, err)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
+func pidNamespace() (dev, ino uint64, ok bool) {
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/self/ns/pid", &st); err != nil {
+		return 0, 0, false
+	}
+	return st.Dev, st.Ino, true
+}
+
+// bootOffset is the wall clock minus CLOCK_BOOTTIME, the kernel's clock
+// for record timestamps.
+func bootOffset() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
+		return 0
+	}
+	return time.Now().UnixNano() - ts.Nano()
+}
