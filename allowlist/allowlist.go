@@ -1,0 +1,429 @@
+package allowlist
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Kind tells whether an entry allows or denies.
+type Kind int
+
+const (
+	Allow Kind = iota // the entry allows writes to what it matches
+	Deny              // the entry forbids writes to what it matches
+)
+
+// String returns "allow" or "deny".
+func (k Kind) String() string {
+	switch k {
+	case Allow:
+		return "allow"
+	case Deny:
+		return "deny"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// An Entry is one allow or deny rule.
+type Entry struct {
+	Kind    Kind
+	Pattern string // absolute, cleaned, after expansion
+	Raw     string // as written
+	Source  string // e.g. "/proj/.writewatch.yaml:4", "--allow", "default:tmp"
+}
+
+// Options tell Load where to find the config and how to expand entries.
+type Options struct {
+	ConfigPath string // --config; "" = search upward from WorkDir
+	WorkDir    string // absolute
+	Home       string // what ~ expands to; "" makes ~ an error
+	// Getenv looks up the variables of $VAR and ${VAR}, and TMPDIR. nil
+	// means os.Getenv.
+	Getenv     func(string) string
+	ExtraAllow []string                          // --allow patterns, relative to WorkDir
+	GoEnv      func() (map[string]string, error) // nil = no go defaults; see DefaultGoEnv
+}
+
+// A List is a compiled allowlist.
+type List struct {
+	configFile string
+	searchDir  string // where the search for the config file started
+	entries    []Entry
+	allow      []compiled
+	deny       []compiled
+}
+
+type compiled struct {
+	pat   *Pattern
+	entry *Entry
+}
+
+// fileSystem is what Load needs from the file system; tests replace it.
+type fileSystem struct {
+	stat         func(string) (fs.FileInfo, error)
+	readFile     func(string) ([]byte, error)
+	evalSymlinks func(string) (string, error)
+}
+
+var osFS = fileSystem{stat: os.Stat, readFile: os.ReadFile, evalSymlinks: filepath.EvalSymlinks}
+
+// Load finds and parses the config file, then adds the --allow entries and
+// the built-in defaults that the config leaves on.
+//
+// Config entries come first in the list, in file order, then
+// Options.ExtraAllow, then the defaults.
+// Every entry whose leading literal directory goes through a symbolic link
+// is followed by a copy with that directory resolved, with the same Raw
+// and Source, since the kernel reports writes under the resolved path.
+func Load(opts Options) (*List, error) {
+	return load(opts, osFS)
+}
+
+func load(opts Options, fsys fileSystem) (*List, error) {
+	if !filepath.IsAbs(opts.WorkDir) {
+		return nil, fmt.Errorf("allowlist: work directory %q is not absolute", opts.WorkDir)
+	}
+	opts.WorkDir = filepath.Clean(opts.WorkDir)
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+
+	file, err := findConfig(opts, fsys)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &config{defaults: allDefaults(true)}
+	if file != "" {
+		data, err := fsys.readFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("allowlist: reading config: %w", err)
+		}
+		if cfg, err = parseConfig(file, data); err != nil {
+			return nil, err
+		}
+	}
+
+	b := builder{fsys: fsys}
+	baseDir := filepath.Dir(file)
+	for _, e := range cfg.entries {
+		src := fmt.Sprintf("%s:%d", file, e.line)
+		pat, err := expand(e.text, baseDir, opts)
+		if err == nil {
+			err = b.add(e.kind, pat, e.text, src)
+		}
+		if err != nil {
+			return nil, &ConfigError{File: file, Line: e.line, Msg: fmt.Sprintf("%s %q: %v", e.kind, e.text, err)}
+		}
+	}
+	for _, raw := range opts.ExtraAllow {
+		if raw == "" {
+			return nil, errors.New("allowlist: --allow: empty pattern")
+		}
+		pat, err := expand(raw, opts.WorkDir, opts)
+		if err == nil {
+			err = b.add(Allow, pat, raw, "--allow")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("allowlist: --allow %q: %w", raw, err)
+		}
+	}
+	if err := b.addDefaults(cfg.defaults, opts); err != nil {
+		return nil, err
+	}
+	l := b.list(file)
+	l.searchDir = opts.WorkDir
+	return l, nil
+}
+
+// findConfig returns the config file to use, or "" if there is none.
+func findConfig(opts Options, fsys fileSystem) (string, error) {
+	if opts.ConfigPath != "" {
+		file := opts.ConfigPath
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(opts.WorkDir, file)
+		}
+		file = filepath.Clean(file)
+		fi, err := fsys.stat(file)
+		if err != nil {
+			return "", fmt.Errorf("allowlist: config file: %w", err)
+		}
+		if fi.IsDir() {
+			return "", fmt.Errorf("allowlist: config file %s is a directory", file)
+		}
+		return file, nil
+	}
+	dir := opts.WorkDir
+	for {
+		file := filepath.Join(dir, ConfigFileName)
+		fi, err := fsys.stat(file)
+		switch {
+		case err == nil && fi.IsDir():
+			return "", fmt.Errorf("allowlist: %s is a directory", file)
+		case err == nil:
+			return file, nil
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission):
+			return "", fmt.Errorf("allowlist: looking for %s: %w", ConfigFileName, err)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", nil
+		}
+		dir = parent
+	}
+}
+
+// expand turns an entry as written into an absolute, clean pattern: a
+// leading ~ becomes home, $VAR and ${VAR} are replaced, and a relative
+// result is taken relative to base. Substituted text is escaped, so it
+// matches literally.
+func expand(raw, base string, opts Options) (string, error) {
+	s := raw
+	var b strings.Builder
+	if s == "~" || strings.HasPrefix(s, "~/") {
+		if opts.Home == "" {
+			return "", errors.New("~ used, but the home directory is unknown")
+		}
+		if !filepath.IsAbs(opts.Home) {
+			return "", fmt.Errorf("~ used, but the home directory %q is not absolute", opts.Home)
+		}
+		b.WriteString(escapeGlob(opts.Home))
+		s = s[1:]
+	} else if strings.HasPrefix(s, "~") {
+		return "", errors.New("only ~ and ~/ are expanded (~user is not supported; write ./~... for a name that starts with ~)")
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\\':
+			// An escaped byte stays as written; so "\$" is a literal '$'.
+			b.WriteByte(c)
+			if i+1 < len(s) {
+				i++
+				b.WriteByte(s[i])
+			}
+			continue
+		case '$':
+		default:
+			b.WriteByte(c)
+			continue
+		}
+		var name string
+		rest := s[i+1:]
+		switch {
+		case strings.HasPrefix(rest, "{"):
+			end := strings.IndexByte(rest, '}')
+			if end < 0 {
+				return "", errors.New("unterminated ${")
+			}
+			name = rest[1:end]
+			if !isVarName(name) {
+				return "", fmt.Errorf("bad variable name %q in ${...}", name)
+			}
+			i += 1 + end
+		default:
+			n := 0
+			for n < len(rest) && isVarByte(rest[n], n == 0) {
+				n++
+			}
+			if n == 0 {
+				return "", errors.New("$ not followed by a variable name (write \\$ for a literal $)")
+			}
+			name = rest[:n]
+			i += n
+		}
+		val := opts.Getenv(name)
+		if val == "" {
+			return "", fmt.Errorf("undefined variable $%s", name)
+		}
+		b.WriteString(escapeGlob(val))
+	}
+	pat := b.String()
+	if !strings.HasPrefix(pat, "/") {
+		pat = escapeGlob(base) + "/" + pat
+	}
+	return filepath.Clean(pat), nil
+}
+
+func isVarByte(c byte, first bool) bool {
+	return c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || !first && '0' <= c && c <= '9'
+}
+
+func isVarName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isVarByte(s[i], i == 0) {
+			return false
+		}
+	}
+	return true
+}
+
+type builder struct {
+	fsys    fileSystem
+	entries []Entry
+	pats    []*Pattern
+}
+
+// add compiles pattern and appends it, followed by its symlink-resolved
+// form when that differs.
+func (b *builder) add(kind Kind, pattern, raw, source string) error {
+	p, err := compile(pattern)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBadPattern, err)
+	}
+	b.entries = append(b.entries, Entry{Kind: kind, Pattern: p.String(), Raw: raw, Source: source})
+	b.pats = append(b.pats, p)
+	if r := b.resolved(p); r != nil {
+		b.entries = append(b.entries, Entry{Kind: kind, Pattern: r.String(), Raw: raw, Source: source})
+		b.pats = append(b.pats, r)
+	}
+	return nil
+}
+
+// resolved returns p with the symbolic links in its literal prefix
+// resolved, or nil when that changes nothing. Components that do not exist
+// are kept as they are.
+func (b *builder) resolved(p *Pattern) *Pattern {
+	prefix := p.LiteralPrefix()
+	if prefix == "" {
+		return nil
+	}
+	dir, tail := prefix, ""
+	var real string
+	for {
+		r, err := b.fsys.evalSymlinks(dir)
+		if err == nil {
+			real = r
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil
+		}
+		tail = "/" + filepath.Base(dir) + tail
+		dir = parent
+	}
+	if real == dir || !filepath.IsAbs(real) {
+		return nil
+	}
+	s := escapeGlob(filepath.Clean(real + tail))
+	if len(p.rest) > 0 {
+		s += "/" + strings.Join(p.rest, "/")
+	}
+	r, err := Compile(s)
+	if err != nil || r.String() == p.String() {
+		return nil
+	}
+	return r
+}
+
+func (b *builder) list(file string) *List {
+	l := &List{configFile: file, entries: b.entries}
+	for i := range l.entries {
+		c := compiled{pat: b.pats[i], entry: &l.entries[i]}
+		if c.entry.Kind == Deny {
+			l.deny = append(l.deny, c)
+		} else {
+			l.allow = append(l.allow, c)
+		}
+	}
+	return l
+}
+
+// devPaths are the device files that tests may write to freely. Names
+// such as /dev/stdout are links into /proc/self/fd, and writes through
+// them land on whatever the descriptor refers to, so they are not listed.
+var devPaths = []string{
+	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+	"/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm",
+}
+
+// goEnvVars are the variables of `go env` whose directories the go-cache
+// default allows.
+var goEnvVars = []string{"GOCACHE", "GOMODCACHE", "GOTELEMETRYDIR"}
+
+func (b *builder) addDefaults(on map[string]bool, opts Options) error {
+	lit := func(name, dir string) error {
+		return b.add(Allow, escapeGlob(dir), dir, "default:"+name)
+	}
+	if on[DefaultTmp] {
+		tmp := "/tmp"
+		if t := opts.Getenv("TMPDIR"); filepath.IsAbs(t) {
+			tmp = filepath.Clean(t)
+		}
+		if err := lit(DefaultTmp, tmp); err != nil {
+			return fmt.Errorf("allowlist: default %s: %w", DefaultTmp, err)
+		}
+	}
+	if on[DefaultDev] {
+		for _, d := range devPaths {
+			if err := lit(DefaultDev, d); err != nil {
+				return fmt.Errorf("allowlist: default %s: %w", DefaultDev, err)
+			}
+		}
+	}
+	if on[DefaultGoCache] && opts.GoEnv != nil {
+		env, err := opts.GoEnv()
+		if err != nil {
+			return fmt.Errorf("allowlist: default %s (switch it off with \"defaults: {%s: false}\"): %w",
+				DefaultGoCache, DefaultGoCache, err)
+		}
+		for _, v := range goEnvVars {
+			dir := env[v]
+			if dir == "" || dir == "off" || !filepath.IsAbs(dir) {
+				continue
+			}
+			if err := lit(DefaultGoCache, filepath.Clean(dir)); err != nil {
+				return fmt.Errorf("allowlist: default %s: %w", DefaultGoCache, err)
+			}
+		}
+	}
+	if on[DefaultPythonCache] {
+		for _, p := range []string{"/**/__pycache__", "/**/.pytest_cache"} {
+			if err := b.add(Allow, p, strings.TrimPrefix(p, "/"), "default:"+DefaultPythonCache); err != nil {
+				return fmt.Errorf("allowlist: default %s: %w", DefaultPythonCache, err)
+			}
+		}
+	}
+	return nil
+}
+
+// ConfigFile returns the config file that was used, or "" if none was
+// found.
+func (l *List) ConfigFile() string { return l.configFile }
+
+// Entries returns a copy of the entries, in the order described at Load.
+func (l *List) Entries() []Entry {
+	return append([]Entry(nil), l.entries...)
+}
+
+// Match decides whether path, which must be absolute and clean, may be
+// written. e is the entry that decided: the first deny entry that matches
+// when the path is denied, else the first allow entry that matches, else
+// nil. e points into the list and must not be modified. Match does not
+// allocate and is safe for concurrent use.
+func (l *List) Match(path string) (allowed bool, e *Entry) {
+	for i := range l.deny {
+		if l.deny[i].pat.Match(path) {
+			return false, l.deny[i].entry
+		}
+	}
+	for i := range l.allow {
+		if l.allow[i].pat.Match(path) {
+			return true, l.allow[i].entry
+		}
+	}
+	return false, nil
+}
+
+// Allowed reports whether path may be written.
+func (l *List) Allowed(path string) bool {
+	ok, _ := l.Match(path)
+	return ok
+}

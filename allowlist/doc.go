@@ -1,0 +1,76 @@
+// Package allowlist loads a project's allowlist and decides whether a
+// write to a path is allowed.
+//
+// # Config file
+//
+// The config is read from .writewatch.yaml, found by looking in the working
+// directory and then in each directory above it; the first one found wins.
+// --config names a file instead, which must then exist. Without a config
+// file only the built-in defaults and --allow entries apply.
+//
+//	allow:              # paths or patterns that tests may write to
+//	  - tests/**
+//	  - ~/.cache/myapp
+//	  - $HOME/.local/share/foo
+//	deny:               # deny wins over allow
+//	  - .git
+//	defaults:           # built-in entries; all on when omitted
+//	  tmp: true
+//	  dev: true
+//	  go-cache: true
+//	  python-cache: true
+//
+// Unknown keys, values of the wrong type, empty entries, bad patterns and
+// undefined variables are errors, reported as FILE:LINE: MESSAGE.
+// "defaults: false" switches every default off; a mapping switches them one
+// by one, and a default it does not name stays on.
+//
+// # Entries
+//
+// An entry is a path or a pattern. A leading "~/" (or a lone "~") stands
+// for the home directory; $VAR and ${VAR} are replaced by the variable's
+// value, and a variable that is not set (or is empty) is an error. Text that
+// comes from the home directory or a variable matches literally, even if it
+// contains pattern characters. "\$" is a literal '$'. A relative entry is
+// relative to the directory of the config file; a relative --allow entry is
+// relative to the working directory. Entries are then cleaned: repeated
+// and trailing slashes, "." and ".." are removed.
+//
+// # Built-in defaults
+//
+//   - tmp: $TMPDIR when it is set to an absolute path, else /tmp.
+//   - dev: /dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom,
+//     /dev/tty, /dev/ptmx, /dev/pts and /dev/shm. (/dev/stdout, /dev/stderr
+//     and /dev/fd/N are links to open descriptors: a write through them is
+//     judged by where it lands.)
+//   - go-cache: the directories that `go env` reports as GOCACHE,
+//     GOMODCACHE and GOTELEMETRYDIR, when go is installed.
+//   - python-cache: **/__pycache__ and **/.pytest_cache.
+//
+// When the leading directories of an entry go through a symbolic link,
+// the entry is also added with that link resolved, because writes are
+// reported under the resolved path.
+//
+// # Matching
+//
+// Patterns are matched against absolute, clean paths, byte by byte: paths
+// and patterns need not be valid UTF-8.
+//
+//   - '*' matches any run of bytes within one path segment (never '/').
+//   - '?' matches one byte that is not '/'.
+//   - '[...]' matches one byte of a class: single bytes and ranges such as
+//     a-z; '[!...]' or '[^...]' negate it. A ']' right after the opening
+//     '[' (or '[!', '[^') and a '-' that comes first or last stand for
+//     themselves.
+//   - '\' makes the next byte literal, inside a class too.
+//   - '**' as a whole segment matches zero or more segments: a/**/b matches
+//     a/b, a/x/b and a/x/y/b. '**' next to other text in a segment, as in
+//     a**b, is an error.
+//
+// An entry matches a path if it matches the path itself or any directory
+// above it: tests allows tests/a/b.txt, and /tmp/*.d allows /tmp/x.d/f.
+// So tests and tests/** mean the same.
+//
+// A path may be written if some allow entry matches it and no deny entry
+// does: deny wins over allow, whatever the order of the entries.
+package allowlist
