@@ -1,0 +1,83 @@
+package report
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// groupKey identifies a Violation group.
+type groupKey struct {
+	op, path, role string
+}
+
+// Builder groups raw occurrences into Violations by (Op, Path, Role).
+// The zero value is ready to use. A Builder is not safe for concurrent use.
+type Builder struct {
+	index  map[groupKey]int
+	groups []Violation
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder() *Builder {
+	return &Builder{index: make(map[groupKey]int)}
+}
+
+// Add records v. The first occurrence of an (Op, Path, Role) keeps its
+// process, time, requested path and other details; later ones only add to
+// its Count. v.Count is the number of occurrences v stands for, 1 when it
+// is zero. An empty Action is set to ActionReported.
+//
+// Adding a repeat costs a map lookup and does not allocate.
+func (b *Builder) Add(v Violation) {
+	n := v.Count
+	if n <= 0 {
+		n = 1
+	}
+	k := groupKey{op: v.Op, path: v.Path, role: v.Role}
+	if i, ok := b.index[k]; ok {
+		b.groups[i].Count += n
+		return
+	}
+	if b.index == nil {
+		b.index = make(map[groupKey]int)
+	}
+	v.Count = n
+	if v.Action == "" {
+		v.Action = ActionReported
+	}
+	b.index[k] = len(b.groups)
+	b.groups = append(b.groups, v)
+}
+
+// Len returns the number of groups so far.
+func (b *Builder) Len() int { return len(b.groups) }
+
+// Repeat counts one more occurrence of (op, path, role) when it was added
+// before and reports whether it was; callers use it to skip building a
+// full Violation for repeats.
+func (b *Builder) Repeat(op, path, role string) bool {
+	i, ok := b.index[groupKey{op: op, path: path, role: role}]
+	if ok {
+		b.groups[i].Count++
+	}
+	return ok
+}
+
+// Violations returns the groups sorted by Path, then Op, then Role. The
+// slice is a new one on each call and is empty, not nil, when nothing was
+// added.
+func (b *Builder) Violations() []Violation {
+	out := make([]Violation, len(b.groups))
+	copy(out, b.groups)
+	slices.SortFunc(out, compareViolations)
+	return out
+}
+
+func compareViolations(a, b Violation) int {
+	return cmp.Or(
+		strings.Compare(a.Path, b.Path),
+		strings.Compare(a.Op, b.Op),
+		strings.Compare(a.Role, b.Role),
+	)
+}

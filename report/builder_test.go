@@ -1,0 +1,92 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestBuilderGroups(t *testing.T) {
+	b := NewBuilder()
+	first := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	b.Add(Violation{Op: OpOpen, Path: "/b", RequestedPath: "b", PID: 1, Comm: "one", First: first})
+	b.Add(Violation{Op: OpOpen, Path: "/b", RequestedPath: "./b", PID: 2, Comm: "two", First: first.Add(time.Second)})
+	b.Add(Violation{Op: OpOpen, Path: "/b", PID: 3, Count: 5})
+	b.Add(Violation{Op: OpRename, Role: RoleNew, Path: "/a", PID: 4})
+	b.Add(Violation{Op: OpRename, Role: RoleOld, Path: "/a", PID: 5})
+	b.Add(Violation{Op: OpMkdir, Path: "/a", PID: 6, Count: 3, Action: "other"})
+	b.Add(Violation{Op: OpMkdir, Path: "/a", PID: 7, Count: -1})
+
+	if got := b.Len(); got != 4 {
+		t.Fatalf("Len() = %d, want 4", got)
+	}
+	got := b.Violations()
+	type row struct {
+		op, path, role string
+		count, pid     int
+		action         string
+	}
+	var rows []row
+	for _, v := range got {
+		rows = append(rows, row{v.Op, v.Path, v.Role, v.Count, v.PID, v.Action})
+	}
+	want := []row{
+		{OpMkdir, "/a", "", 4, 6, "other"},
+		{OpRename, "/a", RoleNew, 1, 4, ActionReported},
+		{OpRename, "/a", RoleOld, 1, 5, ActionReported},
+		{OpOpen, "/b", "", 7, 1, ActionReported},
+	}
+	if !slices.Equal(rows, want) {
+		t.Errorf("Violations():\n got %v\nwant %v", rows, want)
+	}
+	open := got[3]
+	if open.RequestedPath != "b" || open.Comm != "one" || !open.First.Equal(first) {
+		t.Errorf("first occurrence not kept: %+v", open)
+	}
+
+	// The result is a copy: changing it leaves the builder alone.
+	got[0].Count = 100
+	if again := b.Violations(); again[0].Count != 4 {
+		t.Errorf("Violations() shares memory with the builder")
+	}
+}
+
+func TestBuilderEmpty(t *testing.T) {
+	for _, b := range []*Builder{NewBuilder(), new(Builder)} {
+		if v := b.Violations(); v == nil || len(v) != 0 {
+			t.Errorf("Violations() = %#v, want an empty non-nil slice", v)
+		}
+	}
+	var b Builder // the zero value works
+	b.Add(Violation{Op: OpUnlink, Path: "/x"})
+	b.Add(Violation{Op: OpUnlink, Path: "/x"})
+	if v := b.Violations(); len(v) != 1 || v[0].Count != 2 {
+		t.Errorf("zero Builder: %+v", v)
+	}
+}
+
+func TestBuilderRepeatDoesNotAllocate(t *testing.T) {
+	b := NewBuilder()
+	v := Violation{Op: OpOpen, Path: "/home/dev/.cache/x", Role: "", Flags: "O_WRONLY", Cmdline: []string{"x"}}
+	b.Add(v)
+	allocs := testing.AllocsPerRun(1000, func() { b.Add(v) })
+	if allocs != 0 {
+		t.Errorf("Add of a repeat allocates %v times, want 0", allocs)
+	}
+	if got := b.Violations()[0].Count; got != 1002 {
+		t.Errorf("Count = %d, want 1002", got)
+	}
+}
+
+func BenchmarkBuilderAdd(b *testing.B) {
+	vs := make([]Violation, 64)
+	for i := range vs {
+		vs[i] = Violation{Op: OpOpen, Path: fmt.Sprintf("/home/dev/.cache/file-%d", i)}
+	}
+	bl := NewBuilder()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		bl.Add(vs[i%len(vs)])
+	}
+}

@@ -1,0 +1,190 @@
+// Package report holds the result of a writewatch run and renders it, as
+// JSON (the stable, machine-readable schema) or as the human summary
+// printed at the end of a run.
+//
+// The package collects no events itself: callers feed occurrences to a
+// Builder, which groups them into Violations, and fill in a Report.
+//
+// # JSON schema (version 1)
+//
+// The JSON field names and their order are those of the struct tags on
+// Report, Violation and Proc. Times are RFC 3339 with nanoseconds. Array
+// fields ("command", "cmdline", "chain", "violations", "survivors") are
+// always arrays, never null. "lost" is omitted when nothing was lost.
+//
+// JSON strings are UTF-8: a path that is not valid UTF-8 has each invalid
+// byte written as U+FFFD in JSON. The text summary shows such paths escaped
+// instead, byte for byte.
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+)
+
+// SchemaVersion is the value of Report.Version for the schema described in
+// the package documentation.
+const SchemaVersion = 1
+
+// Run modes (Report.Mode).
+const (
+	ModeGate  = "gate"  // violations fail the run
+	ModeAudit = "audit" // violations are reported only
+)
+
+// ActionReported is the Violation.Action of a write that was reported.
+const ActionReported = "reported"
+
+// Operations (Violation.Op).
+const (
+	OpOpen     = "open"
+	OpCreat    = "creat"
+	OpTruncate = "truncate"
+	OpRename   = "rename"
+	OpUnlink   = "unlink"
+	OpRmdir    = "rmdir"
+	OpMkdir    = "mkdir"
+	OpLink     = "link"
+	OpSymlink  = "symlink"
+	OpMknod    = "mknod"
+)
+
+// Roles of a path in a two-path operation (Violation.Role).
+const (
+	RoleOld = "old" // rename: the path renamed away
+	RoleNew = "new" // rename, link, symlink: the path created
+)
+
+// Causes of lost events (keys of Report.Lost).
+const (
+	LostRingbufFull = "ringbuf_full"
+	LostArgsMapFull = "args_map_full"
+	LostProcMapFull = "proc_map_full"
+)
+
+// Proc describes one process of the traced tree.
+type Proc struct {
+	PID     int      `json:"pid"` // as seen in writewatch's PID namespace
+	PPID    int      `json:"ppid"`
+	Comm    string   `json:"comm"`
+	Exe     string   `json:"exe,omitempty"`
+	Cmdline []string `json:"cmdline"`
+}
+
+// Violation is one group of writes outside the allowlist: every occurrence
+// of the same operation on the same path in the same role. The process,
+// time and requested path are those of the first occurrence.
+type Violation struct {
+	// Op is one of the Op constants.
+	Op string `json:"op"`
+	// Path is absolute and clean; it is what was matched against the
+	// allowlist.
+	Path string `json:"path"`
+	// RequestedPath is the path as the process passed it.
+	RequestedPath string `json:"requested_path"`
+	// Flags are the open flags of an open, e.g. "O_WRONLY|O_CREAT|O_TRUNC".
+	Flags string `json:"flags,omitempty"`
+	// Role is "old" or "new" for rename, "new" for link and symlink.
+	Role string `json:"role,omitempty"`
+	// Errno is "" when the call succeeded, else its name, e.g. "ENOENT".
+	Errno string `json:"errno,omitempty"`
+	// Truncated reports that the path did not fit the kernel buffers:
+	// Path is then only a prefix of the real path.
+	Truncated bool `json:"truncated,omitempty"`
+	// PID and PPID are as seen in writewatch's PID namespace.
+	PID     int      `json:"pid"`
+	PPID    int      `json:"ppid"`
+	Comm    string   `json:"comm"`
+	Cmdline []string `json:"cmdline"`
+	// Chain lists the ancestors, nearest first, ending at the process of
+	// the traced command. It is empty when that process wrote itself.
+	Chain []Proc `json:"chain"`
+	// Count is how many times this (Op, Path, Role) happened.
+	Count int       `json:"count"`
+	First time.Time `json:"first"`
+	// Action is what writewatch did about it: ActionReported.
+	Action string `json:"action"`
+	// DeniedBy is the source of the deny entry that matched, e.g.
+	// ".writewatch.yaml:7", or "" when no deny rule matched.
+	DeniedBy string `json:"denied_by,omitempty"`
+}
+
+// Report is the result of one run.
+type Report struct {
+	Version    int      `json:"version"` // SchemaVersion
+	Mode       string   `json:"mode"`    // ModeGate or ModeAudit
+	Command    []string `json:"command"`
+	WorkDir    string   `json:"workdir"`
+	ConfigFile string   `json:"config_file"` // "" when none
+	// ExitCode is writewatch's own exit code.
+	ExitCode int `json:"exit_code"`
+	// CommandExit is the traced command's exit code, 128+N for signal N.
+	CommandExit int       `json:"command_exit_code"`
+	Started     time.Time `json:"started"`
+	Finished    time.Time `json:"finished"`
+	// Processes is the number of processes traced.
+	Processes int `json:"processes"`
+	// Events is the number of write events examined.
+	Events     uint64 `json:"events"`
+	LostEvents uint64 `json:"lost_events"`
+	// Lost breaks LostEvents down by cause (the Lost constants).
+	Lost map[string]uint64 `json:"lost,omitempty"`
+	// TruncatedPaths counts events whose path did not fit the kernel
+	// buffers.
+	TruncatedPaths uint64      `json:"truncated_paths"`
+	Violations     []Violation `json:"violations"`
+	// Survivors are the processes of the tree still alive when writewatch
+	// finished.
+	Survivors []Proc `json:"survivors"`
+}
+
+// Failed reports whether the run found writes outside the allowlist.
+func (r *Report) Failed() bool { return len(r.Violations) > 0 }
+
+// MarshalJSON encodes p with "cmdline" as an array even when nil.
+func (p Proc) MarshalJSON() ([]byte, error) {
+	type plain Proc
+	q := plain(p)
+	q.Cmdline = nonNil(q.Cmdline)
+	return marshal(q)
+}
+
+// MarshalJSON encodes v with "cmdline" and "chain" as arrays even when nil.
+func (v Violation) MarshalJSON() ([]byte, error) {
+	type plain Violation
+	q := plain(v)
+	q.Cmdline = nonNil(q.Cmdline)
+	q.Chain = nonNil(q.Chain)
+	return marshal(q)
+}
+
+// MarshalJSON encodes r with "command", "violations" and "survivors" as
+// arrays even when nil.
+func (r Report) MarshalJSON() ([]byte, error) {
+	type plain Report
+	q := plain(r)
+	q.Command = nonNil(q.Command)
+	q.Violations = nonNil(q.Violations)
+	q.Survivors = nonNil(q.Survivors)
+	return marshal(q)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// marshal encodes v compactly without HTML escaping, so that paths keep
+// '<', '>' and '&' readable whatever encoder the result is embedded in.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

@@ -1,0 +1,168 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// checkGolden compares got with testdata/name, or rewrites the file with
+// -update.
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./report -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the output (run go test ./report -update to accept it)\n--- got:\n%s\n--- want:\n%s", path, got, want)
+	}
+}
+
+var (
+	t0       = time.Date(2025, 3, 14, 9, 26, 53, 589793238, time.UTC)
+	goTest   = Proc{PID: 4100, PPID: 4000, Comm: "go", Exe: "/usr/local/go/bin/go", Cmdline: []string{"go", "test", "./..."}}
+	makeTest = Proc{PID: 4000, PPID: 3999, Comm: "make", Exe: "/usr/bin/make", Cmdline: []string{"make", "test"}}
+	pkgTest  = Proc{PID: 4242, PPID: 4100, Comm: "pkg.test", Cmdline: []string{
+		"/tmp/go-build2854188/b001/pkg.test", "-test.paniconexit0", "-test.timeout=10m0s", "-test.v=true",
+	}}
+)
+
+// emptyReport is a clean run.
+func emptyReport() *Report {
+	return &Report{
+		Version:     SchemaVersion,
+		Mode:        ModeGate,
+		Command:     []string{"go", "test", "./..."},
+		WorkDir:     "/home/dev/proj",
+		ConfigFile:  "/home/dev/proj/.writewatch.yaml",
+		ExitCode:    0,
+		CommandExit: 0,
+		Started:     t0,
+		Finished:    t0.Add(12*time.Second + 345*time.Millisecond),
+		Processes:   17,
+		Events:      1234,
+	}
+}
+
+// richReport has one violation of each interesting kind.
+func richReport() *Report {
+	b := NewBuilder()
+	chain := []Proc{goTest, makeTest}
+	by := func(v Violation) Violation {
+		v.PID, v.PPID, v.Comm, v.Cmdline, v.Chain = pkgTest.PID, pkgTest.PPID, pkgTest.Comm, pkgTest.Cmdline, chain
+		return v
+	}
+	at := func(d time.Duration) time.Time { return t0.Add(d) }
+
+	// Written three times; only the first occurrence's details are kept.
+	b.Add(by(Violation{Op: OpOpen, Path: "/home/dev/.cache/tool/state.json", RequestedPath: "/home/dev/.cache/tool/state.json",
+		Flags: "O_WRONLY|O_CREAT|O_TRUNC", First: at(2 * time.Second)}))
+	b.Add(by(Violation{Op: OpOpen, Path: "/home/dev/.cache/tool/state.json", RequestedPath: "/home/dev/.cache/tool/state.json",
+		Flags: "O_WRONLY|O_CREAT|O_TRUNC", First: at(3 * time.Second), Count: 2}))
+
+	// A rename: both paths, one violation each.
+	b.Add(by(Violation{Op: OpRename, Role: RoleOld, Path: "/home/dev/proj/testdata/golden.txt.tmp", RequestedPath: "testdata/golden.txt.tmp",
+		First: at(4 * time.Second)}))
+	b.Add(by(Violation{Op: OpRename, Role: RoleNew, Path: "/home/dev/proj/testdata/golden.txt", RequestedPath: "testdata/golden.txt",
+		First: at(4 * time.Second)}))
+
+	// A failed open that a deny rule matched.
+	b.Add(by(Violation{Op: OpOpen, Path: "/etc/hosts", RequestedPath: "/etc/hosts", Flags: "O_WRONLY|O_APPEND",
+		Errno: "EACCES", DeniedBy: ".writewatch.yaml:7", First: at(5 * time.Second)}))
+
+	// A path too long for the kernel buffers.
+	b.Add(by(Violation{Op: OpMkdir, Path: "/home/dev/proj/build/deep/deeper/deepest/and/then/some/more",
+		RequestedPath: "build/deep/deeper/deepest/and/then/some/more", Truncated: true, First: at(6 * time.Second)}))
+
+	// A newline and invalid UTF-8 in the path.
+	b.Add(by(Violation{Op: OpCreat, Path: "/home/dev/proj/out/report\nfinal\xff.txt", RequestedPath: "out/report\nfinal\xff.txt",
+		First: at(7 * time.Second)}))
+
+	// A symlink: its role "new" goes without saying.
+	b.Add(by(Violation{Op: OpSymlink, Role: RoleNew, Path: "/home/dev/.local/bin/tool", RequestedPath: "/home/dev/.local/bin/tool",
+		First: at(8 * time.Second)}))
+
+	// A shell with a long script, three levels below the command.
+	sh := Proc{PID: 4300, PPID: 4242, Comm: "sh", Cmdline: []string{"sh", "-c",
+		"set -e; for f in fixtures/*.json; do jq -S . \"$f\" > /var/tmp/normalized-$(basename \"$f\"); done; echo done with all of them",
+		"extra", "args", "that", "do", "not", "fit"}}
+	b.Add(Violation{Op: OpUnlink, Path: "/var/tmp/normalized-a.json", RequestedPath: "/var/tmp/normalized-a.json",
+		PID: 4301, PPID: sh.PID, Comm: "rm", Cmdline: []string{"rm", "-f", "/var/tmp/normalized-a.json"},
+		Chain: []Proc{sh, pkgTest, goTest, makeTest}, First: at(9 * time.Second)})
+
+	return &Report{
+		Version:        SchemaVersion,
+		Mode:           ModeGate,
+		Command:        []string{"make", "test"},
+		WorkDir:        "/home/dev/proj",
+		ConfigFile:     "/home/dev/proj/.writewatch.yaml",
+		ExitCode:       1,
+		CommandExit:    0,
+		Started:        t0,
+		Finished:       t0.Add(14 * time.Second),
+		Processes:      42,
+		Events:         5678,
+		TruncatedPaths: 1,
+		Violations:     b.Violations(),
+		Survivors:      []Proc{},
+	}
+}
+
+// lostReport is a clean run that lost events.
+func lostReport() *Report {
+	r := emptyReport()
+	r.LostEvents = 37
+	r.Lost = map[string]uint64{LostArgsMapFull: 7, LostRingbufFull: 30}
+	return r
+}
+
+// survivorsReport is an audit run without a config file, with processes
+// left running.
+func survivorsReport() *Report {
+	r := emptyReport()
+	r.Mode = ModeAudit
+	r.ConfigFile = ""
+	r.CommandExit = 130
+	r.Violations = []Violation{{
+		Op: OpOpen, Path: "/home/dev/proj/server.log", RequestedPath: "server.log", Flags: "O_WRONLY|O_CREAT|O_APPEND",
+		PID: 4100, PPID: 4000, Comm: "go", Cmdline: goTest.Cmdline, Chain: []Proc{}, Count: 1, First: t0.Add(time.Second),
+		Action: ActionReported,
+	}}
+	r.Survivors = []Proc{
+		{PID: 4400, PPID: 1, Comm: "sleep", Cmdline: []string{"sleep", "1000"}},
+		{PID: 4401, PPID: 1, Comm: "server", Exe: "/home/dev/proj/bin/server", Cmdline: []string{"/home/dev/proj/bin/server", "--listen=127.0.0.1:8080", "--log=server.log"}},
+	}
+	return r
+}
+
+var cases = []struct {
+	name   string
+	report func() *Report
+}{
+	{"empty", emptyReport},
+	{"rich", richReport},
+	{"lost", lostReport},
+	{"survivors", survivorsReport},
+}
+
+func TestFailed(t *testing.T) {
+	if emptyReport().Failed() {
+		t.Error("empty report: Failed() = true")
+	}
+	if !richReport().Failed() {
+		t.Error("rich report: Failed() = false")
+	}
+}
