@@ -1,0 +1,278 @@
+// Command writewatch runs a test command, follows its whole process tree
+// in the kernel and reports every filesystem write it makes outside the
+// project's allowlist.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/writewatch/writewatch/allowlist"
+	"github.com/writewatch/writewatch/launch"
+	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/run"
+	"github.com/writewatch/writewatch/tracer"
+)
+
+// Exit codes, documented in README.md and in the usage text.
+const (
+	exitUsage      = 2   // bad flags, bad config, unwritable report file
+	exitInternal   = 70  // writewatch failed during the run
+	exitViolations = 86  // writes outside the allowlist were found (default mode)
+	exitCannot     = 87  // cannot trace here: privileges, BTF, kernel
+	exitNotExec    = 126 // COMMAND exists but cannot be executed
+	exitNotFound   = 127 // COMMAND not found
+)
+
+const usageText = `Usage: writewatch [flags] [--] COMMAND [ARGS...]
+       writewatch --print-config [--config FILE] [--allow PATTERN]...
+
+Runs COMMAND, follows every process it starts in the kernel (eBPF), and
+reports every filesystem write outside the allowlist in .writewatch.yaml
+(found by walking up from the working directory).
+
+Flags:
+%s
+Exit codes:
+  COMMAND's own  when nothing outside the allowlist was written (or --audit)
+  128+N          COMMAND died of signal N
+  2              usage or configuration error; COMMAND was not started
+  70             writewatch failed while COMMAND ran (the report says what)
+  86             writes outside the allowlist were found
+  87             cannot trace here: no privileges, no BTF, kernel too old
+  126            COMMAND is not executable
+  127            COMMAND was not found
+`
+
+type options struct {
+	config        string
+	allow         []string
+	audit         bool
+	jsonFile      string
+	printConfig   bool
+	asRoot        bool
+	quiet         bool
+	grace         time.Duration
+	killSurvivors bool
+	ringbufMiB    uint
+	version       bool
+}
+
+var version = "dev"
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stderr))
+}
+
+func realMain(argv []string, stderr io.Writer) int {
+	var o options
+	fs := flag.NewFlagSet("writewatch", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.config, "config", "", "use this config `FILE` instead of searching for .writewatch.yaml")
+	fs.Func("allow", "also allow `PATTERN` (path or glob, relative to the working directory); repeatable", func(s string) error {
+		o.allow = append(o.allow, s)
+		return nil
+	})
+	fs.BoolVar(&o.audit, "audit", false, "observe only: report, then exit with COMMAND's own code")
+	fs.StringVar(&o.jsonFile, "json", "", "write the machine-readable report to `FILE`")
+	fs.BoolVar(&o.printConfig, "print-config", false, "print the effective allowlist and where each entry comes from, then exit")
+	fs.BoolVar(&o.asRoot, "as-root", false, "under sudo, run COMMAND as root instead of as the invoking user")
+	fs.BoolVar(&o.quiet, "quiet", false, "print the summary only when something was found")
+	fs.DurationVar(&o.grace, "grace", 2*time.Second, "after COMMAND exits, wait this long for the processes it left running")
+	fs.BoolVar(&o.killSurvivors, "kill-survivors", false, "kill the processes of the tree still running after --grace")
+	fs.UintVar(&o.ringbufMiB, "ringbuf-mib", 8, "size of the kernel ring buffer in MiB (a power of two)")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.Usage = func() {
+		var b strings.Builder
+		fs.SetOutput(&b)
+		fs.PrintDefaults()
+		fs.SetOutput(stderr)
+		fmt.Fprintf(stderr, usageText, b.String())
+	}
+	if err := fs.Parse(argv); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	if o.version {
+		fmt.Fprintln(stderr, "writewatch", version)
+		return 0
+	}
+	args := fs.Args()
+	if !o.printConfig && len(args) == 0 {
+		fmt.Fprintln(stderr, "writewatch: no COMMAND given; usage: writewatch [flags] [--] COMMAND [ARGS...] (see --help)")
+		return exitUsage
+	}
+	if o.ringbufMiB == 0 || o.ringbufMiB&(o.ringbufMiB-1) != 0 || o.ringbufMiB > 1024 {
+		fmt.Fprintf(stderr, "writewatch: --ringbuf-mib %d: must be a power of two from 1 to 1024\n", o.ringbufMiB)
+		return exitUsage
+	}
+
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "writewatch: cannot read the working directory: %v\n", err)
+		return exitUsage
+	}
+
+	var user *launch.Identity
+	if !o.asRoot {
+		if user, err = launch.SudoIdentity(); err != nil {
+			fmt.Fprintf(stderr, "writewatch: %v; pass --as-root to run COMMAND as root\n", err)
+			return exitUsage
+		}
+	}
+	env := os.Environ()
+	home := os.Getenv("HOME")
+	if user != nil {
+		env = user.Env(env)
+		home = user.Home
+	}
+
+	list, err := allowlist.Load(allowlist.Options{
+		ConfigPath: o.config,
+		WorkDir:    wd,
+		Home:       home,
+		Getenv:     getenv(env),
+		ExtraAllow: o.allow,
+		GoEnv: func() (map[string]string, error) {
+			return allowlist.RunGoEnv(context.Background(), func(c *exec.Cmd) {
+				c.Env = env
+				if user != nil {
+					c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: user.UID, Gid: user.GID, Groups: user.Groups}}
+				}
+			})
+		},
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "writewatch: %v\n", err)
+		return exitUsage
+	}
+	if o.printConfig {
+		if err := allowlist.WritePrintConfig(os.Stdout, list); err != nil {
+			fmt.Fprintf(stderr, "writewatch: %v\n", err)
+			return exitInternal
+		}
+		return 0
+	}
+
+	// Open the report file now, so a bad path stops us before COMMAND runs.
+	var jsonOut *os.File
+	if o.jsonFile != "" {
+		if jsonOut, err = os.Create(o.jsonFile); err != nil {
+			fmt.Fprintf(stderr, "writewatch: --json: %v\n", err)
+			return exitUsage
+		}
+		defer jsonOut.Close()
+	}
+
+	mode := report.ModeGate
+	if o.audit {
+		mode = report.ModeAudit
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+
+	rep, err := run.Run(run.Config{
+		Args:            args,
+		Mode:            mode,
+		Allow:           list,
+		WorkDir:         wd,
+		Env:             env,
+		User:            user,
+		Stdin:           os.Stdin,
+		Stdout:          os.Stdout,
+		Stderr:          os.Stderr,
+		Signals:         sigs,
+		Grace:           o.grace,
+		KillSurvivors:   o.killSurvivors,
+		RingBufferBytes: uint32(o.ringbufMiB) << 20,
+	})
+	if rep == nil {
+		return startError(stderr, args[0], err)
+	}
+
+	code := rep.CommandExit
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "writewatch: tracing failed while COMMAND ran: %v\n", err)
+		code = exitInternal
+	case mode == report.ModeGate && rep.Failed():
+		code = exitViolations
+	}
+	rep.ExitCode = code
+
+	if !o.quiet || rep.Failed() || rep.LostEvents > 0 {
+		color := isTerminal(os.Stderr) && os.Getenv("NO_COLOR") == ""
+		if werr := report.WriteText(stderr, rep, report.TextOptions{Color: color}); werr != nil && code == 0 {
+			code = exitInternal
+		}
+	}
+	if jsonOut != nil {
+		if werr := report.WriteJSON(jsonOut, rep); werr != nil {
+			fmt.Fprintf(stderr, "writewatch: --json %s: %v\n", o.jsonFile, werr)
+			if code == rep.CommandExit {
+				code = exitInternal
+			}
+		}
+	}
+	return code
+}
+
+// startError explains why COMMAND could not be run and picks the code.
+func startError(stderr io.Writer, name string, err error) int {
+	switch {
+	case errors.Is(err, launch.ErrNotFound):
+		fmt.Fprintf(stderr, "writewatch: %s: command not found\n", name)
+		return exitNotFound
+	case errors.Is(err, launch.ErrNotExecutable):
+		fmt.Fprintf(stderr, "writewatch: %v\n", err)
+		return exitNotExec
+	case errors.Is(err, tracer.ErrPermission):
+		fmt.Fprintln(stderr, privilegeHint())
+		return exitCannot
+	case errors.Is(err, run.ErrTracer):
+		fmt.Fprintf(stderr, "writewatch: %v\n", err)
+		return exitCannot
+	}
+	fmt.Fprintf(stderr, "writewatch: %v\n", err)
+	return exitInternal
+}
+
+// privilegeHint is the one line shown when the kernel refuses to load the
+// programs: root, or CAP_BPF and CAP_PERFMON (measured: nothing else).
+func privilegeHint() string {
+	self, err := os.Executable()
+	if err != nil {
+		self = "$(command -v writewatch)"
+	}
+	return "writewatch: cannot trace here: loading BPF programs needs root or CAP_BPF and CAP_PERFMON; " +
+		"run it with sudo, or once: sudo setcap cap_bpf,cap_perfmon+ep " + self
+}
+
+func getenv(env []string) func(string) string {
+	return func(key string) string {
+		v := ""
+		for _, kv := range env {
+			if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+				v = val
+			}
+		}
+		return v
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,191 @@
+// Package launch starts COMMAND as the user it should run as, and reports
+// how it ended the way a shell does.
+//
+// The kernel adds COMMAND to the traced tree when writewatch forks it
+// (see tracer.Arm), so it is followed from its first instruction.
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// ErrNotFound means COMMAND is not in PATH or does not exist.
+var ErrNotFound = errors.New("command not found")
+
+// ErrNotExecutable means COMMAND exists but cannot be executed.
+var ErrNotExecutable = errors.New("command not executable")
+
+// Spec says what to run and how.
+type Spec struct {
+	Args                  []string // COMMAND and its arguments
+	Env                   []string // nil: this process's environment
+	Dir                   string
+	Stdin, Stdout, Stderr *os.File
+	User                  *Identity // nil: run as this process's user
+	Setpgid               bool
+}
+
+// Identity is the user COMMAND runs as.
+type Identity struct {
+	UID, GID uint32
+	Groups   []uint32
+	Name     string
+	Home     string
+}
+
+// SudoIdentity returns the user who invoked sudo, or nil when this
+// process was not started through sudo (or is not root).
+func SudoIdentity() (*Identity, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	uidStr, gidStr := os.Getenv("SUDO_UID"), os.Getenv("SUDO_GID")
+	if uidStr == "" || uidStr == "0" {
+		return nil, nil
+	}
+	uid, err := strconv.ParseUint(uidStr, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("SUDO_UID=%q: %w", uidStr, err)
+	}
+	gid, err := strconv.ParseUint(gidStr, 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("SUDO_GID=%q: %w", gidStr, err)
+	}
+	id := &Identity{UID: uint32(uid), GID: uint32(gid), Name: os.Getenv("SUDO_USER")}
+	if u, err := user.LookupId(uidStr); err == nil {
+		id.Home, id.Name = u.HomeDir, u.Username
+		if gids, err := u.GroupIds(); err == nil {
+			for _, g := range gids {
+				if n, err := strconv.ParseUint(g, 10, 32); err == nil {
+					id.Groups = append(id.Groups, uint32(n))
+				}
+			}
+		}
+	}
+	return id, nil
+}
+
+// Env rewrites an environment for this identity: HOME, USER, LOGNAME,
+// and the sudo variables dropped.
+func (id *Identity) Env(env []string) []string {
+	out := make([]string, 0, len(env)+3)
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HOME", "USER", "LOGNAME", "SUDO_UID", "SUDO_GID", "SUDO_USER", "SUDO_COMMAND":
+			continue
+		}
+		out = append(out, kv)
+	}
+	if id.Home != "" {
+		out = append(out, "HOME="+id.Home)
+	}
+	if id.Name != "" {
+		out = append(out, "USER="+id.Name, "LOGNAME="+id.Name)
+	}
+	return out
+}
+
+// Resolve finds COMMAND the way a shell does, in the PATH of env.
+func Resolve(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		st, err := os.Stat(name)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", name, ErrNotFound)
+		}
+		if st.IsDir() || st.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("%s: %w", name, ErrNotExecutable)
+		}
+		return name, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	var notExec error
+	for _, dir := range strings.Split(path, ":") {
+		if dir == "" {
+			dir = "."
+		}
+		cand := dir + "/" + name
+		st, err := os.Stat(cand)
+		if err != nil || st.IsDir() {
+			continue
+		}
+		if st.Mode()&0o111 == 0 {
+			notExec = fmt.Errorf("%s: %w", cand, ErrNotExecutable)
+			continue
+		}
+		return cand, nil
+	}
+	if notExec != nil {
+		return "", notExec
+	}
+	return "", fmt.Errorf("%s: %w in PATH", name, ErrNotFound)
+}
+
+// Process is a started COMMAND.
+type Process struct {
+	cmd *exec.Cmd
+}
+
+// Start forks and execs COMMAND (path as found by Resolve).
+func Start(path string, spec Spec) (*Process, error) {
+	env := spec.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd := &exec.Cmd{
+		Path:        path,
+		Args:        spec.Args,
+		Env:         env,
+		Dir:         spec.Dir,
+		Stdin:       spec.Stdin,
+		Stdout:      spec.Stdout,
+		Stderr:      spec.Stderr,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: spec.Setpgid},
+	}
+	if id := spec.User; id != nil {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: id.UID, Gid: id.GID, Groups: id.Groups}
+	}
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, syscall.ENOENT) {
+			return nil, fmt.Errorf("start %s: %w", path, ErrNotFound)
+		}
+		if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOEXEC) {
+			return nil, fmt.Errorf("start %s: %w: %w", path, ErrNotExecutable, err)
+		}
+		return nil, fmt.Errorf("start %s: %w", path, err)
+	}
+	return &Process{cmd: cmd}, nil
+}
+
+// Pid is COMMAND's process id in writewatch's PID namespace.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Signal sends sig to COMMAND.
+func (p *Process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
+// Wait waits for COMMAND and returns its exit code the way a shell
+// reports it: the code it passed to exit, or 128+N when signal N ended it.
+func (p *Process) Wait() (int, error) {
+	err := p.cmd.Wait()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return 0, fmt.Errorf("wait for command: %w", err)
+	}
+	ws := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		return 128 + int(ws.Signal()), nil
+	}
+	return ws.ExitStatus(), nil
+}

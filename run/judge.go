@@ -1,0 +1,103 @@
+package run
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
+)
+
+const oTmpfile = 0o20000000 // __O_TMPFILE
+
+// target is one path a write record touches, as judged.
+type target struct {
+	op        string
+	role      string
+	path      string // absolute, clean; what the allowlist judges
+	requested string // as the process passed it
+	truncated bool
+}
+
+// judge turns a write record into the paths it writes: rename has two,
+// everything else one. buf is scratch space reused between calls.
+type judge struct {
+	buf []byte
+}
+
+func (j *judge) targets(ev *tracer.Event, out []target) []target {
+	op := ev.Op.String()
+	switch ev.Op {
+	case tracer.OpRename:
+		out = append(out, j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir).resolved())
+		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved())
+	case tracer.OpLink, tracer.OpSymlink:
+		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath, tracer.SlotDir).resolved())
+	}
+	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir)
+	// A successful open judges the file the kernel opened, symlinks and
+	// all, except an O_TMPFILE, whose file has no name yet: its directory
+	// is what was asked for.
+	if (ev.Op == tracer.OpOpen || ev.Op == tracer.OpCreat) && ev.Ret >= 0 &&
+		ev.Has(tracer.SlotResolved) && ev.Flags&oTmpfile == 0 {
+		j.buf = ev.AppendDir(j.buf[:0], tracer.SlotResolved)
+		t.path = string(j.buf)
+		t.truncated = t.truncated || ev.Truncated(tracer.SlotResolved)
+		return append(out, t)
+	}
+	return append(out, t.resolved())
+}
+
+// target builds the absolute path of a path slot, starting from its
+// directory slot when relative.
+func (j *judge) target(ev *tracer.Event, op, role string, ps, ds tracer.Slot) target {
+	req := ev.String(ps)
+	t := target{op: op, role: role, requested: req, truncated: ev.Truncated(ps)}
+	if strings.HasPrefix(req, "/") {
+		t.path = filepath.Clean(req)
+	} else {
+		j.buf = ev.AppendDir(j.buf[:0], ds)
+		j.buf = append(j.buf, '/')
+		j.buf = append(j.buf, req...)
+		t.path = filepath.Clean(string(j.buf))
+		t.truncated = t.truncated || ev.Truncated(ds) || !ev.Has(ds)
+	}
+	return t
+}
+
+// resolved follows symlinks in the directories above the path, as the
+// kernel did when it looked the path up; the last component itself is
+// what the operation acted on. The path stays as it is when its directory
+// is gone.
+func (t target) resolved() target {
+	dir, base := filepath.Split(t.path)
+	if dir == "/" || dir == "" || t.truncated {
+		return t
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		t.path = filepath.Join(real, base)
+	}
+	return t
+}
+
+// openFlags names the flags of an open that make it a write.
+func openFlags(flags uint32) string {
+	var parts []string
+	switch flags & 3 {
+	case 0:
+		parts = append(parts, "O_RDONLY")
+	case 1:
+		parts = append(parts, "O_WRONLY")
+	case 2:
+		parts = append(parts, "O_RDWR")
+	}
+	for _, f := range []struct {
+		bit  uint32
+		name string
+	}{{0o100, "O_CREAT"}, {0o200, "O_EXCL"}, {0o1000, "O_TRUNC"}, {0o2000, "O_APPEND"}, {oTmpfile, "O_TMPFILE"}} {
+		if flags&f.bit != 0 {
+			parts = append(parts, f.name)
+		}
+	}
+	return strings.Join(parts, "|")
+}

@@ -1,0 +1,243 @@
+// Package run carries out one writewatch run: it loads the tracer, starts
+// COMMAND inside the traced tree, judges every write the tree makes
+// against the allowlist and builds the report.
+package run
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/writewatch/writewatch/allowlist"
+	"github.com/writewatch/writewatch/attribution"
+	"github.com/writewatch/writewatch/launch"
+	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
+	"golang.org/x/sys/unix"
+)
+
+// Config describes one run.
+type Config struct {
+	Args    []string // COMMAND and its arguments
+	Mode    string   // report.ModeGate or report.ModeAudit
+	Allow   *allowlist.List
+	WorkDir string
+	Env     []string         // COMMAND's environment
+	User    *launch.Identity // nil: run COMMAND as this process's user
+
+	Stdin, Stdout, Stderr *os.File
+
+	// Signals are forwarded to COMMAND.
+	Signals <-chan os.Signal
+	// Grace is how long to wait, once COMMAND has exited, for processes it
+	// left behind before reporting them as survivors.
+	Grace time.Duration
+	// KillSurvivors kills the processes still alive after Grace.
+	KillSurvivors bool
+	// RingBufferBytes sizes the kernel ring buffer (0: default).
+	RingBufferBytes uint32
+}
+
+// ErrTracer wraps a failure to start tracing: no privileges, an
+// unsupported kernel.
+var ErrTracer = errors.New("cannot trace here")
+
+// poll is how often the loop looks up from reading records to check on
+// COMMAND and its survivors.
+const poll = 50 * time.Millisecond
+
+// Run carries out the run. It returns a report whenever COMMAND ran, even
+// together with an error from tracing.
+func Run(cfg Config) (*report.Report, error) {
+	path, err := launch.Resolve(cfg.Args[0], cfg.Env)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := tracer.New(tracer.Options{RingBufferBytes: cfg.RingBufferBytes})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrTracer, err)
+	}
+	defer tr.Close()
+
+	rep := &report.Report{
+		Version: report.SchemaVersion,
+		Mode:    cfg.Mode,
+		Command: cfg.Args,
+		WorkDir: cfg.WorkDir,
+		Started: time.Now(),
+	}
+	if cfg.Allow != nil {
+		rep.ConfigFile = cfg.Allow.ConfigFile()
+	}
+
+	if err := tr.Arm(); err != nil {
+		return nil, err
+	}
+	proc, err := launch.Start(path, launch.Spec{
+		Args: cfg.Args, Env: cfg.Env, Dir: cfg.WorkDir,
+		Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr,
+		User: cfg.User,
+	})
+	if derr := tr.Disarm(); err == nil && derr != nil {
+		proc.Signal(syscall.SIGKILL)
+		proc.Wait()
+		return nil, derr
+	}
+	if err != nil {
+		return nil, err
+	}
+
+	s := &session{
+		cfg:     cfg,
+		tr:      tr,
+		builder: report.NewBuilder(),
+		tree:    attribution.NewTree(uint32(proc.Pid()), cfg.Args),
+	}
+	exited := make(chan int, 1)
+	go func() {
+		code, err := proc.Wait()
+		if err != nil {
+			code = 128 + int(syscall.SIGKILL)
+		}
+		exited <- code
+	}()
+
+	loopErr := s.loop(proc, exited)
+
+	alive, err := tr.Tracked()
+	if err == nil && cfg.KillSurvivors {
+		for _, tgid := range alive {
+			syscall.Kill(int(tgid), syscall.SIGKILL)
+		}
+	}
+	stats, serr := tr.Stats()
+	rep.Finished = time.Now()
+	rep.CommandExit = s.exit
+	rep.Processes = s.tree.Seen()
+	rep.Events = s.writes
+	rep.Violations = s.builder.Violations()
+	rep.Survivors = s.tree.Survivors(alive)
+	if serr == nil {
+		rep.LostEvents = stats.Lost()
+		rep.Lost = stats.LostByCause()
+		rep.TruncatedPaths = stats.Truncated
+	}
+	return rep, errors.Join(loopErr, err, serr)
+}
+
+type session struct {
+	cfg     Config
+	tr      *tracer.Tracer
+	tree    *attribution.Tree
+	builder *report.Builder
+	judge   judge
+	targets []target
+	writes  uint64
+	exit    int
+}
+
+// loop reads records until COMMAND has exited and its tree is empty (or
+// the grace period for survivors is over), then drains what is left.
+func (s *session) loop(proc *launch.Process, exited <-chan int) error {
+	var (
+		ev        tracer.Event
+		done      bool
+		graceEnds time.Time
+	)
+	s.tr.SetDeadline(time.Now().Add(poll))
+	for {
+		err := s.tr.Next(&ev)
+		switch {
+		case err == nil:
+			s.handle(&ev)
+		case errors.Is(err, tracer.ErrTimeout):
+			s.tr.SetDeadline(time.Now().Add(poll))
+		default:
+			return err
+		}
+		select {
+		case sig := <-s.cfg.Signals:
+			proc.Signal(sig)
+		case code := <-exited:
+			done, s.exit = true, code
+			graceEnds = time.Now().Add(s.cfg.Grace)
+			// Look at the tree as soon as the ring buffer is empty.
+			s.tr.SetDeadline(time.Now())
+		default:
+		}
+		if !done || err == nil {
+			continue
+		}
+		alive, terr := s.tr.Tracked()
+		if terr != nil {
+			return terr
+		}
+		if len(alive) == 0 || time.Now().After(graceEnds) {
+			return s.drain(&ev)
+		}
+	}
+}
+
+// drain handles the records already in the ring buffer.
+func (s *session) drain(ev *tracer.Event) error {
+	s.tr.SetDeadline(time.Now())
+	for {
+		err := s.tr.Next(ev)
+		if errors.Is(err, tracer.ErrTimeout) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		s.handle(ev)
+	}
+}
+
+func (s *session) handle(ev *tracer.Event) {
+	if ev.Kind == tracer.KindFork && ev.Flags == 1 {
+		s.tree.SetRoot(ev.TGID)
+		return
+	}
+	s.tree.Observe(ev)
+	if ev.Kind != tracer.KindWrite {
+		return
+	}
+	s.writes++
+	s.targets = s.judge.targets(ev, s.targets[:0])
+	for _, t := range s.targets {
+		allowed, entry := s.cfg.Allow.Match(t.path)
+		if allowed {
+			continue
+		}
+		if s.builder.Repeat(t.op, t.path, t.role) {
+			continue
+		}
+		p := s.tree.Report(ev.TGID)
+		v := report.Violation{
+			Op:            t.op,
+			Path:          t.path,
+			RequestedPath: t.requested,
+			Role:          t.role,
+			Truncated:     t.truncated,
+			PID:           p.PID,
+			PPID:          p.PPID,
+			Comm:          string(ev.Comm),
+			Cmdline:       p.Cmdline,
+			Chain:         s.tree.Chain(ev.TGID),
+			First:         ev.Time,
+			Action:        report.ActionReported,
+		}
+		if ev.Op == tracer.OpOpen || ev.Op == tracer.OpCreat {
+			v.Flags = openFlags(ev.Flags)
+		}
+		if ev.Ret < 0 {
+			v.Errno = unix.ErrnoName(syscall.Errno(-ev.Ret))
+		}
+		if entry != nil && entry.Kind == allowlist.Deny {
+			v.DeniedBy = entry.Source
+		}
+		s.builder.Add(v)
+	}
+}
