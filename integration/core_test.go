@@ -1,0 +1,263 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The scenario of the core issue: a stray file from the shell, one from a
+// detached grandchild, and an allowed write to /tmp.
+func TestStrayFilesFromTreeAreCaught(t *testing.T) {
+	root, _ := project(t)
+	script := `echo x > stray.txt; (sh -c "echo y > $PWD/deep.txt" &); wait; echo z > /tmp/ok.txt`
+
+	res := ww(t, root, nil, "sh", "-c", script)
+	if res.code != 86 {
+		t.Fatalf("exit code %d, want 86 (violations)\n%s", res.code, res.stderr)
+	}
+	want := []key{
+		{"open", filepath.Join(root, "deep.txt"), ""},
+		{"open", filepath.Join(root, "stray.txt"), ""},
+	}
+	if got := keys(res.rep); !slices.Equal(got, want) {
+		t.Fatalf("violations:\n got %v\nwant %v\n%s", got, want, res.stderr)
+	}
+	if v := violation(res.rep, "open", filepath.Join(root, "stray.txt")); v.RequestedPath != "stray.txt" || v.Flags != "O_WRONLY|O_CREAT|O_TRUNC" {
+		t.Errorf("stray.txt: requested %q flags %q", v.RequestedPath, v.Flags)
+	}
+	deep := violation(res.rep, "open", filepath.Join(root, "deep.txt"))
+	if len(deep.Chain) < 2 || deep.Chain[len(deep.Chain)-1].Cmdline[2] != script {
+		t.Errorf("deep.txt chain should end at COMMAND: %+v", deep.Chain)
+	}
+
+	audit := ww(t, root, []string{"--audit"}, "sh", "-c", script)
+	if audit.code != 0 {
+		t.Fatalf("--audit exit code %d, want 0\n%s", audit.code, audit.stderr)
+	}
+	if len(audit.rep.Violations) != 2 || audit.rep.Mode != "audit" {
+		t.Errorf("--audit report: mode %q, %d violations", audit.rep.Mode, len(audit.rep.Violations))
+	}
+}
+
+// Every kind of write, once outside the allowlist and once inside it: the
+// outside ones are caught with their operation, the inside ones are not.
+func TestEveryOperationAndItsAllowedTwin(t *testing.T) {
+	root, outside := project(t)
+	tests := filepath.Join(root, "tests")
+	for _, f := range []string{"tests/a", "c", "tests/c2", "u.txt", "tests/u.txt", "t.txt", "tests/t.txt", "tests/real.txt", "old.txt", "tests/old.txt"} {
+		writeFile(t, filepath.Join(root, f), "data\n")
+	}
+	writeFile(t, filepath.Join(outside, "target"), "precious\n")
+	for _, d := range []string{"gone", "tests/gone"} {
+		os.Mkdir(filepath.Join(root, d), 0o755)
+	}
+	must(t, os.Symlink(filepath.Join(outside, "target"), filepath.Join(tests, "out-link")))
+	must(t, os.Symlink(filepath.Join(tests, "real.txt"), filepath.Join(tests, "in-link")))
+
+	ops := [][]string{
+		{"openat", root, "dirfd.txt"}, {"openat", tests, "dirfd.txt"},
+		{"write", "tests/../dotdot.txt"}, {"write", "tests/sub/../dotdot.txt"},
+		{"append", "tests/out-link"}, {"append", "tests/in-link"},
+		{"rename", "tests/a", "b"}, {"rename", "c", "tests/c"}, {"rename", "tests/c2", "tests/c3"},
+		{"unlink", "u.txt"}, {"unlink", "tests/u.txt"},
+		{"mkdir", "newdir"}, {"mkdir", "tests/newdir"},
+		{"rmdir", "gone"}, {"rmdir", "tests/gone"},
+		{"truncate", "t.txt"}, {"truncate", "tests/t.txt"},
+		{"creat", "created.txt"}, {"creat", "tests/created.txt"},
+		{"symlink", "/etc/hostname", "sym"}, {"symlink", "/etc/hostname", "tests/sym"},
+		{"link", "old.txt", "hard"}, {"link", "tests/old.txt", "tests/hard"},
+		{"mknod", "fifo"}, {"mknod", "tests/fifo"},
+		{"read", "old.txt"},
+	}
+	var argv []string
+	for i, op := range ops {
+		if i > 0 {
+			argv = append(argv, ",")
+		}
+		argv = append(argv, op...)
+	}
+	res := ww(t, root, nil, append([]string{opBin}, argv...)...)
+	if res.code != 86 {
+		t.Fatalf("exit code %d, want 86\n%s", res.code, res.stderr)
+	}
+	p := func(s string) string { return filepath.Join(root, s) }
+	want := []key{
+		{"creat", p("created.txt"), ""},
+		{"link", p("hard"), "new"},
+		{"mkdir", p("newdir"), ""},
+		{"mknod", p("fifo"), ""},
+		{"open", filepath.Join(outside, "target"), ""},
+		{"open", p("dirfd.txt"), ""},
+		{"open", p("dotdot.txt"), ""},
+		{"rename", p("b"), "new"},
+		{"rename", p("c"), "old"},
+		{"rmdir", p("gone"), ""},
+		{"symlink", p("sym"), "new"},
+		{"truncate", p("t.txt"), ""},
+		{"unlink", p("u.txt"), ""},
+	}
+	slices.SortFunc(want, func(a, b key) int { return strings.Compare(a.String(), b.String()) })
+	if got := keys(res.rep); !slices.Equal(got, want) {
+		t.Fatalf("violations:\n got %v\nwant %v\n%s", got, want, res.stderr)
+	}
+	if v := violation(res.rep, "open", filepath.Join(outside, "target")); v.RequestedPath != "tests/out-link" {
+		t.Errorf("symlink write: requested path %q, want tests/out-link", v.RequestedPath)
+	}
+	if v := violation(res.rep, "open", p("dirfd.txt")); v.RequestedPath != "dirfd.txt" {
+		t.Errorf("dirfd write: requested path %q", v.RequestedPath)
+	}
+}
+
+// Writes from a thread other than the main one, and after chdir.
+func TestThreadAndChdirWrites(t *testing.T) {
+	root, _ := project(t)
+	res := ww(t, root, nil, opBin, "thread-write", "thread.txt", ",", "chdir", "tests/sub", ",", "write", "../../cd.txt")
+	want := []key{{"open", filepath.Join(root, "cd.txt"), ""}, {"open", filepath.Join(root, "thread.txt"), ""}}
+	if got := keys(res.rep); !slices.Equal(got, want) {
+		t.Fatalf("violations:\n got %v\nwant %v\n%s", got, want, res.stderr)
+	}
+}
+
+// A daemon that double-forks and calls setsid is still followed, and its
+// late write is caught within the grace period.
+func TestDaemonIsFollowed(t *testing.T) {
+	root, _ := project(t)
+	script := `(setsid sh -c "sleep 0.5; echo late > $PWD/daemon.txt" &) ; exit 0`
+	res := ww(t, root, nil, "sh", "-c", script)
+	want := []key{{"open", filepath.Join(root, "daemon.txt"), ""}}
+	if got := keys(res.rep); !slices.Equal(got, want) {
+		t.Fatalf("violations:\n got %v\nwant %v\n%s", got, want, res.stderr)
+	}
+	if len(res.rep.Survivors) != 0 {
+		t.Errorf("survivors: %+v", res.rep.Survivors)
+	}
+
+	// One that outlives the grace period is reported as a survivor and
+	// killed with --kill-survivors.
+	res = ww(t, root, []string{"--grace", "200ms", "--kill-survivors"}, "sh", "-c", `(setsid sleep 30 &); exit 0`)
+	if len(res.rep.Survivors) != 1 || res.rep.Survivors[0].Comm != "sleep" {
+		t.Fatalf("survivors: %+v\n%s", res.rep.Survivors, res.stderr)
+	}
+	pid := res.rep.Survivors[0].PID
+	time.Sleep(100 * time.Millisecond)
+	if running(pid) {
+		t.Errorf("survivor %d still running after --kill-survivors", pid)
+	}
+}
+
+// A process outside the tree writing at the same time produces nothing.
+func TestProcessOutsideTreeIsIgnored(t *testing.T) {
+	root, outside := project(t)
+	busy := exec.Command(opBin, "spin-write", outside, "3")
+	must(t, busy.Start())
+	defer busy.Wait()
+	time.Sleep(100 * time.Millisecond)
+
+	res := ww(t, root, nil, opBin, "write", "tests/ok.txt")
+	if res.code != 0 || len(res.rep.Violations) != 0 {
+		t.Fatalf("exit %d, violations %v\n%s", res.code, keys(res.rep), res.stderr)
+	}
+	if res.rep.Events != 1 {
+		t.Errorf("write events %d, want exactly the tree's 1", res.rep.Events)
+	}
+	if busy.ProcessState != nil {
+		t.Fatal("the busy writer ended before writewatch ran")
+	}
+	if !exists(filepath.Join(outside, "busy.txt")) {
+		t.Fatal("the busy writer wrote nothing")
+	}
+}
+
+// A broken config stops writewatch before COMMAND runs.
+func TestMalformedConfigStopsBeforeCommand(t *testing.T) {
+	root, _ := project(t)
+	for name, cfg := range map[string]string{
+		"yaml":     "allow:\n  - tests/**\n  bad: [\n",
+		"key":      "allow:\n  - tests/**\nalow:\n  - x\n",
+		"glob":     "allow:\n  - 'tests/[ab'\n",
+		"variable": "allow:\n  - $WRITEWATCH_UNDEFINED_VAR/x\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			writeFile(t, filepath.Join(root, ".writewatch.yaml"), cfg)
+			mark := filepath.Join(root, "tests", "mark-"+name)
+			res := ww(t, root, nil, "touch", mark)
+			if res.code != 2 {
+				t.Errorf("exit code %d, want 2\n%s", res.code, res.stderr)
+			}
+			if exists(mark) {
+				t.Error("COMMAND ran despite the broken config")
+			}
+			if !strings.Contains(res.stderr, ".writewatch.yaml:") || strings.Count(strings.TrimSpace(res.stderr), "\n") != 0 {
+				t.Errorf("want one line naming the file and line, got %q", res.stderr)
+			}
+		})
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	root, _ := project(t)
+	for _, tc := range []struct {
+		name string
+		cmd  []string
+		want int
+	}{
+		{"passthrough", []string{"sh", "-c", "exit 3"}, 3},
+		{"signal", []string{"sh", "-c", "kill -TERM $$"}, 128 + 15},
+		{"not found", []string{"writewatch-no-such-command"}, 127},
+		{"not executable", []string{"./.writewatch.yaml"}, 126},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if res := ww(t, root, nil, tc.cmd...); res.code != tc.want {
+				t.Errorf("exit code %d, want %d\n%s", res.code, tc.want, res.stderr)
+			}
+		})
+	}
+}
+
+// SIGTERM to writewatch reaches COMMAND, and the report is still written.
+func TestSignalReachesCommand(t *testing.T) {
+	root, _ := project(t)
+	jsonPath := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command(wwBin, "--json", jsonPath, "--", "sh", "-c",
+		`trap 'echo got > stray-signal.txt; exit 5' TERM; touch tests/ready; while :; do sleep 0.05; done`)
+	cmd.Dir = root
+	must(t, cmd.Start())
+	for i := 0; i < 100 && !exists(filepath.Join(root, "tests/ready")); i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
+	must(t, cmd.Process.Signal(syscall.SIGTERM))
+	err := cmd.Wait()
+	ee, _ := err.(*exec.ExitError)
+	if ee == nil || ee.ExitCode() != 86 {
+		t.Fatalf("exit: %v, want 86 (the trap wrote a stray file)", err)
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil || !strings.Contains(string(data), "stray-signal.txt") || !strings.Contains(string(data), `"command_exit_code": 5`) {
+		t.Fatalf("report after SIGTERM: %v\n%s", err, data)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// running reports whether pid exists and is not a zombie waiting for its
+// parent.
+func running(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
+}

@@ -1,0 +1,156 @@
+// Package integration runs the real writewatch binary against the real
+// kernel: it loads the BPF programs, runs real processes and checks what
+// was caught. It needs root (or CAP_BPF and CAP_PERFMON); without them
+// every test skips and says why.
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/writewatch/writewatch/report"
+)
+
+var (
+	wwBin  string // the writewatch binary under test
+	opBin  string // integration/testdata/wwop
+	binDir string
+	skip   string // why these tests cannot run here
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	if os.Geteuid() != 0 {
+		skip = "needs root to load BPF programs: run `sudo go test ./integration/`"
+		return m.Run()
+	}
+	var err error
+	binDir, err = os.MkdirTemp("", "writewatch-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(binDir)
+	wwBin = filepath.Join(binDir, "writewatch")
+	opBin = filepath.Join(binDir, "wwop")
+	for bin, pkg := range map[string]string{wwBin: "../cmd/writewatch", opBin: "./testdata/wwop"} {
+		out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", pkg, err, out)
+			return 1
+		}
+	}
+	return m.Run()
+}
+
+func requireRoot(t *testing.T) {
+	t.Helper()
+	if skip != "" {
+		t.Skip(skip)
+	}
+}
+
+// project makes a project directory outside the temp dir (which the
+// default allowlist allows) with a config allowing only tests/**, plus an
+// "outside" directory beside it. It returns both.
+func project(t *testing.T) (root, outside string) {
+	t.Helper()
+	requireRoot(t)
+	base, err := os.MkdirTemp("/var/tmp", "writewatch-it-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	// Resolve symlinks so expected paths match what the kernel reports.
+	base, err = filepath.EvalSymlinks(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root = filepath.Join(base, "proj")
+	outside = filepath.Join(base, "outside")
+	for _, d := range []string{root + "/tests/sub", outside} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(root, ".writewatch.yaml"), "allow:\n  - tests/**\n")
+	return root, outside
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type result struct {
+	code   int
+	rep    report.Report
+	stderr string
+	stdout string
+}
+
+// ww runs writewatch in dir with flags, then COMMAND, and reads the JSON
+// report.
+func ww(t *testing.T, dir string, flags []string, command ...string) result {
+	t.Helper()
+	jsonPath := filepath.Join(t.TempDir(), "report.json")
+	args := append([]string{"--json", jsonPath}, flags...)
+	args = append(append(args, "--"), command...)
+	cmd := exec.Command(wwBin, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := result{stderr: stderr.String(), stdout: stdout.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		res.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run writewatch: %v", err)
+	}
+	if data, err := os.ReadFile(jsonPath); err == nil && len(data) > 0 {
+		if err := json.Unmarshal(data, &res.rep); err != nil {
+			t.Fatalf("parse report: %v\n%s", err, data)
+		}
+	}
+	return res
+}
+
+// key names one violation for comparisons.
+type key struct{ op, path, role string }
+
+func (k key) String() string { return fmt.Sprintf("%s %s %s", k.op, k.path, k.role) }
+
+func keys(r report.Report) []key {
+	var ks []key
+	for _, v := range r.Violations {
+		ks = append(ks, key{v.Op, v.Path, v.Role})
+	}
+	slices.SortFunc(ks, func(a, b key) int { return strings.Compare(a.String(), b.String()) })
+	return ks
+}
+
+func violation(r report.Report, op, path string) *report.Violation {
+	for i, v := range r.Violations {
+		if v.Op == op && v.Path == path {
+			return &r.Violations[i]
+		}
+	}
+	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}

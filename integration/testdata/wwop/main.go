@@ -1,0 +1,136 @@
+// Command wwop performs filesystem operations named on its command line,
+// one syscall each, so tests can check exactly what writewatch sees.
+//
+//	wwop OP ARGS... [, OP ARGS...]
+//
+// Operations: write PATH, read PATH, creat PATH, trunc PATH, append PATH,
+// rename OLD NEW, unlink PATH, rmdir PATH, mkdir PATH, symlink TARGET NEW,
+// link OLD NEW, mknod PATH, truncate PATH, openat DIR REL (relative to an
+// fd of DIR), chdir DIR, thread-write PATH,
+// spin-write DIR SECONDS (rewrite a file in DIR until time is up).
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+func main() {
+	args := os.Args[1:]
+	for len(args) > 0 {
+		end := len(args)
+		for i, a := range args {
+			if a == "," {
+				end = i
+				break
+			}
+		}
+		if err := do(args[0], args[1:end]); err != nil {
+			fmt.Fprintf(os.Stderr, "wwop %s: %v\n", strings.Join(args[:end], " "), err)
+			os.Exit(1)
+		}
+		if end == len(args) {
+			break
+		}
+		args = args[end+1:]
+	}
+}
+
+func openWrite(path string, flags int) error {
+	fd, err := unix.Open(path, flags, 0o644)
+	if err != nil {
+		return err
+	}
+	unix.Write(fd, []byte("x\n"))
+	return unix.Close(fd)
+}
+
+func do(op string, a []string) error {
+	switch op {
+	case "write":
+		return openWrite(a[0], unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC)
+	case "append":
+		return openWrite(a[0], unix.O_WRONLY|unix.O_APPEND)
+	case "trunc":
+		return openWrite(a[0], unix.O_WRONLY|unix.O_TRUNC)
+	case "read":
+		fd, err := unix.Open(a[0], unix.O_RDONLY, 0)
+		if err != nil {
+			return err
+		}
+		return unix.Close(fd)
+	case "creat":
+		// The creat syscall itself; unix.Creat uses open.
+		p, err := unix.BytePtrFromString(a[0])
+		if err != nil {
+			return err
+		}
+		fd, _, errno := unix.Syscall(unix.SYS_CREAT, uintptr(unsafe.Pointer(p)), 0o644, 0)
+		if errno != 0 {
+			return errno
+		}
+		return unix.Close(int(fd))
+	case "truncate":
+		return unix.Truncate(a[0], 0)
+	case "rename":
+		return unix.Rename(a[0], a[1])
+	case "unlink":
+		return unix.Unlink(a[0])
+	case "rmdir":
+		return unix.Rmdir(a[0])
+	case "mkdir":
+		return unix.Mkdir(a[0], 0o755)
+	case "symlink":
+		return unix.Symlink(a[0], a[1])
+	case "link":
+		return unix.Link(a[0], a[1])
+	case "mknod":
+		return unix.Mknod(a[0], unix.S_IFIFO|0o644, 0)
+	case "chdir":
+		return unix.Chdir(a[0])
+	case "openat":
+		dfd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(dfd)
+		fd, err := unix.Openat(dfd, a[1], unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, 0o644)
+		if err != nil {
+			return err
+		}
+		return unix.Close(fd)
+	case "thread-write":
+		var err error
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread() // a thread other than the main one
+			err = openWrite(a[0], unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC)
+		}()
+		wg.Wait()
+		return err
+	case "spin-write":
+		secs, err := strconv.ParseFloat(a[1], 64)
+		if err != nil {
+			return err
+		}
+		stop := time.Now().Add(time.Duration(secs * float64(time.Second)))
+		for i := 0; time.Now().Before(stop); i++ {
+			if err := openWrite(filepath.Join(a[0], "busy.txt"), unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown op %q", op)
+}
