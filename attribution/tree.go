@@ -24,16 +24,17 @@ type Proc struct {
 
 // Tree is the traced process tree, keyed by tgid.
 type Tree struct {
-	root  uint32
-	procs map[uint32]*Proc
-	seen  int
+	root        uint32
+	launcherPID uint32 // writewatch itself, COMMAND's parent
+	procs       map[uint32]*Proc
+	seen        int
 }
 
 // NewTree starts a tree for COMMAND, whose pid in writewatch's PID
-// namespace is nsPID. SetRoot gives its kernel id once the kernel has
-// reported it.
-func NewTree(nsPID uint32, args []string) *Tree {
-	t := &Tree{procs: map[uint32]*Proc{}}
+// namespace is nsPID, started by writewatch (launcherPID, same namespace).
+// SetRoot gives COMMAND's kernel id once the kernel has reported it.
+func NewTree(nsPID, launcherPID uint32, args []string) *Tree {
+	t := &Tree{procs: map[uint32]*Proc{}, launcherPID: launcherPID}
 	comm := ""
 	if len(args) > 0 {
 		comm = filepath.Base(args[0])
@@ -109,9 +110,12 @@ func (t *Tree) Report(tgid uint32) report.Proc {
 	if rp.Cmdline == nil {
 		rp.Cmdline = []string{}
 	}
-	if par := t.procs[p.Parent]; par != nil {
+	switch par := t.procs[p.Parent]; {
+	case p.TGID == t.root:
+		rp.PPID = int(t.launcherPID)
+	case par != nil:
 		rp.PPID = t.userPID(par)
-	} else if p.Parent != 0 {
+	default:
 		rp.PPID = int(p.Parent)
 	}
 	return rp

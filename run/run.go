@@ -93,7 +93,7 @@ func Run(cfg Config) (*report.Report, error) {
 		cfg:     cfg,
 		tr:      tr,
 		builder: report.NewBuilder(),
-		tree:    attribution.NewTree(uint32(proc.Pid()), cfg.Args),
+		tree:    attribution.NewTree(uint32(proc.Pid()), uint32(os.Getpid()), cfg.Args),
 	}
 	exited := make(chan int, 1)
 	go func() {
