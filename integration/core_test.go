@@ -261,3 +261,50 @@ func running(pid int) bool {
 	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
 	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
 }
+
+// Under sudo, COMMAND runs as the invoking user with that user's HOME.
+func TestSudoRunsCommandAsInvokingUser(t *testing.T) {
+	root, _ := project(t)
+	must(t, os.Chmod(filepath.Dir(root), 0o755))
+	cmd := exec.Command(wwBin, "--", "sh", "-c", `echo "$(id -u) $HOME"`)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "SUDO_UID=65534", "SUDO_GID=65534", "SUDO_USER=nobody")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("writewatch: %v", err)
+	}
+	if got := strings.TrimSpace(string(out)); !strings.HasPrefix(got, "65534 ") || strings.HasSuffix(got, "/root") {
+		t.Errorf("COMMAND saw %q, want uid 65534 and nobody's home", got)
+	}
+
+	cmd = exec.Command(wwBin, "--as-root", "--", "id", "-u")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "SUDO_UID=65534", "SUDO_GID=65534")
+	if out, err := cmd.Output(); err != nil || strings.TrimSpace(string(out)) != "0" {
+		t.Errorf("--as-root: %q, %v", out, err)
+	}
+}
+
+// A directory deeper than the kernel buffers hold is reported as a
+// truncated path, never silently cut or let through.
+func TestLongPathIsMarkedTruncated(t *testing.T) {
+	root, _ := project(t)
+	name := strings.Repeat("d", 250)
+	// 20 levels of 251 bytes: about 5000 bytes, more than the 4096 kept.
+	res := ww(t, filepath.Join(root, "tests"), nil, opBin, "deep", "20", name, ",", "write", "f.txt")
+	if res.code != 86 {
+		t.Fatalf("exit code %d, want 86\n%s", res.code, res.stderr)
+	}
+	var found bool
+	for _, v := range res.rep.Violations {
+		if v.Op == "open" && v.RequestedPath == "f.txt" {
+			found = true
+			if !v.Truncated || !strings.HasSuffix(v.Path, name+"/f.txt") {
+				t.Errorf("deep write: truncated=%v path=%q", v.Truncated, v.Path)
+			}
+		}
+	}
+	if !found || res.rep.TruncatedPaths == 0 {
+		t.Errorf("deep write not reported (truncated_paths=%d): %v", res.rep.TruncatedPaths, keys(res.rep))
+	}
+}

@@ -208,7 +208,9 @@ func (s *session) handle(ev *tracer.Event) {
 	s.targets = s.judge.targets(ev, s.targets[:0])
 	for _, t := range s.targets {
 		allowed, entry := s.cfg.Allow.Match(t.path)
-		if allowed {
+		// A cut path cannot be judged for sure: report it rather than
+		// let it pass.
+		if allowed && !t.truncated {
 			continue
 		}
 		if s.builder.Repeat(t.op, t.path, t.role) {

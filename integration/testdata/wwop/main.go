@@ -6,7 +6,8 @@
 // Operations: write PATH, read PATH, creat PATH, trunc PATH, append PATH,
 // rename OLD NEW, unlink PATH, rmdir PATH, mkdir PATH, symlink TARGET NEW,
 // link OLD NEW, mknod PATH, truncate PATH, openat DIR REL (relative to an
-// fd of DIR), chdir DIR, thread-write PATH,
+// fd of DIR), chdir DIR, deep N NAME (mkdir and enter NAME N times),
+// thread-write PATH,
 // spin-write DIR SECONDS (rewrite a file in DIR until time is up).
 package main
 
@@ -97,6 +98,22 @@ func do(op string, a []string) error {
 		return unix.Mknod(a[0], unix.S_IFIFO|0o644, 0)
 	case "chdir":
 		return unix.Chdir(a[0])
+	case "deep":
+		// deep N NAME: mkdir NAME and enter it, N times, one relative
+		// step at a time, so the path can grow past PATH_MAX.
+		n, err := strconv.Atoi(a[0])
+		if err != nil {
+			return err
+		}
+		for range n {
+			if err := unix.Mkdir(a[1], 0o755); err != nil {
+				return err
+			}
+			if err := unix.Chdir(a[1]); err != nil {
+				return err
+			}
+		}
+		return nil
 	case "openat":
 		dfd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY, 0)
 		if err != nil {

@@ -1,0 +1,111 @@
+package tracer
+
+import (
+	"slices"
+	"testing"
+)
+
+// comps builds a directory slot: components innermost first, each
+// NUL-terminated, the way the kernel walks a path upward.
+func comps(names ...string) []byte {
+	var b []byte
+	for _, n := range names {
+		b = append(append(b, n...), 0)
+	}
+	return b
+}
+
+func TestDecodeRoundTrip(t *testing.T) {
+	h := RecordHeader{Ts: 42, Kind: uint32(KindWrite), Op: uint32(OpRename), Tgid: 100, Pid: 101, NsTgid: 7, Ppid: 99, Ret: -2, Flags: 0o101, Truncated: 1 << SlotDir2}
+	h.SetComm("go-test-binary-with-a-long-name")
+	raw := AppendRecord(nil, h, []byte("old.txt\x00"), comps("proj", "home"), []byte("/abs/new.txt\x00"), nil, nil)
+
+	var ev Event
+	if err := Decode(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Kind != KindWrite || ev.Op != OpRename || ev.TGID != 100 || ev.PID != 101 || ev.NSTGID != 7 || ev.PPID != 99 || ev.Ret != -2 || ev.Flags != 0o101 || ev.BootNS != 42 {
+		t.Errorf("header decoded wrong: %+v", ev)
+	}
+	if got := string(ev.Comm); got != "go-test-binary-" {
+		t.Errorf("comm %q, want the first 15 bytes", got)
+	}
+	if ev.String(SlotPath) != "old.txt" || ev.String(SlotPath2) != "/abs/new.txt" {
+		t.Errorf("paths %q %q", ev.String(SlotPath), ev.String(SlotPath2))
+	}
+	if !ev.Has(SlotDir) || ev.Has(SlotDir2) || ev.Has(SlotResolved) {
+		t.Errorf("present bits wrong: dir %v dir2 %v resolved %v", ev.Has(SlotDir), ev.Has(SlotDir2), ev.Has(SlotResolved))
+	}
+	if ev.Truncated(SlotDir) || !ev.Truncated(SlotDir2) {
+		t.Error("truncated bits wrong")
+	}
+	if got := string(ev.AppendDir(nil, SlotDir)); got != "/home/proj" {
+		t.Errorf("dir %q, want /home/proj", got)
+	}
+}
+
+func TestDecodeRejectsBadRecords(t *testing.T) {
+	var ev Event
+	if err := Decode(make([]byte, 10), &ev); err == nil {
+		t.Error("short record accepted")
+	}
+	raw := AppendRecord(nil, RecordHeader{}, []byte("abc\x00"))
+	if err := Decode(raw[:len(raw)-2], &ev); err == nil {
+		t.Error("record with an overrunning slot accepted")
+	}
+}
+
+func TestAppendDir(t *testing.T) {
+	for _, tc := range []struct {
+		slot []byte
+		want string
+	}{
+		{nil, "/"},
+		{comps("etc"), "/etc"},
+		{comps("c", "b", "a"), "/a/b/c"},
+		{comps("with space", "new\nline"), "/new\nline/with space"},
+	} {
+		raw := AppendRecord(nil, RecordHeader{}, nil, tc.slot)
+		var ev Event
+		if err := Decode(raw, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(ev.AppendDir([]byte("x"), SlotDir)); got != "x"+tc.want {
+			t.Errorf("AppendDir(%q) = %q, want %q", tc.slot, got, "x"+tc.want)
+		}
+	}
+}
+
+func TestExecArgs(t *testing.T) {
+	raw := AppendRecord(nil, RecordHeader{Kind: uint32(KindExec)}, []byte("/bin/sh\x00"), []byte("sh\x00-c\x00echo hi\x00"))
+	var ev Event
+	if err := Decode(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if got := ev.Args(); !slices.Equal(got, []string{"sh", "-c", "echo hi"}) {
+		t.Errorf("args %q", got)
+	}
+}
+
+func TestOpNames(t *testing.T) {
+	if OpOpen.String() != "open" || OpMknod.String() != "mknod" || Op(99).String() != "op99" {
+		t.Error("op names wrong")
+	}
+}
+
+// BenchmarkDecode measures turning one typical write record into an
+// Event and its absolute directory: the per-event cost in user space.
+func BenchmarkDecode(b *testing.B) {
+	h := RecordHeader{Kind: uint32(KindWrite), Op: uint32(OpOpen), Tgid: 1, Flags: 0o1101}
+	raw := AppendRecord(nil, h, []byte("out/report.json\x00"), comps("project", "src", "dev", "home"), nil, nil,
+		comps("report.json", "out", "project", "src", "dev", "home"))
+	var ev Event
+	buf := make([]byte, 0, 4096)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := Decode(raw, &ev); err != nil {
+			b.Fatal(err)
+		}
+		buf = ev.AppendDir(buf[:0], SlotResolved)
+	}
+}
