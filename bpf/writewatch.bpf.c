@@ -21,6 +21,10 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * user recognises; 0 means writewatch runs in the initial namespace. */
 const volatile __u64 pidns_dev = 0;
 const volatile __u64 pidns_ino = 0;
+/* Set by the loader when the marks map holds the allowlist's inodes. */
+const volatile bool use_marks = false;
+/* Wake the reader once this much is waiting; below it, the reader polls. */
+const volatile __u64 wakeup_bytes = 1 << 20;
 
 #define O_WRONLY    00000001
 #define O_RDWR      00000002
@@ -75,6 +79,14 @@ struct {
 	__type(value, struct args);
 } inflight SEC(".maps");
 
+/* The allowlist's marked inodes (enum ww_mark bits). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct inode_key);
+	__type(value, __u32);
+} marks SEC(".maps");
+
 struct event {
 	struct event_hdr hdr;
 	char data[DATA_SZ + PATH_SLOT]; /* slack so masked offsets stay inside */
@@ -105,6 +117,7 @@ const enum ww_op *unused_op __attribute__((unused));
 const enum ww_event_kind *unused_kind __attribute__((unused));
 const enum ww_stat *unused_stat __attribute__((unused));
 const enum ww_slot *unused_slot __attribute__((unused));
+const enum ww_mark *unused_mark __attribute__((unused));
 
 /* An offset into event.data the verifier can see is in bounds: the
  * barrier keeps the compiler from dropping a mask it thinks redundant. */
@@ -171,6 +184,7 @@ static __always_inline void fill_hdr(struct event *e, __u32 kind)
 	e->hdr.mode = 0;
 	e->hdr.truncated = 0;
 	e->hdr.present = 0;
+	e->hdr.clean = 0;
 	for (int i = 0; i < NSLOTS; i++)
 		e->hdr.len[i] = 0;
 	e->hdr.ns_tgid = ns_tgid();
@@ -183,7 +197,11 @@ static __always_inline void send(void *ctx, struct event *e, __u32 off)
 
 	if (size > sizeof(*e))
 		size = sizeof(*e);
-	if (bpf_ringbuf_output(&events, e, size, 0))
+	/* Waking the reader for every record costs more than the record;
+	 * it polls, and is woken only when the buffer fills up. */
+	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+		      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_output(&events, e, size, flags))
 		count(WW_STAT_RINGBUF_FULL);
 }
 
@@ -229,9 +247,24 @@ struct walk {
 	struct vfsmount *root_mnt;
 	__u32 off;
 	__u32 end;
+	__u32 marks; /* enum ww_mark bits met on the way up */
 	bool truncated;
 	bool done;
 };
+
+static __always_inline __u32 mark_of(struct dentry *d)
+{
+	struct inode *inode = BPF_CORE_READ(d, d_inode);
+	struct inode_key key = {};
+	__u32 *m;
+
+	if (!inode)
+		return 0;
+	key.ino = BPF_CORE_READ(inode, i_ino);
+	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	m = bpf_map_lookup_elem(&marks, &key);
+	return m ? *m : 0;
+}
 
 /* One step up from w->dentry: emit its name, or cross a mount point. */
 static long walk_step(__u32 i, void *ctx)
@@ -241,6 +274,8 @@ static long walk_step(__u32 i, void *ctx)
 	struct vfsmount *mnt = w->mnt;
 	struct event *e;
 
+	if (use_marks)
+		w->marks |= mark_of(d);
 	if (d == w->root_dentry && mnt == w->root_mnt) {
 		w->done = true;
 		return 1;
@@ -312,6 +347,8 @@ __noinline int put_path(struct event *e, __u32 off, __u32 slot, __u64 dentry, __
 		return off;
 	e->hdr.len[slot] = w.off - off;
 	e->hdr.present |= 1 << slot;
+	if (w.marks == WW_MARK_ALLOW)
+		e->hdr.clean |= 1 << slot;
 	if (w.truncated || !w.done) {
 		e->hdr.truncated |= 1 << slot;
 		count(WW_STAT_TRUNCATED);
@@ -354,14 +391,15 @@ static __always_inline __u32 put_dir(struct event *e, __u32 off, int slot, int d
 	return put_file(e, off, slot, dfd);
 }
 
-/* A path string with its start directory when it is relative. */
+/* A path string, with its start directory when it is relative and the
+ * directory is wanted. */
 static __always_inline __u32 put_target(struct event *e, __u32 off, int pslot, int dslot,
-					const char *path, int dfd)
+					const char *path, int dfd, bool dir)
 {
 	__u32 start = off;
 
 	off = put_user_str(e, off, pslot, path);
-	if (off > start && e->data[at(start)] != '/')
+	if (dir && off > start && e->data[at(start)] != '/')
 		off = put_dir(e, off, dslot, dfd);
 	return off;
 }
@@ -458,6 +496,68 @@ static __always_inline bool is_write_syscall(long nr)
 	return false;
 }
 
+struct scan {
+	__u32 start;
+	__u32 len;
+	bool slash;
+};
+
+static long scan_step(__u32 i, void *ctx)
+{
+	struct scan *s = ctx;
+	struct event *e;
+
+	if (i >= s->len)
+		return 1;
+	e = scratch_event();
+	if (!e || e->data[at(s->start + i)] == '/') {
+		s->slash = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* Is the string in data[start..start+len) (NUL included) one plain name,
+ * so that it names an entry right inside its start directory? */
+static __always_inline bool plain_name(struct event *e, __u32 start, __u32 len)
+{
+	struct scan s = { .start = start, .len = len - 1 };
+	char c0, c1, c2;
+
+	if (len < 2 || len > NAME_SLOT)
+		return false;
+	c0 = e->data[at(start)];
+	c1 = e->data[at(start + 1)];
+	c2 = len > 2 ? e->data[at(start + 2)] : 0;
+	if (c0 == '.' && (c1 == 0 || (c1 == '.' && c2 == 0)))
+		return false;
+	bpf_loop(NAME_SLOT, scan_step, &s, 0);
+	return !s.slash;
+}
+
+/*
+ * Can the kernel tell the write is allowed? Only when every path it
+ * touches was walked and met an allowed mark and no deny mark: the file a
+ * successful open opened, or a plain name right inside a walked
+ * directory. Everything else goes to user space, which judges by path.
+ */
+static __always_inline bool allowed_here(struct event *e, struct args *a, long ret)
+{
+	__u16 clean = e->hdr.clean;
+
+	if (!use_marks || e->hdr.truncated)
+		return false;
+	if ((a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !(a->flags & __O_TMPFILE))
+		return clean & (1 << WW_SLOT_RESOLVED);
+	if (!(clean & (1 << WW_SLOT_DIR)) || !plain_name(e, 0, e->hdr.len[WW_SLOT_PATH]))
+		return false;
+	if (a->op != WW_OP_RENAME)
+		return true;
+	return (clean & (1 << WW_SLOT_DIR2)) &&
+	       plain_name(e, e->hdr.len[WW_SLOT_PATH] + e->hdr.len[WW_SLOT_DIR],
+			  e->hdr.len[WW_SLOT_PATH2]);
+}
+
 /* Exit of every syscall: send the record of a stored call, always
  * deleting its arguments. */
 SEC("raw_tracepoint/sys_exit")
@@ -469,6 +569,7 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	struct event *e;
 	struct args a;
 	__u32 pid, off = 0;
+	bool opened;
 
 	if (!is_write_syscall(SYSCALL_NR(regs)))
 		return 0;
@@ -488,12 +589,19 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	e->hdr.flags = a.flags;
 	e->hdr.mode = a.mode;
 
-	off = put_target(e, off, WW_SLOT_PATH, WW_SLOT_DIR, (const char *)a.path, a.dfd);
+	/* An open that succeeded is judged by the file it opened: the
+	 * directory of a relative name is not needed then. */
+	opened = (a.op == WW_OP_OPEN || a.op == WW_OP_CREAT) && ret >= 0 && !(a.flags & __O_TMPFILE);
+	off = put_target(e, off, WW_SLOT_PATH, WW_SLOT_DIR, (const char *)a.path, a.dfd, !opened);
 	if (a.path2)
-		off = put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, (const char *)a.path2, a.dfd2);
-	if ((a.op == WW_OP_OPEN || a.op == WW_OP_CREAT) && ret >= 0)
+		off = put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, (const char *)a.path2, a.dfd2, true);
+	if (opened)
 		off = put_file(e, off, WW_SLOT_RESOLVED, ret);
 
+	if (allowed_here(e, &a, ret)) {
+		count(WW_STAT_ALLOWED);
+		return 0;
+	}
 	count(WW_STAT_EVENTS);
 	send(ctx, e, off);
 	return 0;

@@ -52,6 +52,22 @@ enum ww_slot {
 };
 /* WW_EV_EXEC uses WW_SLOT_PATH for the file executed and WW_SLOT_DIR for argv. */
 
+/*
+ * Marks on inodes, set by user space from the allowlist: a directory (or
+ * file) the allowlist allows with everything under it, or one where a deny
+ * rule applies at or below it, so that user space must decide.
+ */
+enum ww_mark {
+	WW_MARK_ALLOW = 1,
+	WW_MARK_DENY  = 2,
+};
+
+struct inode_key {
+	__u64 ino;
+	__u32 dev;  /* the kernel's dev_t: major << 20 | minor */
+	__u32 _pad;
+};
+
 /* Per-CPU counters, indexes of the stats map. */
 enum ww_stat {
 	WW_STAT_EVENTS = 0,      /* write events sent to user space */
@@ -60,6 +76,7 @@ enum ww_stat {
 	WW_STAT_PROC_FULL,       /* processes not tracked: process map full */
 	WW_STAT_TRUNCATED,       /* path slots that did not fit */
 	WW_STAT_READ_ERR,        /* strings the kernel could not read */
+	WW_STAT_ALLOWED,         /* write events found allowed in the kernel, not sent */
 	WW_STAT_MAX,
 };
 
@@ -77,6 +94,7 @@ struct event_hdr {
 	__u32 truncated;    /* bit n: slot n did not fit */
 	__u16 len[NSLOTS];  /* bytes of each slot, in order after the header */
 	__u16 present;     /* bit n: slot n was filled */
+	__u16 clean;       /* bit n: the walk of slot n met an allowed mark and no denied one */
 	char comm[16];
 };
 

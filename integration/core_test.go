@@ -308,3 +308,53 @@ func TestLongPathIsMarkedTruncated(t *testing.T) {
 		t.Errorf("deep write not reported (truncated_paths=%d): %v", res.rep.TruncatedPaths, keys(res.rep))
 	}
 }
+
+// Allowed writes are decided in the kernel, and a deny rule inside an
+// allowed directory still wins, whether the file exists or not.
+func TestDenyInsideAllowedDirectoryWins(t *testing.T) {
+	root, _ := project(t)
+	must(t, os.MkdirAll(filepath.Join(root, "tests/golden"), 0o755))
+	writeFile(t, filepath.Join(root, "tests/keep.txt"), "keep\n")
+	writeFile(t, filepath.Join(root, ".writewatch.yaml"),
+		"allow:\n  - tests/**\ndeny:\n  - tests/golden\n  - tests/keep.txt\n  - tests/later/**\n  - tests/*.lock\n")
+	res := ww(t, root, nil, opBin,
+		"openat", filepath.Join(root, "tests"), "keep.txt", ",",
+		"write", "tests/golden/a.txt", ",",
+		"mkdir", "tests/later", ",",
+		"write", "tests/later/b.txt", ",",
+		"write", "tests/x.lock", ",",
+		"write", "tests/fine.txt", ",",
+		"openat", filepath.Join(root, "tests"), "fine2.txt")
+	p := func(s string) string { return filepath.Join(root, s) }
+	want := []key{
+		{"mkdir", p("tests/later"), ""},
+		{"open", p("tests/golden/a.txt"), ""},
+		{"open", p("tests/keep.txt"), ""},
+		{"open", p("tests/later/b.txt"), ""},
+		{"open", p("tests/x.lock"), ""},
+	}
+	if got := keys(res.rep); !slices.Equal(got, want) {
+		t.Fatalf("violations:\n got %v\nwant %v\n%s", got, want, res.stderr)
+	}
+	for _, v := range res.rep.Violations {
+		if v.DeniedBy == "" {
+			t.Errorf("%s: denied_by is empty", v.Path)
+		}
+	}
+}
+
+// With no deny rule in the way, allowed writes never leave the kernel.
+func TestAllowedWritesStayInKernel(t *testing.T) {
+	root, _ := project(t)
+	res := ww(t, root, nil, opBin, "write", "tests/a.txt", ",", "openat", filepath.Join(root, "tests"), "b.txt",
+		",", "unlink", "tests/a.txt", ",", "write", "/tmp/writewatch-it-kernel.txt", ",", "unlink", "/tmp/writewatch-it-kernel.txt")
+	if res.code != 0 || len(res.rep.Violations) != 0 {
+		t.Fatalf("exit %d, violations %v\n%s", res.code, keys(res.rep), res.stderr)
+	}
+	// The writes by absolute path to files that exist are judged in the
+	// kernel: the opens (by the file opened). The unlink of an absolute
+	// path is judged in user space.
+	if res.rep.Events != 5 || res.rep.AllowedInKernel < 3 {
+		t.Errorf("events %d, allowed in kernel %d: want 5 and at least 3", res.rep.Events, res.rep.AllowedInKernel)
+	}
+}

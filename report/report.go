@@ -132,8 +132,11 @@ type Report struct {
 	Lost map[string]uint64 `json:"lost,omitempty"`
 	// TruncatedPaths counts events whose path did not fit the kernel
 	// buffers.
-	TruncatedPaths uint64      `json:"truncated_paths"`
-	Violations     []Violation `json:"violations"`
+	TruncatedPaths uint64 `json:"truncated_paths"`
+	// AllowedInKernel counts the write events (part of Events) that the
+	// kernel itself found allowed and never sent to user space.
+	AllowedInKernel uint64      `json:"allowed_in_kernel"`
+	Violations      []Violation `json:"violations"`
 	// Survivors are the processes of the tree still alive when writewatch
 	// finished.
 	Survivors []Proc `json:"survivors"`

@@ -34,17 +34,21 @@ func (j *judge) targets(ev *tracer.Event, out []target) []target {
 	case tracer.OpLink, tracer.OpSymlink:
 		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath, tracer.SlotDir).resolved())
 	}
-	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir)
 	// A successful open judges the file the kernel opened, symlinks and
-	// all, except an O_TMPFILE, whose file has no name yet: its directory
-	// is what was asked for.
+	// all (the kernel sends no start directory then), except an
+	// O_TMPFILE, whose file has no name yet: its directory is what was
+	// asked for.
 	if (ev.Op == tracer.OpOpen || ev.Op == tracer.OpCreat) && ev.Ret >= 0 &&
 		ev.Has(tracer.SlotResolved) && ev.Flags&oTmpfile == 0 {
 		j.buf = ev.AppendDir(j.buf[:0], tracer.SlotResolved)
-		t.path = string(j.buf)
-		t.truncated = t.truncated || ev.Truncated(tracer.SlotResolved)
-		return append(out, t)
+		return append(out, target{
+			op:        op,
+			path:      string(j.buf),
+			requested: ev.String(tracer.SlotPath),
+			truncated: ev.Truncated(tracer.SlotPath) || ev.Truncated(tracer.SlotResolved),
+		})
 	}
+	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir)
 	return append(out, t.resolved())
 }
 

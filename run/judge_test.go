@@ -45,6 +45,11 @@ func TestTargets(t *testing.T) {
 			[]target{{op: "open", path: "/elsewhere/target", requested: "out.txt"}},
 		},
 		{
+			"relative open: the kernel sends no directory, and the path is whole",
+			event(t, tracer.OpOpen, 3, 0o1101, []byte("out.txt\x00"), nil, nil, nil, comps("out.txt", "proj")),
+			[]target{{op: "open", path: "/proj/out.txt", requested: "out.txt"}},
+		},
+		{
 			"failed open: the requested path, cleaned",
 			event(t, tracer.OpOpen, -2, 0o101, []byte("a/../b.txt\x00"), comps("proj")),
 			[]target{{op: "open", path: "/proj/b.txt", requested: "a/../b.txt"}},

@@ -55,7 +55,11 @@ func Run(cfg Config) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := tracer.New(tracer.Options{RingBufferBytes: cfg.RingBufferBytes})
+	opts := tracer.Options{RingBufferBytes: cfg.RingBufferBytes}
+	if cfg.Allow != nil {
+		opts.Marks = kernelMarks(cfg.Allow.Entries())
+	}
+	tr, err := tracer.New(opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTracer, err)
 	}
@@ -116,13 +120,14 @@ func Run(cfg Config) (*report.Report, error) {
 	rep.Finished = time.Now()
 	rep.CommandExit = s.exit
 	rep.Processes = s.tree.Seen()
-	rep.Events = s.writes
+	rep.Events = s.writes + stats.AllowedInKernel
 	rep.Violations = s.builder.Violations()
 	rep.Survivors = s.tree.Survivors(alive)
 	if serr == nil {
 		rep.LostEvents = stats.Lost()
 		rep.Lost = stats.LostByCause()
 		rep.TruncatedPaths = stats.Truncated
+		rep.AllowedInKernel = stats.AllowedInKernel
 	}
 	return rep, errors.Join(loopErr, err, serr)
 }

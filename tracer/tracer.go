@@ -40,6 +40,25 @@ type Options struct {
 	// RingBufferBytes is the size of the kernel-to-user ring buffer, a
 	// power of two multiple of the page size. 0 means 8 MiB.
 	RingBufferBytes uint32
+	// Marks let the kernel recognise allowed writes and keep them from
+	// user space. A write is dropped in the kernel only when every path
+	// it touches lies under a MarkAllow inode and under no MarkDeny one.
+	Marks []Mark
+}
+
+// MarkKind says what a Mark means.
+type MarkKind uint32
+
+const (
+	MarkAllow = MarkKind(writewatchWwMarkWW_MARK_ALLOW) // allowed, with everything under it
+	MarkDeny  = MarkKind(writewatchWwMarkWW_MARK_DENY)  // user space must decide at or under it
+)
+
+// Mark names an inode by the device and inode number stat reports.
+type Mark struct {
+	Dev  uint64 // st_dev
+	Ino  uint64
+	Kind MarkKind
 }
 
 // Tracer is one loaded and attached set of writewatch programs.
@@ -66,6 +85,16 @@ func New(opts Options) (*Tracer, error) {
 	if opts.RingBufferBytes != 0 {
 		spec.Maps["events"].MaxEntries = opts.RingBufferBytes
 	}
+	ringBytes := spec.Maps["events"].MaxEntries
+	consts := map[string]any{
+		"use_marks":    len(opts.Marks) > 0,
+		"wakeup_bytes": uint64(ringBytes / 8),
+	}
+	for name, v := range consts {
+		if err := spec.Variables[name].Set(v); err != nil {
+			return nil, fmt.Errorf("set %s: %w", name, err)
+		}
+	}
 	if dev, ino, ok := pidNamespace(); ok {
 		if err := spec.Variables["pidns_dev"].Set(dev); err != nil {
 			return nil, fmt.Errorf("set pidns_dev: %w", err)
@@ -78,6 +107,10 @@ func New(opts Options) (*Tracer, error) {
 	t := &Tracer{offset: bootOffset()}
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
 		return nil, classify("load BPF programs", err)
+	}
+	if err := t.setMarks(opts.Marks); err != nil {
+		t.Close()
+		return nil, err
 	}
 	if err := t.attach(); err != nil {
 		t.Close()
@@ -113,6 +146,26 @@ func (t *Tracer) attach() error {
 		t.links = append(t.links, l)
 	}
 	return nil
+}
+
+func (t *Tracer) setMarks(marks []Mark) error {
+	for _, m := range marks {
+		key := writewatchInodeKey{Ino: m.Ino, Dev: kernelDev(m.Dev)}
+		var old uint32
+		if err := t.objs.Marks.Lookup(key, &old); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return fmt.Errorf("read mark: %w", err)
+		}
+		if err := t.objs.Marks.Update(key, old|uint32(m.Kind), ebpf.UpdateAny); err != nil {
+			return fmt.Errorf("set mark on inode %d: %w", m.Ino, err)
+		}
+	}
+	return nil
+}
+
+// kernelDev converts a dev_t as stat reports it to the kernel's own
+// encoding (major << 20 | minor), the one struct super_block holds.
+func kernelDev(dev uint64) uint32 {
+	return unix.Major(dev)<<20 | unix.Minor(dev)
 }
 
 // Arm makes the next process this process forks the root of the traced
@@ -198,6 +251,8 @@ func (t *Tracer) Stats() (Stats, error) {
 			s.Truncated = sum
 		case writewatchWwStatWW_STAT_READ_ERR:
 			s.ReadErrors = sum
+		case writewatchWwStatWW_STAT_ALLOWED:
+			s.AllowedInKernel = sum
 		}
 	}
 	return s, nil
@@ -211,6 +266,9 @@ type Stats struct {
 	ProcMapFull uint64 // processes not followed: process map full
 	Truncated   uint64 // path slots cut to fit
 	ReadErrors  uint64 // strings the kernel could not read
+	// AllowedInKernel counts write events the kernel found allowed by
+	// the marks and did not send.
+	AllowedInKernel uint64
 }
 
 // Lost is the number of records or syscalls that never reached user space.

@@ -46,8 +46,16 @@ type writewatchEventHdr struct {
 	Truncated uint32
 	Len       [5]uint16
 	Present   uint16
+	Clean     uint16
 	Comm      [16]int8
-	_         [4]byte
+	_         [2]byte
+}
+
+type writewatchInodeKey struct {
+	_   structs.HostLayout
+	Ino uint64
+	Dev uint32
+	Pad uint32
 }
 
 type writewatchProc struct {
@@ -63,6 +71,13 @@ const (
 	writewatchWwEventKindWW_EV_EXEC  writewatchWwEventKind = 2
 	writewatchWwEventKindWW_EV_FORK  writewatchWwEventKind = 3
 	writewatchWwEventKindWW_EV_EXIT  writewatchWwEventKind = 4
+)
+
+type writewatchWwMark uint32
+
+const (
+	writewatchWwMarkWW_MARK_ALLOW writewatchWwMark = 1
+	writewatchWwMarkWW_MARK_DENY  writewatchWwMark = 2
 )
 
 type writewatchWwOp uint32
@@ -99,7 +114,8 @@ const (
 	writewatchWwStatWW_STAT_PROC_FULL    writewatchWwStat = 3
 	writewatchWwStatWW_STAT_TRUNCATED    writewatchWwStat = 4
 	writewatchWwStatWW_STAT_READ_ERR     writewatchWwStat = 5
-	writewatchWwStatWW_STAT_MAX          writewatchWwStat = 6
+	writewatchWwStatWW_STAT_ALLOWED      writewatchWwStat = 6
+	writewatchWwStatWW_STAT_MAX          writewatchWwStat = 7
 )
 
 // Names of all BPF objects in the ELF.
@@ -109,6 +125,7 @@ const (
 	writewatchMapEvents         = "events"
 	writewatchMapInflight       = "inflight"
 	writewatchMapLauncher       = "launcher"
+	writewatchMapMarks          = "marks"
 	writewatchMapProcs          = "procs"
 	writewatchMapScratch        = "scratch"
 	writewatchMapStats          = "stats"
@@ -121,9 +138,12 @@ const (
 	writewatchVarPidnsIno       = "pidns_ino"
 	writewatchVarUnusedEventHdr = "unused_event_hdr"
 	writewatchVarUnusedKind     = "unused_kind"
+	writewatchVarUnusedMark     = "unused_mark"
 	writewatchVarUnusedOp       = "unused_op"
 	writewatchVarUnusedSlot     = "unused_slot"
 	writewatchVarUnusedStat     = "unused_stat"
+	writewatchVarUseMarks       = "use_marks"
+	writewatchVarWakeupBytes    = "wakeup_bytes"
 )
 
 // loadWritewatch returns the embedded CollectionSpec for writewatch.
@@ -182,6 +202,7 @@ type writewatchMapSpecs struct {
 	Events   *ebpf.MapSpec `ebpf:"events"`
 	Inflight *ebpf.MapSpec `ebpf:"inflight"`
 	Launcher *ebpf.MapSpec `ebpf:"launcher"`
+	Marks    *ebpf.MapSpec `ebpf:"marks"`
 	Procs    *ebpf.MapSpec `ebpf:"procs"`
 	Scratch  *ebpf.MapSpec `ebpf:"scratch"`
 	Stats    *ebpf.MapSpec `ebpf:"stats"`
@@ -195,9 +216,12 @@ type writewatchVariableSpecs struct {
 	PidnsIno       *ebpf.VariableSpec `ebpf:"pidns_ino"`
 	UnusedEventHdr *ebpf.VariableSpec `ebpf:"unused_event_hdr"`
 	UnusedKind     *ebpf.VariableSpec `ebpf:"unused_kind"`
+	UnusedMark     *ebpf.VariableSpec `ebpf:"unused_mark"`
 	UnusedOp       *ebpf.VariableSpec `ebpf:"unused_op"`
 	UnusedSlot     *ebpf.VariableSpec `ebpf:"unused_slot"`
 	UnusedStat     *ebpf.VariableSpec `ebpf:"unused_stat"`
+	UseMarks       *ebpf.VariableSpec `ebpf:"use_marks"`
+	WakeupBytes    *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
 // writewatchObjects contains all objects after they have been loaded into the kernel.
@@ -223,6 +247,7 @@ type writewatchMaps struct {
 	Events   *ebpf.Map `ebpf:"events"`
 	Inflight *ebpf.Map `ebpf:"inflight"`
 	Launcher *ebpf.Map `ebpf:"launcher"`
+	Marks    *ebpf.Map `ebpf:"marks"`
 	Procs    *ebpf.Map `ebpf:"procs"`
 	Scratch  *ebpf.Map `ebpf:"scratch"`
 	Stats    *ebpf.Map `ebpf:"stats"`
@@ -233,6 +258,7 @@ func (m *writewatchMaps) Close() error {
 		m.Events,
 		m.Inflight,
 		m.Launcher,
+		m.Marks,
 		m.Procs,
 		m.Scratch,
 		m.Stats,
@@ -247,9 +273,12 @@ type writewatchVariables struct {
 	PidnsIno       *ebpf.Variable `ebpf:"pidns_ino"`
 	UnusedEventHdr *ebpf.Variable `ebpf:"unused_event_hdr"`
 	UnusedKind     *ebpf.Variable `ebpf:"unused_kind"`
+	UnusedMark     *ebpf.Variable `ebpf:"unused_mark"`
 	UnusedOp       *ebpf.Variable `ebpf:"unused_op"`
 	UnusedSlot     *ebpf.Variable `ebpf:"unused_slot"`
 	UnusedStat     *ebpf.Variable `ebpf:"unused_stat"`
+	UseMarks       *ebpf.Variable `ebpf:"use_marks"`
+	WakeupBytes    *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 
 // writewatchPrograms contains all programs after they have been loaded into the kernel.
