@@ -23,9 +23,13 @@ build:
 generate:
 	$(GO) generate ./tracer/
 
-# Fails when the committed bindings differ from a fresh regeneration.
-check-generate: generate
-	git diff --exit-code -- tracer/
+# Fails when the bindings in the tree differ from a fresh regeneration.
+GENERATED := $(wildcard tracer/*_bpfel.go tracer/*_bpfel.o)
+check-generate:
+	@tmp=$$(mktemp -d) && cp $(GENERATED) $$tmp/ && $(GO) generate ./tracer/ && \
+	for f in $(GENERATED); do cmp -s $$f $$tmp/$$(basename $$f) || { \
+		echo "$$f is stale: run make generate and commit it"; cp $$tmp/* tracer/; rm -rf $$tmp; exit 1; }; \
+	done; rm -rf $$tmp; echo "BPF bindings are fresh"
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
