@@ -24,6 +24,26 @@
 #define NR_symlinkat  266
 #define NR_renameat2  316
 #define NR_openat2    437
+#define NR_chmod      90
+#define NR_fchmod     91
+#define NR_chown      92
+#define NR_fchown     93
+#define NR_lchown     94
+#define NR_utime      132
+#define NR_setxattr   188
+#define NR_lsetxattr  189
+#define NR_fsetxattr  190
+#define NR_removexattr 197
+#define NR_lremovexattr 198
+#define NR_fremovexattr 199
+#define NR_utimes     235
+#define NR_fchownat   260
+#define NR_futimesat  261
+#define NR_fchmodat   268
+#define NR_utimensat  280
+#define NR_fchmodat2  452
+#define NR_setxattrat 463
+#define NR_removexattrat 466
 /* The syscall number, as sys_exit sees it. */
 #define SYSCALL_NR(regs) BPF_CORE_READ((regs), orig_ax)
 #else

@@ -23,6 +23,8 @@ const volatile __u64 pidns_dev = 0;
 const volatile __u64 pidns_ino = 0;
 /* Set by the loader when the marks map holds the allowlist's inodes. */
 const volatile bool use_marks = false;
+/* Report metadata changes (chmod, chown, utimes, xattrs) too. */
+const volatile bool watch_metadata = true;
 /* Wake the reader once this much is waiting; below it, the reader polls. */
 const volatile __u64 wakeup_bytes = 1 << 20;
 
@@ -118,6 +120,7 @@ const enum ww_event_kind *unused_kind __attribute__((unused));
 const enum ww_stat *unused_stat __attribute__((unused));
 const enum ww_slot *unused_slot __attribute__((unused));
 const enum ww_mark *unused_mark __attribute__((unused));
+const enum ww_via *unused_via __attribute__((unused));
 
 /* An offset into event.data the verifier can see is in bounds: the
  * barrier keeps the compiler from dropping a mask it thinks redundant. */
@@ -185,6 +188,7 @@ static __always_inline void fill_hdr(struct event *e, __u32 kind)
 	e->hdr.truncated = 0;
 	e->hdr.present = 0;
 	e->hdr.clean = 0;
+	e->hdr.via = WW_VIA_SYSCALL;
 	for (int i = 0; i < NSLOTS; i++)
 		e->hdr.len[i] = 0;
 	e->hdr.ns_tgid = ns_tgid();
@@ -215,22 +219,30 @@ static __always_inline void mark(struct event *e, int slot, __u32 start, __u32 e
 	}
 }
 
-/* Copy a NUL-terminated user string into a slot. Returns the new offset. */
-static __always_inline __u32 put_user_str(struct event *e, __u32 off, int slot, const char *s)
+/* Copy a NUL-terminated string (user memory, or kernel memory when
+ * kernel is set) into a slot. Returns the new offset. */
+static __always_inline __u32 put_str(struct event *e, __u32 off, int slot, const char *s, bool kernel)
 {
 	char next = 0;
 	long n;
 
 	if (!s || off > DATA_SZ - PATH_SLOT)
 		return off;
-	n = bpf_probe_read_user_str(&e->data[at(off)], PATH_SLOT, s);
+	if (kernel)
+		n = bpf_probe_read_kernel_str(&e->data[at(off)], PATH_SLOT, s);
+	else
+		n = bpf_probe_read_user_str(&e->data[at(off)], PATH_SLOT, s);
 	if (n <= 0) {
 		count(WW_STAT_READ_ERR);
 		return off;
 	}
 	/* A full slot is a cut string unless the byte after it is NUL. */
-	if (n == PATH_SLOT)
-		bpf_probe_read_user(&next, 1, s + PATH_SLOT - 1);
+	if (n == PATH_SLOT) {
+		if (kernel)
+			bpf_probe_read_kernel(&next, 1, s + PATH_SLOT - 1);
+		else
+			bpf_probe_read_user(&next, 1, s + PATH_SLOT - 1);
+	}
 	mark(e, slot, off, off + n, next != 0);
 	return off + n;
 }
@@ -394,11 +406,11 @@ static __always_inline __u32 put_dir(struct event *e, __u32 off, int slot, int d
 /* A path string, with its start directory when it is relative and the
  * directory is wanted. */
 static __always_inline __u32 put_target(struct event *e, __u32 off, int pslot, int dslot,
-					const char *path, int dfd, bool dir)
+					const char *path, int dfd, bool dir, bool kernel)
 {
 	__u32 start = off;
 
-	off = put_user_str(e, off, pslot, path);
+	off = put_str(e, off, pslot, path, kernel);
 	if (dir && off > start && e->data[at(start)] != '/')
 		off = put_dir(e, off, dslot, dfd);
 	return off;
@@ -442,6 +454,14 @@ static __always_inline int stash_openat2(int dfd, const char *path, const struct
 	return stash_open(dfd, path, how.flags, how.mode);
 }
 
+/* A metadata change, by path (dfd + path) or, with path NULL, by fd. */
+static __always_inline int stash_meta(__u32 op, int dfd, const char *path)
+{
+	if (!watch_metadata)
+		return 0;
+	return stash(op, dfd, path, 0, NULL, 0, 0);
+}
+
 static __always_inline int stash_unlinkat(int dfd, const char *path, __u32 flags)
 {
 	return stash(flags & AT_REMOVEDIR ? WW_OP_RMDIR : WW_OP_UNLINK, dfd, path, 0, NULL, flags, 0);
@@ -474,12 +494,32 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	case NR_rmdir:      return stash(WW_OP_RMDIR, AT_FDCWD, STR(1), 0, NULL, 0, 0);
 	case NR_mkdir:      return stash(WW_OP_MKDIR, AT_FDCWD, STR(1), 0, NULL, 0, ARG(2));
 	case NR_mkdirat:    return stash(WW_OP_MKDIR, ARG(1), STR(2), 0, NULL, 0, ARG(3));
-	case NR_link:       return stash(WW_OP_LINK, AT_FDCWD, STR(2), 0, NULL, 0, 0);
-	case NR_linkat:     return stash(WW_OP_LINK, ARG(3), STR(4), 0, NULL, ARG(5), 0);
+	case NR_link:       return stash(WW_OP_LINK, AT_FDCWD, STR(1), AT_FDCWD, STR(2), 0, 0);
+	case NR_linkat:     return stash(WW_OP_LINK, ARG(1), STR(2), ARG(3), STR(4), ARG(5), 0);
 	case NR_symlink:    return stash(WW_OP_SYMLINK, AT_FDCWD, STR(2), 0, NULL, 0, 0);
 	case NR_symlinkat:  return stash(WW_OP_SYMLINK, ARG(2), STR(3), 0, NULL, 0, 0);
 	case NR_mknod:      return stash(WW_OP_MKNOD, AT_FDCWD, STR(1), 0, NULL, 0, ARG(2));
 	case NR_mknodat:    return stash(WW_OP_MKNOD, ARG(1), STR(2), 0, NULL, 0, ARG(3));
+	case NR_chmod:      return stash_meta(WW_OP_CHMOD, AT_FDCWD, STR(1));
+	case NR_fchmod:     return stash_meta(WW_OP_CHMOD, ARG(1), NULL);
+	case NR_fchmodat:
+	case NR_fchmodat2:  return stash_meta(WW_OP_CHMOD, ARG(1), STR(2));
+	case NR_chown:
+	case NR_lchown:     return stash_meta(WW_OP_CHOWN, AT_FDCWD, STR(1));
+	case NR_fchown:     return stash_meta(WW_OP_CHOWN, ARG(1), NULL);
+	case NR_fchownat:   return stash_meta(WW_OP_CHOWN, ARG(1), STR(2));
+	case NR_utime:
+	case NR_utimes:     return stash_meta(WW_OP_UTIMES, AT_FDCWD, STR(1));
+	case NR_futimesat:
+	case NR_utimensat:  return stash_meta(WW_OP_UTIMES, ARG(1), STR(2)); /* NULL path: the fd */
+	case NR_setxattr:
+	case NR_lsetxattr:  return stash_meta(WW_OP_SETXATTR, AT_FDCWD, STR(1));
+	case NR_fsetxattr:  return stash_meta(WW_OP_SETXATTR, ARG(1), NULL);
+	case NR_setxattrat: return stash_meta(WW_OP_SETXATTR, ARG(1), STR(2));
+	case NR_removexattr:
+	case NR_lremovexattr: return stash_meta(WW_OP_REMOVEXATTR, AT_FDCWD, STR(1));
+	case NR_fremovexattr: return stash_meta(WW_OP_REMOVEXATTR, ARG(1), NULL);
+	case NR_removexattrat: return stash_meta(WW_OP_REMOVEXATTR, ARG(1), STR(2));
 	}
 	return 0;
 }
@@ -491,6 +531,11 @@ static __always_inline bool is_write_syscall(long nr)
 	case NR_rename: case NR_renameat: case NR_renameat2: case NR_unlink:
 	case NR_unlinkat: case NR_rmdir: case NR_mkdir: case NR_mkdirat: case NR_link:
 	case NR_linkat: case NR_symlink: case NR_symlinkat: case NR_mknod: case NR_mknodat:
+	case NR_chmod: case NR_fchmod: case NR_fchmodat: case NR_fchmodat2: case NR_chown:
+	case NR_lchown: case NR_fchown: case NR_fchownat: case NR_utime: case NR_utimes:
+	case NR_futimesat: case NR_utimensat: case NR_setxattr: case NR_lsetxattr:
+	case NR_fsetxattr: case NR_setxattrat: case NR_removexattr: case NR_lremovexattr:
+	case NR_fremovexattr: case NR_removexattrat:
 		return true;
 	}
 	return false;
@@ -547,15 +592,60 @@ static __always_inline bool allowed_here(struct event *e, struct args *a, long r
 
 	if (!use_marks || e->hdr.truncated)
 		return false;
-	if ((a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !(a->flags & __O_TMPFILE))
+	if (((a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !(a->flags & __O_TMPFILE)) ||
+	    !a->path)
 		return clean & (1 << WW_SLOT_RESOLVED);
 	if (!(clean & (1 << WW_SLOT_DIR)) || !plain_name(e, 0, e->hdr.len[WW_SLOT_PATH]))
 		return false;
-	if (a->op != WW_OP_RENAME)
+	if (!a->path2)
 		return true;
 	return (clean & (1 << WW_SLOT_DIR2)) &&
 	       plain_name(e, e->hdr.len[WW_SLOT_PATH] + e->hdr.len[WW_SLOT_DIR],
 			  e->hdr.len[WW_SLOT_PATH2]);
+}
+
+/*
+ * Send the record of one write: its paths, the directories relative paths
+ * start from, and the file an open opened or an fd-based call acted on,
+ * unless the kernel can tell from the marks that it is allowed. Paths of
+ * io_uring requests are kernel strings.
+ */
+static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16 via)
+{
+	bool kstr = via == WW_VIA_IO_URING;
+	struct event *e = scratch_event();
+	__u32 off = 0;
+	bool opened;
+
+	if (!e)
+		return 0;
+	fill_hdr(e, WW_EV_WRITE);
+	e->hdr.op = a->op;
+	e->hdr.ret = ret;
+	e->hdr.flags = a->flags;
+	e->hdr.mode = a->mode;
+	e->hdr.via = via;
+
+	/* An open that succeeded is judged by the file it opened: the
+	 * directory of a relative name is not needed then. */
+	opened = (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !kstr &&
+		 !(a->flags & __O_TMPFILE);
+	off = put_target(e, off, WW_SLOT_PATH, WW_SLOT_DIR, (const char *)a->path, a->dfd, !opened, kstr);
+	if (a->path2)
+		off = put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, (const char *)a->path2, a->dfd2,
+				 true, kstr);
+	if (opened)
+		off = put_file(e, off, WW_SLOT_RESOLVED, ret);
+	else if (!a->path)
+		off = put_file(e, off, WW_SLOT_RESOLVED, a->dfd);
+
+	if (allowed_here(e, a, ret)) {
+		count(WW_STAT_ALLOWED);
+		return 0;
+	}
+	count(WW_STAT_EVENTS);
+	send(ctx, e, off);
+	return 0;
 }
 
 /* Exit of every syscall: send the record of a stored call, always
@@ -566,10 +656,8 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
 	long ret = ctx->args[1];
 	struct args *stored;
-	struct event *e;
 	struct args a;
-	__u32 pid, off = 0;
-	bool opened;
+	__u32 pid;
 
 	if (!is_write_syscall(SYSCALL_NR(regs)))
 		return 0;
@@ -580,31 +668,7 @@ int sys_exit(struct bpf_raw_tracepoint_args *ctx)
 	a = *stored;
 	bpf_map_delete_elem(&inflight, &pid);
 
-	e = scratch_event();
-	if (!e)
-		return 0;
-	fill_hdr(e, WW_EV_WRITE);
-	e->hdr.op = a.op;
-	e->hdr.ret = ret;
-	e->hdr.flags = a.flags;
-	e->hdr.mode = a.mode;
-
-	/* An open that succeeded is judged by the file it opened: the
-	 * directory of a relative name is not needed then. */
-	opened = (a.op == WW_OP_OPEN || a.op == WW_OP_CREAT) && ret >= 0 && !(a.flags & __O_TMPFILE);
-	off = put_target(e, off, WW_SLOT_PATH, WW_SLOT_DIR, (const char *)a.path, a.dfd, !opened);
-	if (a.path2)
-		off = put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, (const char *)a.path2, a.dfd2, true);
-	if (opened)
-		off = put_file(e, off, WW_SLOT_RESOLVED, ret);
-
-	if (allowed_here(e, &a, ret)) {
-		count(WW_STAT_ALLOWED);
-		return 0;
-	}
-	count(WW_STAT_EVENTS);
-	send(ctx, e, off);
-	return 0;
+	return emit_write(ctx, &a, ret, WW_VIA_SYSCALL);
 }
 
 SEC("raw_tracepoint/sched_process_fork")
@@ -702,4 +766,70 @@ int sched_exit(struct bpf_raw_tracepoint_args *ctx)
 	e->hdr.ret = BPF_CORE_READ(task, exit_code);
 	send(ctx, e, 0);
 	return 0;
+}
+
+/*
+ * io_uring requests do their work in the kernel, with no syscall of their
+ * own for the tracepoints above to see. Each filesystem request of the
+ * tree is reported when it is submitted, with its paths from the prepared
+ * request; its result is not known then.
+ */
+static __always_inline void *uring_cmd(struct io_kiocb *req)
+{
+	return (void *)req + bpf_core_field_offset(struct io_kiocb, cmd);
+}
+
+SEC("raw_tracepoint/io_uring_submit_req")
+int uring_submit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct io_kiocb *req = (struct io_kiocb *)ctx->args[0];
+	struct args a = {};
+	__u8 opcode;
+
+	if (!is_tracked())
+		return 0;
+	opcode = BPF_CORE_READ(req, opcode);
+	if (opcode == bpf_core_enum_value(enum io_uring_op, IORING_OP_OPENAT) ||
+	    opcode == bpf_core_enum_value(enum io_uring_op, IORING_OP_OPENAT2)) {
+		struct io_open *o = uring_cmd(req);
+
+		a.flags = BPF_CORE_READ(o, how.flags);
+		if (!(a.flags & WRITE_FLAGS))
+			return 0;
+		a.op = WW_OP_OPEN;
+		a.dfd = BPF_CORE_READ(o, dfd);
+		a.path = (__u64)BPF_CORE_READ(o, filename, name);
+	} else if (opcode == bpf_core_enum_value(enum io_uring_op, IORING_OP_RENAMEAT) ||
+		   opcode == bpf_core_enum_value(enum io_uring_op, IORING_OP_LINKAT)) {
+		struct io_rename *r = uring_cmd(req);
+
+		a.op = opcode == bpf_core_enum_value(enum io_uring_op, IORING_OP_RENAMEAT) ?
+			WW_OP_RENAME : WW_OP_LINK;
+		a.dfd = BPF_CORE_READ(r, old_dfd);
+		a.path = (__u64)BPF_CORE_READ(r, oldpath, name);
+		a.dfd2 = BPF_CORE_READ(r, new_dfd);
+		a.path2 = (__u64)BPF_CORE_READ(r, newpath, name);
+	} else if (opcode == bpf_core_enum_value(enum io_uring_op, IORING_OP_UNLINKAT)) {
+		struct io_unlink *u = uring_cmd(req);
+
+		a.flags = BPF_CORE_READ(u, flags);
+		a.op = a.flags & AT_REMOVEDIR ? WW_OP_RMDIR : WW_OP_UNLINK;
+		a.dfd = BPF_CORE_READ(u, dfd);
+		a.path = (__u64)BPF_CORE_READ(u, filename, name);
+	} else if (opcode == bpf_core_enum_value(enum io_uring_op, IORING_OP_MKDIRAT)) {
+		struct io_mkdir *m = uring_cmd(req);
+
+		a.op = WW_OP_MKDIR;
+		a.dfd = BPF_CORE_READ(m, dfd);
+		a.path = (__u64)BPF_CORE_READ(m, filename, name);
+	} else if (opcode == bpf_core_enum_value(enum io_uring_op, IORING_OP_SYMLINKAT)) {
+		struct io_link *l = uring_cmd(req);
+
+		a.op = WW_OP_SYMLINK;
+		a.dfd = BPF_CORE_READ(l, new_dfd);
+		a.path = (__u64)BPF_CORE_READ(l, newpath, name);
+	} else {
+		return 0;
+	}
+	return emit_write(ctx, &a, 0, WW_VIA_IO_URING);
 }

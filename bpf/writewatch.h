@@ -36,6 +36,17 @@ enum ww_op {
 	WW_OP_LINK,
 	WW_OP_SYMLINK,
 	WW_OP_MKNOD,
+	WW_OP_CHMOD,
+	WW_OP_CHOWN,
+	WW_OP_UTIMES,
+	WW_OP_SETXATTR,
+	WW_OP_REMOVEXATTR,
+};
+
+/* How a write reached the kernel. */
+enum ww_via {
+	WW_VIA_SYSCALL = 0,
+	WW_VIA_IO_URING = 1, /* an io_uring request, seen at submission: no result yet */
 };
 
 /*
@@ -46,9 +57,10 @@ enum ww_op {
 enum ww_slot {
 	WW_SLOT_PATH     = 0, /* path as passed by the process */
 	WW_SLOT_DIR      = 1, /* directory a relative WW_SLOT_PATH starts from */
-	WW_SLOT_PATH2    = 2, /* second path: rename's new name, link's new name */
+	WW_SLOT_PATH2    = 2, /* second path: rename's and link's new name */
 	WW_SLOT_DIR2     = 3, /* directory a relative WW_SLOT_PATH2 starts from */
-	WW_SLOT_RESOLVED = 4, /* the file a successful open opened (components) */
+	WW_SLOT_RESOLVED = 4, /* the file a successful open opened, or an fd-based
+			       * call's file (components) */
 };
 /* WW_EV_EXEC uses WW_SLOT_PATH for the file executed and WW_SLOT_DIR for argv. */
 
@@ -95,6 +107,8 @@ struct event_hdr {
 	__u16 len[NSLOTS];  /* bytes of each slot, in order after the header */
 	__u16 present;     /* bit n: slot n was filled */
 	__u16 clean;       /* bit n: the walk of slot n met an allowed mark and no denied one */
+	__u16 via;         /* enum ww_via */
+	__u16 _pad;
 	char comm[16];
 };
 

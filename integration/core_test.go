@@ -91,6 +91,7 @@ func TestEveryOperationAndItsAllowedTwin(t *testing.T) {
 	want := []key{
 		{"creat", p("created.txt"), ""},
 		{"link", p("hard"), "new"},
+		{"link", p("old.txt"), "old"},
 		{"mkdir", p("newdir"), ""},
 		{"mknod", p("fifo"), ""},
 		{"open", filepath.Join(outside, "target"), ""},

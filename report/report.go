@@ -48,11 +48,21 @@ const (
 	OpLink     = "link"
 	OpSymlink  = "symlink"
 	OpMknod    = "mknod"
+	// Metadata changes.
+	OpChmod       = "chmod"
+	OpChown       = "chown"
+	OpUtimes      = "utimes"
+	OpSetxattr    = "setxattr"
+	OpRemovexattr = "removexattr"
 )
+
+// ViaIOUring is the Violation.Via of a write submitted as an io_uring
+// request: seen when submitted, its result unknown.
+const ViaIOUring = "io_uring"
 
 // Roles of a path in a two-path operation (Violation.Role).
 const (
-	RoleOld = "old" // rename: the path renamed away
+	RoleOld = "old" // rename: the path renamed away; link: the file linked
 	RoleNew = "new" // rename, link, symlink: the path created
 )
 
@@ -108,6 +118,8 @@ type Violation struct {
 	// DeniedBy is the source of the deny entry that matched, e.g.
 	// ".writewatch.yaml:7", or "" when no deny rule matched.
 	DeniedBy string `json:"denied_by,omitempty"`
+	// Via is "" for a syscall, ViaIOUring for an io_uring request.
+	Via string `json:"via,omitempty"`
 }
 
 // Report is the result of one run.

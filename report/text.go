@@ -180,6 +180,9 @@ func (t *textWriter) violation(v *Violation) {
 	if v.Errno != "" {
 		op += " (failed: " + displayText(v.Errno) + ")"
 	}
+	if v.Via != "" {
+		op += " (via " + displayText(v.Via) + ", result unknown)"
+	}
 	if v.Count > 1 {
 		op += " ×" + strconv.Itoa(v.Count)
 	}
@@ -218,7 +221,11 @@ func roleText(v *Violation) string {
 		return ""
 	case v.Op == OpRename && (v.Role == RoleOld || v.Role == RoleNew):
 		return v.Role + " path"
-	case (v.Op == OpLink || v.Op == OpSymlink) && v.Role == RoleNew:
+	case v.Op == OpLink && v.Role == RoleOld:
+		return "the file linked"
+	case v.Op == OpLink && v.Role == RoleNew:
+		return "new name"
+	case v.Op == OpSymlink && v.Role == RoleNew:
 		return ""
 	default:
 		return "role " + displayText(v.Role)

@@ -28,11 +28,19 @@ type judge struct {
 func (j *judge) targets(ev *tracer.Event, out []target) []target {
 	op := ev.Op.String()
 	switch ev.Op {
-	case tracer.OpRename:
+	case tracer.OpRename, tracer.OpLink:
+		// A hard link to a file is a new way to write that file: the
+		// file linked is judged too.
 		out = append(out, j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir).resolved())
 		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved())
-	case tracer.OpLink, tracer.OpSymlink:
+	case tracer.OpSymlink:
 		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath, tracer.SlotDir).resolved())
+	}
+	// A call on a file descriptor (fchmod, fsetxattr, futimens...) acts on
+	// the file the kernel found behind it.
+	if !ev.Has(tracer.SlotPath) && ev.Has(tracer.SlotResolved) {
+		j.buf = ev.AppendDir(j.buf[:0], tracer.SlotResolved)
+		return append(out, target{op: op, path: string(j.buf), truncated: ev.Truncated(tracer.SlotResolved)})
 	}
 	// A successful open judges the file the kernel opened, symlinks and
 	// all (the kernel sends no start directory then), except an

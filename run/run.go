@@ -38,6 +38,8 @@ type Config struct {
 	KillSurvivors bool
 	// RingBufferBytes sizes the kernel ring buffer (0: default).
 	RingBufferBytes uint32
+	// IgnoreMetadata leaves chmod, chown, utimes and xattr changes out.
+	IgnoreMetadata bool
 }
 
 // ErrTracer wraps a failure to start tracing: no privileges, an
@@ -55,7 +57,7 @@ func Run(cfg Config) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := tracer.Options{RingBufferBytes: cfg.RingBufferBytes}
+	opts := tracer.Options{RingBufferBytes: cfg.RingBufferBytes, IgnoreMetadata: cfg.IgnoreMetadata}
 	if cfg.Allow != nil {
 		opts.Marks = kernelMarks(cfg.Allow.Entries())
 	}
@@ -239,7 +241,9 @@ func (s *session) handle(ev *tracer.Event) {
 		if ev.Op == tracer.OpOpen || ev.Op == tracer.OpCreat {
 			v.Flags = openFlags(ev.Flags)
 		}
-		if ev.Ret < 0 {
+		if ev.ViaIOUring {
+			v.Via = report.ViaIOUring
+		} else if ev.Ret < 0 {
 			v.Errno = unix.ErrnoName(syscall.Errno(-ev.Ret))
 		}
 		if entry != nil && entry.Kind == allowlist.Deny {

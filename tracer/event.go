@@ -32,12 +32,19 @@ const (
 	OpLink     = Op(writewatchWwOpWW_OP_LINK)
 	OpSymlink  = Op(writewatchWwOpWW_OP_SYMLINK)
 	OpMknod    = Op(writewatchWwOpWW_OP_MKNOD)
+	// Metadata changes.
+	OpChmod       = Op(writewatchWwOpWW_OP_CHMOD)
+	OpChown       = Op(writewatchWwOpWW_OP_CHOWN)
+	OpUtimes      = Op(writewatchWwOpWW_OP_UTIMES)
+	OpSetxattr    = Op(writewatchWwOpWW_OP_SETXATTR)
+	OpRemovexattr = Op(writewatchWwOpWW_OP_REMOVEXATTR)
 )
 
 var opNames = [...]string{
 	OpOpen: "open", OpCreat: "creat", OpTruncate: "truncate", OpRename: "rename",
 	OpUnlink: "unlink", OpRmdir: "rmdir", OpMkdir: "mkdir", OpLink: "link",
-	OpSymlink: "symlink", OpMknod: "mknod",
+	OpSymlink: "symlink", OpMknod: "mknod", OpChmod: "chmod", OpChown: "chown",
+	OpUtimes: "utimes", OpSetxattr: "setxattr", OpRemovexattr: "removexattr",
 }
 
 func (o Op) String() string {
@@ -76,6 +83,9 @@ type Event struct {
 	Flags  uint32
 	Mode   uint32
 	Comm   []byte
+	// ViaIOUring marks a request submitted through io_uring: it was seen
+	// when submitted, so Ret says nothing about its result.
+	ViaIOUring bool
 
 	present, truncated uint32
 	slots              [nslots][]byte
@@ -110,6 +120,7 @@ func (e *Event) decode(raw []byte) error {
 	e.TGID, e.PID, e.NSTGID, e.PPID = h.Tgid, h.Pid, h.NsTgid, h.Ppid
 	e.Ret, e.Flags, e.Mode = h.Ret, h.Flags, h.Mode
 	e.present, e.truncated = uint32(h.Present), h.Truncated
+	e.ViaIOUring = h.Via == uint16(writewatchWwViaWW_VIA_IO_URING)
 	comm := raw[commOff : commOff+len(h.Comm)]
 	if i := bytes.IndexByte(comm, 0); i >= 0 {
 		comm = comm[:i]

@@ -40,6 +40,8 @@ type Options struct {
 	// RingBufferBytes is the size of the kernel-to-user ring buffer, a
 	// power of two multiple of the page size. 0 means 8 MiB.
 	RingBufferBytes uint32
+	// IgnoreMetadata leaves chmod, chown, utimes and xattr changes out.
+	IgnoreMetadata bool
 	// Marks let the kernel recognise allowed writes and keep them from
 	// user space. A write is dropped in the kernel only when every path
 	// it touches lies under a MarkAllow inode and under no MarkDeny one.
@@ -68,6 +70,7 @@ type Tracer struct {
 	rd     *ringbuf.Reader
 	rec    ringbuf.Record
 	offset int64 // wall clock minus CLOCK_BOOTTIME, in ns
+	uring  bool
 
 	closeOnce sync.Once
 }
@@ -87,8 +90,9 @@ func New(opts Options) (*Tracer, error) {
 	}
 	ringBytes := spec.Maps["events"].MaxEntries
 	consts := map[string]any{
-		"use_marks":    len(opts.Marks) > 0,
-		"wakeup_bytes": uint64(ringBytes / 8),
+		"use_marks":      len(opts.Marks) > 0,
+		"watch_metadata": !opts.IgnoreMetadata,
+		"wakeup_bytes":   uint64(ringBytes / 8),
 	}
 	for name, v := range consts {
 		if err := spec.Variables[name].Set(v); err != nil {
@@ -145,8 +149,22 @@ func (t *Tracer) attach() error {
 		}
 		t.links = append(t.links, l)
 	}
+	// A kernel built without io_uring has no such tracepoint, and no
+	// io_uring requests to miss.
+	l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: "io_uring_submit_req", Program: t.objs.UringSubmit})
+	switch {
+	case err == nil:
+		t.links = append(t.links, l)
+		t.uring = true
+	case !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.ENOENT):
+		return classify("attach raw tracepoint io_uring_submit_req", err)
+	}
 	return nil
 }
+
+// WatchesIOUring reports whether io_uring requests are watched (the
+// kernel has io_uring).
+func (t *Tracer) WatchesIOUring() bool { return t.uring }
 
 func (t *Tracer) setMarks(marks []Mark) error {
 	for _, m := range marks {

@@ -47,8 +47,10 @@ type writewatchEventHdr struct {
 	Len       [5]uint16
 	Present   uint16
 	Clean     uint16
+	Via       uint16
+	Pad       uint16
 	Comm      [16]int8
-	_         [2]byte
+	_         [6]byte
 }
 
 type writewatchInodeKey struct {
@@ -83,16 +85,21 @@ const (
 type writewatchWwOp uint32
 
 const (
-	writewatchWwOpWW_OP_OPEN     writewatchWwOp = 1
-	writewatchWwOpWW_OP_CREAT    writewatchWwOp = 2
-	writewatchWwOpWW_OP_TRUNCATE writewatchWwOp = 3
-	writewatchWwOpWW_OP_RENAME   writewatchWwOp = 4
-	writewatchWwOpWW_OP_UNLINK   writewatchWwOp = 5
-	writewatchWwOpWW_OP_RMDIR    writewatchWwOp = 6
-	writewatchWwOpWW_OP_MKDIR    writewatchWwOp = 7
-	writewatchWwOpWW_OP_LINK     writewatchWwOp = 8
-	writewatchWwOpWW_OP_SYMLINK  writewatchWwOp = 9
-	writewatchWwOpWW_OP_MKNOD    writewatchWwOp = 10
+	writewatchWwOpWW_OP_OPEN        writewatchWwOp = 1
+	writewatchWwOpWW_OP_CREAT       writewatchWwOp = 2
+	writewatchWwOpWW_OP_TRUNCATE    writewatchWwOp = 3
+	writewatchWwOpWW_OP_RENAME      writewatchWwOp = 4
+	writewatchWwOpWW_OP_UNLINK      writewatchWwOp = 5
+	writewatchWwOpWW_OP_RMDIR       writewatchWwOp = 6
+	writewatchWwOpWW_OP_MKDIR       writewatchWwOp = 7
+	writewatchWwOpWW_OP_LINK        writewatchWwOp = 8
+	writewatchWwOpWW_OP_SYMLINK     writewatchWwOp = 9
+	writewatchWwOpWW_OP_MKNOD       writewatchWwOp = 10
+	writewatchWwOpWW_OP_CHMOD       writewatchWwOp = 11
+	writewatchWwOpWW_OP_CHOWN       writewatchWwOp = 12
+	writewatchWwOpWW_OP_UTIMES      writewatchWwOp = 13
+	writewatchWwOpWW_OP_SETXATTR    writewatchWwOp = 14
+	writewatchWwOpWW_OP_REMOVEXATTR writewatchWwOp = 15
 )
 
 type writewatchWwSlot uint32
@@ -118,6 +125,13 @@ const (
 	writewatchWwStatWW_STAT_MAX          writewatchWwStat = 7
 )
 
+type writewatchWwVia uint32
+
+const (
+	writewatchWwViaWW_VIA_SYSCALL  writewatchWwVia = 0
+	writewatchWwViaWW_VIA_IO_URING writewatchWwVia = 1
+)
+
 // Names of all BPF objects in the ELF.
 //
 // Used for safe lookups in a Collection or CollectionSpec.
@@ -134,6 +148,7 @@ const (
 	writewatchProgSchedFork     = "sched_fork"
 	writewatchProgSysEnter      = "sys_enter"
 	writewatchProgSysExit       = "sys_exit"
+	writewatchProgUringSubmit   = "uring_submit"
 	writewatchVarPidnsDev       = "pidns_dev"
 	writewatchVarPidnsIno       = "pidns_ino"
 	writewatchVarUnusedEventHdr = "unused_event_hdr"
@@ -142,8 +157,10 @@ const (
 	writewatchVarUnusedOp       = "unused_op"
 	writewatchVarUnusedSlot     = "unused_slot"
 	writewatchVarUnusedStat     = "unused_stat"
+	writewatchVarUnusedVia      = "unused_via"
 	writewatchVarUseMarks       = "use_marks"
 	writewatchVarWakeupBytes    = "wakeup_bytes"
+	writewatchVarWatchMetadata  = "watch_metadata"
 )
 
 // loadWritewatch returns the embedded CollectionSpec for writewatch.
@@ -188,11 +205,12 @@ type writewatchSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchProgramSpecs struct {
-	SchedExec *ebpf.ProgramSpec `ebpf:"sched_exec"`
-	SchedExit *ebpf.ProgramSpec `ebpf:"sched_exit"`
-	SchedFork *ebpf.ProgramSpec `ebpf:"sched_fork"`
-	SysEnter  *ebpf.ProgramSpec `ebpf:"sys_enter"`
-	SysExit   *ebpf.ProgramSpec `ebpf:"sys_exit"`
+	SchedExec   *ebpf.ProgramSpec `ebpf:"sched_exec"`
+	SchedExit   *ebpf.ProgramSpec `ebpf:"sched_exit"`
+	SchedFork   *ebpf.ProgramSpec `ebpf:"sched_fork"`
+	SysEnter    *ebpf.ProgramSpec `ebpf:"sys_enter"`
+	SysExit     *ebpf.ProgramSpec `ebpf:"sys_exit"`
+	UringSubmit *ebpf.ProgramSpec `ebpf:"uring_submit"`
 }
 
 // writewatchMapSpecs contains maps before they are loaded into the kernel.
@@ -220,8 +238,10 @@ type writewatchVariableSpecs struct {
 	UnusedOp       *ebpf.VariableSpec `ebpf:"unused_op"`
 	UnusedSlot     *ebpf.VariableSpec `ebpf:"unused_slot"`
 	UnusedStat     *ebpf.VariableSpec `ebpf:"unused_stat"`
+	UnusedVia      *ebpf.VariableSpec `ebpf:"unused_via"`
 	UseMarks       *ebpf.VariableSpec `ebpf:"use_marks"`
 	WakeupBytes    *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
+	WatchMetadata  *ebpf.VariableSpec `ebpf:"watch_metadata"`
 }
 
 // writewatchObjects contains all objects after they have been loaded into the kernel.
@@ -277,19 +297,22 @@ type writewatchVariables struct {
 	UnusedOp       *ebpf.Variable `ebpf:"unused_op"`
 	UnusedSlot     *ebpf.Variable `ebpf:"unused_slot"`
 	UnusedStat     *ebpf.Variable `ebpf:"unused_stat"`
+	UnusedVia      *ebpf.Variable `ebpf:"unused_via"`
 	UseMarks       *ebpf.Variable `ebpf:"use_marks"`
 	WakeupBytes    *ebpf.Variable `ebpf:"wakeup_bytes"`
+	WatchMetadata  *ebpf.Variable `ebpf:"watch_metadata"`
 }
 
 // writewatchPrograms contains all programs after they have been loaded into the kernel.
 //
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchPrograms struct {
-	SchedExec *ebpf.Program `ebpf:"sched_exec"`
-	SchedExit *ebpf.Program `ebpf:"sched_exit"`
-	SchedFork *ebpf.Program `ebpf:"sched_fork"`
-	SysEnter  *ebpf.Program `ebpf:"sys_enter"`
-	SysExit   *ebpf.Program `ebpf:"sys_exit"`
+	SchedExec   *ebpf.Program `ebpf:"sched_exec"`
+	SchedExit   *ebpf.Program `ebpf:"sched_exit"`
+	SchedFork   *ebpf.Program `ebpf:"sched_fork"`
+	SysEnter    *ebpf.Program `ebpf:"sys_enter"`
+	SysExit     *ebpf.Program `ebpf:"sys_exit"`
+	UringSubmit *ebpf.Program `ebpf:"uring_submit"`
 }
 
 func (p *writewatchPrograms) Close() error {
@@ -299,6 +322,7 @@ func (p *writewatchPrograms) Close() error {
 		p.SchedFork,
 		p.SysEnter,
 		p.SysExit,
+		p.UringSubmit,
 	)
 }
 

@@ -65,6 +65,7 @@ type options struct {
 	killSurvivors bool
 	ringbufMiB    uint
 	version       bool
+	noMetadata    bool
 }
 
 var version = "dev"
@@ -90,6 +91,7 @@ func realMain(argv []string, stderr io.Writer) int {
 	fs.DurationVar(&o.grace, "grace", 2*time.Second, "after COMMAND exits, wait this long for the processes it left running")
 	fs.BoolVar(&o.killSurvivors, "kill-survivors", false, "kill the processes of the tree still running after --grace")
 	fs.UintVar(&o.ringbufMiB, "ringbuf-mib", 8, "size of the kernel ring buffer in MiB (a power of two)")
+	fs.BoolVar(&o.noMetadata, "ignore-metadata", false, "do not report chmod, chown, utimes and xattr changes")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.Usage = func() {
 		var b strings.Builder
@@ -197,6 +199,7 @@ func realMain(argv []string, stderr io.Writer) int {
 		Grace:           o.grace,
 		KillSurvivors:   o.killSurvivors,
 		RingBufferBytes: uint32(o.ringbufMiB) << 20,
+		IgnoreMetadata:  o.noMetadata,
 	})
 	if rep == nil {
 		return startError(stderr, args[0], err)
