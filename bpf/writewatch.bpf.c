@@ -81,6 +81,16 @@ struct {
 	__type(value, struct args);
 } inflight SEC(".maps");
 
+/* Repeats of sent writes (see struct repeat_key): how many more times. A
+ * plain hash, so no count is ever evicted; when it is full, repeats are
+ * sent as records. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct repeat_key);
+	__type(value, __u64);
+} repeats SEC(".maps");
+
 /* The allowlist's marked inodes (enum ww_mark bits). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -121,6 +131,7 @@ const enum ww_stat *unused_stat __attribute__((unused));
 const enum ww_slot *unused_slot __attribute__((unused));
 const enum ww_mark *unused_mark __attribute__((unused));
 const enum ww_via *unused_via __attribute__((unused));
+const struct repeat_key *unused_repeat_key __attribute__((unused));
 
 /* An offset into event.data the verifier can see is in bounds: the
  * barrier keeps the compiler from dropping a mask it thinks redundant. */
@@ -189,13 +200,16 @@ static __always_inline void fill_hdr(struct event *e, __u32 kind)
 	e->hdr.present = 0;
 	e->hdr.clean = 0;
 	e->hdr.via = WW_VIA_SYSCALL;
+	e->hdr.detached = 0;
+	e->hdr.ino = 0;
+	e->hdr.dev = 0;
 	for (int i = 0; i < NSLOTS; i++)
 		e->hdr.len[i] = 0;
 	e->hdr.ns_tgid = ns_tgid();
 	bpf_get_current_comm(e->hdr.comm, sizeof(e->hdr.comm));
 }
 
-static __always_inline void send(void *ctx, struct event *e, __u32 off)
+static __always_inline bool send(void *ctx, struct event *e, __u32 off)
 {
 	__u64 size = sizeof(e->hdr) + off;
 
@@ -205,8 +219,13 @@ static __always_inline void send(void *ctx, struct event *e, __u32 off)
 	 * it polls, and is woken only when the buffer fills up. */
 	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 		      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_output(&events, e, size, flags))
+	if (bpf_ringbuf_output(&events, e, size, flags)) {
 		count(WW_STAT_RINGBUF_FULL);
+		if (e->hdr.kind == WW_EV_WRITE)
+			count(WW_STAT_LOST_WRITES);
+		return false;
+	}
+	return true;
 }
 
 static __always_inline void mark(struct event *e, int slot, __u32 start, __u32 end, bool truncated)
@@ -262,7 +281,17 @@ struct walk {
 	__u32 marks; /* enum ww_mark bits met on the way up */
 	bool truncated;
 	bool done;
+	bool detached; /* ended on a kernel-internal mount: no path */
 };
+
+/* Internal mounts (pipes, sockets, memfd, anonymous inodes) belong to no
+ * mount namespace: the kernel marks them with an error pointer. */
+static __always_inline bool internal_mount(struct mount *m)
+{
+	unsigned long ns = (unsigned long)BPF_CORE_READ(m, mnt_ns);
+
+	return !ns || ns >= (unsigned long)-4095;
+}
 
 static __always_inline __u32 mark_of(struct dentry *d)
 {
@@ -298,6 +327,7 @@ static long walk_step(__u32 i, void *ctx)
 
 		if (m == parent) {
 			w->done = true;
+			w->detached = internal_mount(m);
 			return 1;
 		}
 		w->dentry = BPF_CORE_READ(m, mnt_mountpoint);
@@ -308,6 +338,7 @@ static long walk_step(__u32 i, void *ctx)
 	struct dentry *up = BPF_CORE_READ(d, d_parent);
 	if (up == d) {
 		w->done = true;
+		w->detached = internal_mount(real_mount(mnt));
 		return 1;
 	}
 
@@ -361,6 +392,8 @@ __noinline int put_path(struct event *e, __u32 off, __u32 slot, __u64 dentry, __
 	e->hdr.present |= 1 << slot;
 	if (w.marks == WW_MARK_ALLOW)
 		e->hdr.clean |= 1 << slot;
+	if (w.detached)
+		e->hdr.detached |= 1 << slot;
 	if (w.truncated || !w.done) {
 		e->hdr.truncated |= 1 << slot;
 		count(WW_STAT_TRUNCATED);
@@ -388,6 +421,8 @@ static __always_inline __u32 put_file(struct event *e, __u32 off, int slot, int 
 
 	if (!f)
 		return off;
+	e->hdr.ino = BPF_CORE_READ(f, f_inode, i_ino);
+	e->hdr.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
 	return put_path(e, off, slot, (__u64)BPF_CORE_READ(f, f_path.dentry),
 			(__u64)BPF_CORE_READ(f, f_path.mnt));
 }
@@ -639,12 +674,38 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	else if (!a->path)
 		off = put_file(e, off, WW_SLOT_RESOLVED, a->dfd);
 
+	/* Opening /dev/stdout when it is a pipe, or /proc/self/fd/N of a
+	 * socket or memfd, writes no file. */
+	if ((opened || !a->path) && (e->hdr.detached & (1 << WW_SLOT_RESOLVED))) {
+		count(WW_STAT_NOT_FILES);
+		return 0;
+	}
 	if (allowed_here(e, a, ret)) {
 		count(WW_STAT_ALLOWED);
 		return 0;
 	}
+	/* A write to a known file that this process already made the same
+	 * way is only counted. */
+	struct repeat_key rk = {
+		.ino = e->hdr.ino, .dev = e->hdr.dev, .tgid = e->hdr.tgid,
+		.op = a->op, .flags = a->flags,
+	};
+	if (rk.ino && !(e->hdr.truncated)) {
+		__u64 *n = bpf_map_lookup_elem(&repeats, &rk);
+
+		if (n) {
+			__sync_fetch_and_add(n, 1);
+			count(WW_STAT_REPEATS);
+			return 0;
+		}
+	}
 	count(WW_STAT_EVENTS);
-	send(ctx, e, off);
+	if (send(ctx, e, off) && rk.ino && !e->hdr.truncated) {
+		__u64 zero = 0;
+
+		/* Full map: repeats keep coming as records, nothing is lost. */
+		bpf_map_update_elem(&repeats, &rk, &zero, BPF_NOEXIST);
+	}
 	return 0;
 }
 

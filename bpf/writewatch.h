@@ -80,6 +80,18 @@ struct inode_key {
 	__u32 _pad;
 };
 
+/*
+ * A write already sent once: the same process, operation, flags and file.
+ * Its repeats are counted here instead of being sent again.
+ */
+struct repeat_key {
+	__u64 ino;
+	__u32 dev;
+	__u32 tgid;
+	__u32 op;
+	__u32 flags;
+};
+
 /* Per-CPU counters, indexes of the stats map. */
 enum ww_stat {
 	WW_STAT_EVENTS = 0,      /* write events sent to user space */
@@ -89,6 +101,9 @@ enum ww_stat {
 	WW_STAT_TRUNCATED,       /* path slots that did not fit */
 	WW_STAT_READ_ERR,        /* strings the kernel could not read */
 	WW_STAT_ALLOWED,         /* write events found allowed in the kernel, not sent */
+	WW_STAT_NOT_FILES,       /* opens of pipes, sockets, memfds...: not file writes */
+	WW_STAT_REPEATS,         /* write events counted in the repeats map, not sent */
+	WW_STAT_LOST_WRITES,     /* of WW_STAT_RINGBUF_FULL: write records */
 	WW_STAT_MAX,
 };
 
@@ -108,7 +123,10 @@ struct event_hdr {
 	__u16 present;     /* bit n: slot n was filled */
 	__u16 clean;       /* bit n: the walk of slot n met an allowed mark and no denied one */
 	__u16 via;         /* enum ww_via */
-	__u16 _pad;
+	__u16 detached;    /* bit n: slot n's file has no path: a pipe, socket, memfd... */
+	__u64 ino;         /* the file of WW_SLOT_RESOLVED, when known: repeats of */
+	__u32 dev;         /* this record are counted in the repeats map (0: none) */
+	__u32 _pad;
 	char comm[16];
 };
 

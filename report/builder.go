@@ -57,9 +57,14 @@ func (b *Builder) Len() int { return len(b.groups) }
 // before and reports whether it was; callers use it to skip building a
 // full Violation for repeats.
 func (b *Builder) Repeat(op, path, role string) bool {
+	return b.RepeatN(op, path, role, 1)
+}
+
+// RepeatN is Repeat for n occurrences at once.
+func (b *Builder) RepeatN(op, path, role string, n int) bool {
 	i, ok := b.index[groupKey{op: op, path: path, role: role}]
 	if ok {
-		b.groups[i].Count++
+		b.groups[i].Count += n
 	}
 	return ok
 }

@@ -140,6 +140,9 @@ type Report struct {
 	// Events is the number of write events examined.
 	Events     uint64 `json:"events"`
 	LostEvents uint64 `json:"lost_events"`
+	// LostWrites is the part of LostEvents that were write events (the
+	// rest are process records).
+	LostWrites uint64 `json:"lost_writes"`
 	// Lost breaks LostEvents down by cause (the Lost constants).
 	Lost map[string]uint64 `json:"lost,omitempty"`
 	// TruncatedPaths counts events whose path did not fit the kernel

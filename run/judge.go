@@ -30,8 +30,12 @@ func (j *judge) targets(ev *tracer.Event, out []target) []target {
 	switch ev.Op {
 	case tracer.OpRename, tracer.OpLink:
 		// A hard link to a file is a new way to write that file: the
-		// file linked is judged too.
-		out = append(out, j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir).resolved())
+		// file linked is judged too, unless it is a file the process
+		// holds open (the O_TMPFILE idiom: linkat of /proc/self/fd/N, or
+		// of "" with AT_EMPTY_PATH), which was judged when it was opened.
+		if ev.Op == tracer.OpRename || !HeldOpen(ev.String(tracer.SlotPath)) {
+			out = append(out, j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir).resolved())
+		}
 		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved())
 	case tracer.OpSymlink:
 		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath, tracer.SlotDir).resolved())
@@ -112,4 +116,23 @@ func openFlags(flags uint32) string {
 		}
 	}
 	return strings.Join(parts, "|")
+}
+
+// HeldOpen reports whether a link's source names a file through a file
+// descriptor the process holds: "" (AT_EMPTY_PATH) or /proc/{self,PID,
+// thread-self}/fd/N.
+func HeldOpen(path string) bool {
+	if path == "" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(path, "/proc/")
+	if !ok {
+		return false
+	}
+	who, rest, ok := strings.Cut(rest, "/")
+	if !ok || (who != "self" && who != "thread-self" && strings.Trim(who, "0123456789") != "") {
+		return false
+	}
+	n, ok := strings.CutPrefix(rest, "fd/")
+	return ok && n != "" && strings.Trim(n, "0123456789") == ""
 }

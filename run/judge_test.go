@@ -102,3 +102,21 @@ func TestOpenFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestHeldOpen(t *testing.T) {
+	for path, want := range map[string]bool{
+		"":                       true,
+		"/proc/self/fd/3":        true,
+		"/proc/1234/fd/10":       true,
+		"/proc/thread-self/fd/4": true,
+		"/proc/self/fd/":         false,
+		"/proc/self/fdinfo/3":    false,
+		"/proc/self/fd/3/x":      false,
+		"/home/u/file":           false,
+		"/proc/abc/fd/3":         false,
+	} {
+		if got := HeldOpen(path); got != want {
+			t.Errorf("HeldOpen(%q) = %v, want %v", path, got, want)
+		}
+	}
+}

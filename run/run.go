@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"syscall"
 	"time"
 
@@ -96,10 +97,11 @@ func Run(cfg Config) (*report.Report, error) {
 	}
 
 	s := &session{
-		cfg:     cfg,
-		tr:      tr,
-		builder: report.NewBuilder(),
-		tree:    attribution.NewTree(uint32(proc.Pid()), uint32(os.Getpid()), cfg.Args),
+		cfg:      cfg,
+		tr:       tr,
+		builder:  report.NewBuilder(),
+		repeatOf: map[tracer.RepeatKey][]group{},
+		tree:     attribution.NewTree(uint32(proc.Pid()), uint32(os.Getpid()), cfg.Args),
 	}
 	exited := make(chan int, 1)
 	go func() {
@@ -118,31 +120,43 @@ func Run(cfg Config) (*report.Report, error) {
 			syscall.Kill(int(tgid), syscall.SIGKILL)
 		}
 	}
+	rerr := tr.Repeats(func(k tracer.RepeatKey, n uint64) {
+		for _, g := range s.repeatOf[k] {
+			s.builder.RepeatN(g.op, g.path, g.role, int(n))
+		}
+	})
 	stats, serr := tr.Stats()
 	rep.Finished = time.Now()
 	rep.CommandExit = s.exit
 	rep.Processes = s.tree.Seen()
-	rep.Events = s.writes + stats.AllowedInKernel
+	rep.Events = s.writes + stats.AllowedInKernel + stats.Repeats
 	rep.Violations = s.builder.Violations()
 	rep.Survivors = s.tree.Survivors(alive)
 	if serr == nil {
 		rep.LostEvents = stats.Lost()
+		rep.LostWrites = stats.LostWrites + stats.ArgsMapFull
 		rep.Lost = stats.LostByCause()
 		rep.TruncatedPaths = stats.Truncated
 		rep.AllowedInKernel = stats.AllowedInKernel
 	}
-	return rep, errors.Join(loopErr, err, serr)
+	return rep, errors.Join(loopErr, err, rerr, serr)
 }
 
+// group names one violation group.
+type group struct{ op, path, role string }
+
 type session struct {
-	cfg     Config
-	tr      *tracer.Tracer
-	tree    *attribution.Tree
-	builder *report.Builder
-	judge   judge
-	targets []target
-	writes  uint64
-	exit    int
+	// repeatOf maps a sent write's repeat key to the violations it made,
+	// so the kernel's counts of its repeats can be added at the end.
+	repeatOf map[tracer.RepeatKey][]group
+	cfg      Config
+	tr       *tracer.Tracer
+	tree     *attribution.Tree
+	builder  *report.Builder
+	judge    judge
+	targets  []target
+	writes   uint64
+	exit     int
 }
 
 // loop reads records until COMMAND has exited and its tree is empty (or
@@ -213,12 +227,16 @@ func (s *session) handle(ev *tracer.Event) {
 	}
 	s.writes++
 	s.targets = s.judge.targets(ev, s.targets[:0])
+	rk, repeatable := ev.RepeatKey()
 	for _, t := range s.targets {
 		allowed, entry := s.cfg.Allow.Match(t.path)
 		// A cut path cannot be judged for sure: report it rather than
 		// let it pass.
 		if allowed && !t.truncated {
 			continue
+		}
+		if repeatable && !slices.Contains(s.repeatOf[rk], group{t.op, t.path, t.role}) {
+			s.repeatOf[rk] = append(s.repeatOf[rk], group{t.op, t.path, t.role})
 		}
 		if s.builder.Repeat(t.op, t.path, t.role) {
 			continue

@@ -86,6 +86,11 @@ type Event struct {
 	// ViaIOUring marks a request submitted through io_uring: it was seen
 	// when submitted, so Ret says nothing about its result.
 	ViaIOUring bool
+	// Ino and Dev name the file behind SlotResolved (0: none). The kernel
+	// counts later identical writes to it in the repeats map instead of
+	// sending them: see Tracer.Repeats.
+	Ino uint64
+	Dev uint32
 
 	present, truncated uint32
 	slots              [nslots][]byte
@@ -121,6 +126,7 @@ func (e *Event) decode(raw []byte) error {
 	e.Ret, e.Flags, e.Mode = h.Ret, h.Flags, h.Mode
 	e.present, e.truncated = uint32(h.Present), h.Truncated
 	e.ViaIOUring = h.Via == uint16(writewatchWwViaWW_VIA_IO_URING)
+	e.Ino, e.Dev = h.Ino, h.Dev
 	comm := raw[commOff : commOff+len(h.Comm)]
 	if i := bytes.IndexByte(comm, 0); i >= 0 {
 		comm = comm[:i]
@@ -166,4 +172,23 @@ func (e *Event) Args() []string {
 		return nil
 	}
 	return strings.Split(string(raw), "\x00")
+}
+
+// RepeatKey identifies the repeats of one sent write: the same process,
+// operation, flags and file.
+type RepeatKey struct {
+	Ino   uint64
+	Dev   uint32
+	TGID  uint32
+	Op    Op
+	Flags uint32
+}
+
+// RepeatKey is the key the kernel counts this record's repeats under; ok
+// is false when the record has none.
+func (e *Event) RepeatKey() (k RepeatKey, ok bool) {
+	if e.Ino == 0 || e.truncated != 0 {
+		return k, false
+	}
+	return RepeatKey{Ino: e.Ino, Dev: e.Dev, TGID: e.TGID, Op: e.Op, Flags: e.Flags}, true
 }

@@ -244,6 +244,25 @@ func (t *Tracer) Next(ev *Event) error {
 	return nil
 }
 
+// Repeats calls fn for every write the kernel counted instead of sending
+// again, with how many times it was repeated since it was sent.
+func (t *Tracer) Repeats(fn func(k RepeatKey, n uint64)) error {
+	var (
+		key writewatchRepeatKey
+		n   uint64
+	)
+	it := t.objs.Repeats.Iterate()
+	for it.Next(&key, &n) {
+		if n > 0 {
+			fn(RepeatKey{Ino: key.Ino, Dev: key.Dev, TGID: key.Tgid, Op: Op(key.Op), Flags: key.Flags}, n)
+		}
+	}
+	if err := it.Err(); err != nil {
+		return fmt.Errorf("read repeats: %w", err)
+	}
+	return nil
+}
+
 // Stats sums the kernel's per-CPU counters.
 func (t *Tracer) Stats() (Stats, error) {
 	var s Stats
@@ -271,6 +290,12 @@ func (t *Tracer) Stats() (Stats, error) {
 			s.ReadErrors = sum
 		case writewatchWwStatWW_STAT_ALLOWED:
 			s.AllowedInKernel = sum
+		case writewatchWwStatWW_STAT_NOT_FILES:
+			s.NotFiles = sum
+		case writewatchWwStatWW_STAT_REPEATS:
+			s.Repeats = sum
+		case writewatchWwStatWW_STAT_LOST_WRITES:
+			s.LostWrites = sum
 		}
 	}
 	return s, nil
@@ -287,6 +312,12 @@ type Stats struct {
 	// AllowedInKernel counts write events the kernel found allowed by
 	// the marks and did not send.
 	AllowedInKernel uint64
+	// NotFiles counts opens of pipes, sockets, memfds and the like.
+	NotFiles uint64
+	// Repeats counts writes counted in the repeats map, not sent.
+	Repeats uint64
+	// LostWrites is the part of RingbufFull that were write records.
+	LostWrites uint64
 }
 
 // Lost is the number of records or syscalls that never reached user space.

@@ -48,9 +48,12 @@ type writewatchEventHdr struct {
 	Present   uint16
 	Clean     uint16
 	Via       uint16
-	Pad       uint16
-	Comm      [16]int8
+	Detached  uint16
 	_         [6]byte
+	Ino       uint64
+	Dev       uint32
+	Pad       uint32
+	Comm      [16]int8
 }
 
 type writewatchInodeKey struct {
@@ -64,6 +67,15 @@ type writewatchProc struct {
 	_      structs.HostLayout
 	Parent uint32
 	Pad    uint32
+}
+
+type writewatchRepeatKey struct {
+	_     structs.HostLayout
+	Ino   uint64
+	Dev   uint32
+	Tgid  uint32
+	Op    uint32
+	Flags uint32
 }
 
 type writewatchWwEventKind uint32
@@ -122,7 +134,10 @@ const (
 	writewatchWwStatWW_STAT_TRUNCATED    writewatchWwStat = 4
 	writewatchWwStatWW_STAT_READ_ERR     writewatchWwStat = 5
 	writewatchWwStatWW_STAT_ALLOWED      writewatchWwStat = 6
-	writewatchWwStatWW_STAT_MAX          writewatchWwStat = 7
+	writewatchWwStatWW_STAT_NOT_FILES    writewatchWwStat = 7
+	writewatchWwStatWW_STAT_REPEATS      writewatchWwStat = 8
+	writewatchWwStatWW_STAT_LOST_WRITES  writewatchWwStat = 9
+	writewatchWwStatWW_STAT_MAX          writewatchWwStat = 10
 )
 
 type writewatchWwVia uint32
@@ -136,31 +151,33 @@ const (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	writewatchMapEvents         = "events"
-	writewatchMapInflight       = "inflight"
-	writewatchMapLauncher       = "launcher"
-	writewatchMapMarks          = "marks"
-	writewatchMapProcs          = "procs"
-	writewatchMapScratch        = "scratch"
-	writewatchMapStats          = "stats"
-	writewatchProgSchedExec     = "sched_exec"
-	writewatchProgSchedExit     = "sched_exit"
-	writewatchProgSchedFork     = "sched_fork"
-	writewatchProgSysEnter      = "sys_enter"
-	writewatchProgSysExit       = "sys_exit"
-	writewatchProgUringSubmit   = "uring_submit"
-	writewatchVarPidnsDev       = "pidns_dev"
-	writewatchVarPidnsIno       = "pidns_ino"
-	writewatchVarUnusedEventHdr = "unused_event_hdr"
-	writewatchVarUnusedKind     = "unused_kind"
-	writewatchVarUnusedMark     = "unused_mark"
-	writewatchVarUnusedOp       = "unused_op"
-	writewatchVarUnusedSlot     = "unused_slot"
-	writewatchVarUnusedStat     = "unused_stat"
-	writewatchVarUnusedVia      = "unused_via"
-	writewatchVarUseMarks       = "use_marks"
-	writewatchVarWakeupBytes    = "wakeup_bytes"
-	writewatchVarWatchMetadata  = "watch_metadata"
+	writewatchMapEvents          = "events"
+	writewatchMapInflight        = "inflight"
+	writewatchMapLauncher        = "launcher"
+	writewatchMapMarks           = "marks"
+	writewatchMapProcs           = "procs"
+	writewatchMapRepeats         = "repeats"
+	writewatchMapScratch         = "scratch"
+	writewatchMapStats           = "stats"
+	writewatchProgSchedExec      = "sched_exec"
+	writewatchProgSchedExit      = "sched_exit"
+	writewatchProgSchedFork      = "sched_fork"
+	writewatchProgSysEnter       = "sys_enter"
+	writewatchProgSysExit        = "sys_exit"
+	writewatchProgUringSubmit    = "uring_submit"
+	writewatchVarPidnsDev        = "pidns_dev"
+	writewatchVarPidnsIno        = "pidns_ino"
+	writewatchVarUnusedEventHdr  = "unused_event_hdr"
+	writewatchVarUnusedKind      = "unused_kind"
+	writewatchVarUnusedMark      = "unused_mark"
+	writewatchVarUnusedOp        = "unused_op"
+	writewatchVarUnusedRepeatKey = "unused_repeat_key"
+	writewatchVarUnusedSlot      = "unused_slot"
+	writewatchVarUnusedStat      = "unused_stat"
+	writewatchVarUnusedVia       = "unused_via"
+	writewatchVarUseMarks        = "use_marks"
+	writewatchVarWakeupBytes     = "wakeup_bytes"
+	writewatchVarWatchMetadata   = "watch_metadata"
 )
 
 // loadWritewatch returns the embedded CollectionSpec for writewatch.
@@ -222,6 +239,7 @@ type writewatchMapSpecs struct {
 	Launcher *ebpf.MapSpec `ebpf:"launcher"`
 	Marks    *ebpf.MapSpec `ebpf:"marks"`
 	Procs    *ebpf.MapSpec `ebpf:"procs"`
+	Repeats  *ebpf.MapSpec `ebpf:"repeats"`
 	Scratch  *ebpf.MapSpec `ebpf:"scratch"`
 	Stats    *ebpf.MapSpec `ebpf:"stats"`
 }
@@ -230,18 +248,19 @@ type writewatchMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchVariableSpecs struct {
-	PidnsDev       *ebpf.VariableSpec `ebpf:"pidns_dev"`
-	PidnsIno       *ebpf.VariableSpec `ebpf:"pidns_ino"`
-	UnusedEventHdr *ebpf.VariableSpec `ebpf:"unused_event_hdr"`
-	UnusedKind     *ebpf.VariableSpec `ebpf:"unused_kind"`
-	UnusedMark     *ebpf.VariableSpec `ebpf:"unused_mark"`
-	UnusedOp       *ebpf.VariableSpec `ebpf:"unused_op"`
-	UnusedSlot     *ebpf.VariableSpec `ebpf:"unused_slot"`
-	UnusedStat     *ebpf.VariableSpec `ebpf:"unused_stat"`
-	UnusedVia      *ebpf.VariableSpec `ebpf:"unused_via"`
-	UseMarks       *ebpf.VariableSpec `ebpf:"use_marks"`
-	WakeupBytes    *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
-	WatchMetadata  *ebpf.VariableSpec `ebpf:"watch_metadata"`
+	PidnsDev        *ebpf.VariableSpec `ebpf:"pidns_dev"`
+	PidnsIno        *ebpf.VariableSpec `ebpf:"pidns_ino"`
+	UnusedEventHdr  *ebpf.VariableSpec `ebpf:"unused_event_hdr"`
+	UnusedKind      *ebpf.VariableSpec `ebpf:"unused_kind"`
+	UnusedMark      *ebpf.VariableSpec `ebpf:"unused_mark"`
+	UnusedOp        *ebpf.VariableSpec `ebpf:"unused_op"`
+	UnusedRepeatKey *ebpf.VariableSpec `ebpf:"unused_repeat_key"`
+	UnusedSlot      *ebpf.VariableSpec `ebpf:"unused_slot"`
+	UnusedStat      *ebpf.VariableSpec `ebpf:"unused_stat"`
+	UnusedVia       *ebpf.VariableSpec `ebpf:"unused_via"`
+	UseMarks        *ebpf.VariableSpec `ebpf:"use_marks"`
+	WakeupBytes     *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
+	WatchMetadata   *ebpf.VariableSpec `ebpf:"watch_metadata"`
 }
 
 // writewatchObjects contains all objects after they have been loaded into the kernel.
@@ -269,6 +288,7 @@ type writewatchMaps struct {
 	Launcher *ebpf.Map `ebpf:"launcher"`
 	Marks    *ebpf.Map `ebpf:"marks"`
 	Procs    *ebpf.Map `ebpf:"procs"`
+	Repeats  *ebpf.Map `ebpf:"repeats"`
 	Scratch  *ebpf.Map `ebpf:"scratch"`
 	Stats    *ebpf.Map `ebpf:"stats"`
 }
@@ -280,6 +300,7 @@ func (m *writewatchMaps) Close() error {
 		m.Launcher,
 		m.Marks,
 		m.Procs,
+		m.Repeats,
 		m.Scratch,
 		m.Stats,
 	)
@@ -289,18 +310,19 @@ func (m *writewatchMaps) Close() error {
 //
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchVariables struct {
-	PidnsDev       *ebpf.Variable `ebpf:"pidns_dev"`
-	PidnsIno       *ebpf.Variable `ebpf:"pidns_ino"`
-	UnusedEventHdr *ebpf.Variable `ebpf:"unused_event_hdr"`
-	UnusedKind     *ebpf.Variable `ebpf:"unused_kind"`
-	UnusedMark     *ebpf.Variable `ebpf:"unused_mark"`
-	UnusedOp       *ebpf.Variable `ebpf:"unused_op"`
-	UnusedSlot     *ebpf.Variable `ebpf:"unused_slot"`
-	UnusedStat     *ebpf.Variable `ebpf:"unused_stat"`
-	UnusedVia      *ebpf.Variable `ebpf:"unused_via"`
-	UseMarks       *ebpf.Variable `ebpf:"use_marks"`
-	WakeupBytes    *ebpf.Variable `ebpf:"wakeup_bytes"`
-	WatchMetadata  *ebpf.Variable `ebpf:"watch_metadata"`
+	PidnsDev        *ebpf.Variable `ebpf:"pidns_dev"`
+	PidnsIno        *ebpf.Variable `ebpf:"pidns_ino"`
+	UnusedEventHdr  *ebpf.Variable `ebpf:"unused_event_hdr"`
+	UnusedKind      *ebpf.Variable `ebpf:"unused_kind"`
+	UnusedMark      *ebpf.Variable `ebpf:"unused_mark"`
+	UnusedOp        *ebpf.Variable `ebpf:"unused_op"`
+	UnusedRepeatKey *ebpf.Variable `ebpf:"unused_repeat_key"`
+	UnusedSlot      *ebpf.Variable `ebpf:"unused_slot"`
+	UnusedStat      *ebpf.Variable `ebpf:"unused_stat"`
+	UnusedVia       *ebpf.Variable `ebpf:"unused_via"`
+	UseMarks        *ebpf.Variable `ebpf:"use_marks"`
+	WakeupBytes     *ebpf.Variable `ebpf:"wakeup_bytes"`
+	WatchMetadata   *ebpf.Variable `ebpf:"watch_metadata"`
 }
 
 // writewatchPrograms contains all programs after they have been loaded into the kernel.

@@ -56,6 +56,9 @@ func openWrite(path string, flags int) error {
 }
 
 func do(op string, a []string) error {
+	if ok, err := moreOps(op, a); ok {
+		return err
+	}
 	switch op {
 	case "write":
 		return openWrite(a[0], unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC)
