@@ -143,7 +143,7 @@ func TestDaemonIsFollowed(t *testing.T) {
 	// One that outlives the grace period is reported as a survivor and
 	// killed with --kill-survivors.
 	res = ww(t, root, []string{"--grace", "200ms", "--kill-survivors"}, "sh", "-c", `(setsid sleep 30 &); exit 0`)
-	if len(res.rep.Survivors) != 1 || res.rep.Survivors[0].Comm != "sleep" {
+	if len(res.rep.Survivors) != 1 || res.rep.Survivors[0].Comm != "sleep" || !res.rep.SurvivorsKilled {
 		t.Fatalf("survivors: %+v\n%s", res.rep.Survivors, res.stderr)
 	}
 	pid := res.rep.Survivors[0].PID

@@ -155,6 +155,9 @@ type Report struct {
 	// Survivors are the processes of the tree still alive when writewatch
 	// finished.
 	Survivors []Proc `json:"survivors"`
+	// SurvivorsKilled says writewatch killed the survivors (SIGKILL,
+	// --kill-survivors); otherwise they were left running.
+	SurvivorsKilled bool `json:"survivors_killed"`
 }
 
 // Failed reports whether the run found writes outside the allowlist.

@@ -283,8 +283,12 @@ func (t *textWriter) survivors(r *Report) {
 		return
 	}
 	t.line()
-	t.line(t.paint(ansiYellow, fmt.Sprintf("writewatch: still running when writewatch finished (%s):",
-		plural(len(r.Survivors), "process", "processes"))))
+	done := "left running"
+	if r.SurvivorsKilled {
+		done = "killed"
+	}
+	t.line(t.paint(ansiYellow, fmt.Sprintf("writewatch: still running when writewatch finished (%s, %s):",
+		plural(len(r.Survivors), "process", "processes"), done)))
 	for _, p := range r.Survivors {
 		t.line(procLine("  ", p.PID, p.Comm, p.Cmdline))
 	}

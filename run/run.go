@@ -132,6 +132,7 @@ func Run(cfg Config) (*report.Report, error) {
 	rep.Events = s.writes + stats.AllowedInKernel + stats.Repeats
 	rep.Violations = s.builder.Violations()
 	rep.Survivors = s.tree.Survivors(alive)
+	rep.SurvivorsKilled = cfg.KillSurvivors && len(alive) > 0
 	if serr == nil {
 		rep.LostEvents = stats.Lost()
 		rep.LostWrites = stats.LostWrites + stats.ArgsMapFull
