@@ -9,7 +9,7 @@ export BPF2GO_CC     := $(CLANG)
 export BPF2GO_STRIP  := $(STRIP)
 export BPF2GO_CFLAGS := $(CFLAGS)
 
-.PHONY: all build generate check-generate test unit-test dogfood demo lint clean
+.PHONY: all build generate check-generate test unit-test dogfood demo lint clean bench
 
 # Packages whose tests need no kernel: these also run under writewatch.
 UNIT_PKGS := $(shell $(GO) list ./... | grep -v /integration)
@@ -53,6 +53,14 @@ demo: build
 	@rm -rf testdata/fakehome testdata/sample/debug-output.txt
 	cd testdata/sample && ../../$(BIN) -- go test -count=1 ./... ; echo "writewatch exit code: $$? (86: writes outside the allowlist were found)"
 	@rm -rf testdata/fakehome testdata/sample/debug-output.txt
+
+# writewatch's cost next to running bare and next to strace, in one run
+# (about 10 minutes; needs root). Go benchmarks of the user-space hot path
+# follow.
+bench: build
+	@command -v strace >/dev/null || apt-get install -y strace
+	$(GO) run ./bench -writewatch $(BIN)
+	$(GO) test -run '^$$' -bench . -benchmem ./tracer/ ./allowlist/
 
 clean:
 	rm -rf bin

@@ -155,6 +155,8 @@ type Report struct {
 	// Survivors are the processes of the tree still alive when writewatch
 	// finished.
 	Survivors []Proc `json:"survivors"`
+	// PeakRSS is writewatch's own peak resident memory, in bytes.
+	PeakRSS uint64 `json:"peak_rss_bytes"`
 	// SurvivorsKilled says writewatch killed the survivors (SIGKILL,
 	// --kill-survivors); otherwise they were left running.
 	SurvivorsKilled bool `json:"survivors_killed"`

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -133,6 +135,7 @@ func Run(cfg Config) (*report.Report, error) {
 	rep.Violations = s.builder.Violations()
 	rep.Survivors = s.tree.Survivors(alive)
 	rep.SurvivorsKilled = cfg.KillSurvivors && len(alive) > 0
+	rep.PeakRSS = peakRSS()
 	if serr == nil {
 		rep.LostEvents = stats.Lost()
 		rep.LostWrites = stats.LostWrites + stats.ArgsMapFull
@@ -270,4 +273,19 @@ func (s *session) handle(ev *tracer.Event) {
 		}
 		s.builder.Add(v)
 	}
+}
+
+// peakRSS is this process's peak resident set size (VmHWM), in bytes.
+func peakRSS() uint64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
