@@ -44,8 +44,14 @@
 #define NR_fchmodat2  452
 #define NR_setxattrat 463
 #define NR_removexattrat 466
-/* The syscall number, as sys_exit sees it. */
-#define SYSCALL_NR(regs) BPF_CORE_READ((regs), orig_ax)
+/* Syscall arguments in the saved user registers (direct loads: regs is a
+ * BTF pointer in tp_btf programs). */
+#define SYSCALL_ARG1(regs) ((regs)->di)
+#define SYSCALL_ARG2(regs) ((regs)->si)
+#define SYSCALL_ARG3(regs) ((regs)->dx)
+#define SYSCALL_ARG4(regs) ((regs)->r10)
+#define SYSCALL_ARG5(regs) ((regs)->r8)
+#define SYSCALL_ARG6(regs) ((regs)->r9)
 #else
 #error "writewatch: syscall numbers for this architecture are not defined"
 #endif

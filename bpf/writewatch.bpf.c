@@ -73,13 +73,24 @@ struct {
 	__type(value, __u32);
 } launcher SEC(".maps");
 
-/* Arguments of write-intent syscalls in flight, keyed by pid (thread). */
+/*
+ * Per-thread state, in the kernel's task local storage: whether the thread
+ * belongs to the traced tree, and the arguments of the write-intent
+ * syscall it is in. Every thread of the tree gets it when it is forked;
+ * the kernel frees it with the thread.
+ */
+struct task_state {
+	__u32 tracked;
+	__u32 pending; /* args hold a syscall entered and not yet exited */
+	struct args args;
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct args);
-} inflight SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_state);
+} tasks SEC(".maps");
 
 /* Repeats of sent writes (see struct repeat_key): how many more times. A
  * plain hash, so no count is ever evicted; when it is full, repeats are
@@ -148,10 +159,26 @@ static __always_inline void count(__u32 which)
 		*v += 1;
 }
 
-/* The one place that decides whether the current process is ours. */
+/* The one place that decides whether the current thread is ours: its
+ * state, or NULL. */
+static __always_inline struct task_state *tracked_state(void)
+{
+	struct task_state *st = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
+
+	return st && st->tracked ? st : NULL;
+}
+
 static __always_inline bool is_tracked(void)
 {
+	return tracked_state() != NULL;
+}
+
+/* The same question for programs that cannot reach task storage (raw
+ * tracepoints), by process. */
+static __always_inline bool proc_tracked(void)
+{
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
 	return bpf_map_lookup_elem(&procs, &tgid) != NULL;
 }
 
@@ -390,7 +417,7 @@ __noinline int put_path(struct event *e, __u32 off, __u32 slot, __u64 dentry, __
 		return off;
 	e->hdr.len[slot] = w.off - off;
 	e->hdr.present |= 1 << slot;
-	if (w.marks == WW_MARK_ALLOW)
+	if ((w.marks & WW_MARK_ALLOW) && !(w.marks & WW_MARK_DENY))
 		e->hdr.clean |= 1 << slot;
 	if (w.detached)
 		e->hdr.detached |= 1 << slot;
@@ -399,6 +426,58 @@ __noinline int put_path(struct event *e, __u32 off, __u32 slot, __u64 dentry, __
 		count(WW_STAT_TRUNCATED);
 	}
 	return w.off;
+}
+
+struct mark_walk {
+	struct dentry *dentry;
+	struct vfsmount *mnt;
+	bool allowed;
+};
+
+/* One step of the quick check: the marks of one dentry, then up. */
+static long mark_step(__u32 i, void *ctx)
+{
+	struct mark_walk *w = ctx;
+	struct dentry *d = w->dentry;
+	struct vfsmount *mnt = w->mnt;
+	__u32 m = mark_of(d);
+
+	if (m & WW_MARK_DENY)
+		return 1;
+	if ((m & WW_MARK_ALLOW) && (m & WW_MARK_FINAL)) {
+		w->allowed = true;
+		return 1;
+	}
+	if (d == BPF_CORE_READ(mnt, mnt_root)) {
+		struct mount *mt = real_mount(mnt);
+		struct mount *parent = BPF_CORE_READ(mt, mnt_parent);
+
+		if (mt == parent)
+			return 1;
+		w->dentry = BPF_CORE_READ(mt, mnt_mountpoint);
+		w->mnt = (struct vfsmount *)((void *)parent + bpf_core_field_offset(struct mount, mnt));
+		return 0;
+	}
+	w->dentry = BPF_CORE_READ(d, d_parent);
+	return w->dentry == d;
+}
+
+/*
+ * The quick check for a file the kernel already resolved: does it lie
+ * under an allowed mark with no deny mark on the way? Copies no names,
+ * and stops at the first deciding mark. A global function, verified once.
+ */
+__noinline int file_allowed(__u64 dentry, __u64 mnt)
+{
+	struct mark_walk w = {
+		.dentry = (struct dentry *)dentry,
+		.mnt = (struct vfsmount *)mnt,
+	};
+
+	if (!dentry || !mnt)
+		return 0;
+	bpf_loop(MAX_DEPTH, mark_step, &w, 0);
+	return w.allowed;
 }
 
 static __always_inline struct file *fd_file(int fd)
@@ -455,21 +534,18 @@ static __always_inline __u32 put_target(struct event *e, __u32 off, int pslot, i
 static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
 				 const char *path2, __u32 flags, __u32 mode)
 {
-	if (!is_tracked())
-		return 0;
+	struct task_state *st = tracked_state();
 
-	__u32 pid = (__u32)bpf_get_current_pid_tgid();
-	struct args a = {
-		.op = op,
-		.dfd = dfd,
-		.dfd2 = dfd2,
-		.flags = flags,
-		.mode = mode,
-		.path = (__u64)path,
-		.path2 = (__u64)path2,
-	};
-	if (bpf_map_update_elem(&inflight, &pid, &a, BPF_ANY))
-		count(WW_STAT_ARGS_FULL);
+	if (!st)
+		return 0;
+	st->args.op = op;
+	st->args.dfd = dfd;
+	st->args.dfd2 = dfd2;
+	st->args.flags = flags;
+	st->args.mode = mode;
+	st->args.path = (__u64)path;
+	st->args.path2 = (__u64)path2;
+	st->pending = 1;
 	return 0;
 }
 
@@ -502,7 +578,7 @@ static __always_inline int stash_unlinkat(int dfd, const char *path, __u32 flags
 	return stash(flags & AT_REMOVEDIR ? WW_OP_RMDIR : WW_OP_UNLINK, dfd, path, 0, NULL, flags, 0);
 }
 
-#define ARG(n) ((unsigned long)PT_REGS_PARM##n##_CORE_SYSCALL(regs))
+#define ARG(n) ((unsigned long)SYSCALL_ARG##n(regs))
 #define STR(n) ((const char *)ARG(n))
 
 /*
@@ -510,12 +586,10 @@ static __always_inline int stash_unlinkat(int dfd, const char *path, __u32 flags
  * first, so everything else costs one switch. link and symlink create
  * only their new name, which is the one judged.
  */
-SEC("raw_tracepoint/sys_enter")
-int sys_enter(struct bpf_raw_tracepoint_args *ctx)
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 {
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-
-	switch (ctx->args[1]) {
+	switch (id) {
 	case NR_open:       return stash_open(AT_FDCWD, STR(1), ARG(2), ARG(3));
 	case NR_openat:     return stash_open(ARG(1), STR(2), ARG(3), ARG(4));
 	case NR_openat2:    return stash_openat2(ARG(1), STR(2), (const struct open_how *)ARG(3));
@@ -557,23 +631,6 @@ int sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	case NR_removexattrat: return stash_meta(WW_OP_REMOVEXATTR, ARG(1), STR(2));
 	}
 	return 0;
-}
-
-static __always_inline bool is_write_syscall(long nr)
-{
-	switch (nr) {
-	case NR_open: case NR_openat: case NR_openat2: case NR_creat: case NR_truncate:
-	case NR_rename: case NR_renameat: case NR_renameat2: case NR_unlink:
-	case NR_unlinkat: case NR_rmdir: case NR_mkdir: case NR_mkdirat: case NR_link:
-	case NR_linkat: case NR_symlink: case NR_symlinkat: case NR_mknod: case NR_mknodat:
-	case NR_chmod: case NR_fchmod: case NR_fchmodat: case NR_fchmodat2: case NR_chown:
-	case NR_lchown: case NR_fchown: case NR_fchownat: case NR_utime: case NR_utimes:
-	case NR_futimesat: case NR_utimensat: case NR_setxattr: case NR_lsetxattr:
-	case NR_fsetxattr: case NR_setxattrat: case NR_removexattr: case NR_lremovexattr:
-	case NR_fremovexattr: case NR_removexattrat:
-		return true;
-	}
-	return false;
 }
 
 struct scan {
@@ -648,10 +705,23 @@ static __always_inline bool allowed_here(struct event *e, struct args *a, long r
 static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16 via)
 {
 	bool kstr = via == WW_VIA_IO_URING;
-	struct event *e = scratch_event();
+	bool opened = (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !kstr &&
+		      !(a->flags & __O_TMPFILE);
+	struct event *e;
 	__u32 off = 0;
-	bool opened;
 
+	/* Most writes of a test run go to allowed places: settle those
+	 * before building anything. */
+	if (use_marks && (opened || !a->path)) {
+		struct file *f = fd_file(opened ? ret : a->dfd);
+
+		if (f && file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry),
+				      (__u64)BPF_CORE_READ(f, f_path.mnt))) {
+			count(WW_STAT_ALLOWED);
+			return 0;
+		}
+	}
+	e = scratch_event();
 	if (!e)
 		return 0;
 	fill_hdr(e, WW_EV_WRITE);
@@ -663,8 +733,6 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 
 	/* An open that succeeded is judged by the file it opened: the
 	 * directory of a relative name is not needed then. */
-	opened = (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !kstr &&
-		 !(a->flags & __O_TMPFILE);
 	off = put_target(e, off, WW_SLOT_PATH, WW_SLOT_DIR, (const char *)a->path, a->dfd, !opened, kstr);
 	if (a->path2)
 		off = put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, (const char *)a->path2, a->dfd2,
@@ -710,45 +778,49 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 }
 
 /* Exit of every syscall: send the record of a stored call, always
- * deleting its arguments. */
-SEC("raw_tracepoint/sys_exit")
-int sys_exit(struct bpf_raw_tracepoint_args *ctx)
+ * clearing its arguments. One storage lookup for everything else. */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-	long ret = ctx->args[1];
-	struct args *stored;
+	struct task_state *st = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
 	struct args a;
-	__u32 pid;
 
-	if (!is_write_syscall(SYSCALL_NR(regs)))
+	if (!st || !st->pending)
 		return 0;
-	pid = (__u32)bpf_get_current_pid_tgid();
-	stored = bpf_map_lookup_elem(&inflight, &pid);
-	if (!stored)
-		return 0;
-	a = *stored;
-	bpf_map_delete_elem(&inflight, &pid);
-
+	a = st->args;
+	st->pending = 0;
 	return emit_write(ctx, &a, ret, WW_VIA_SYSCALL);
 }
 
-SEC("raw_tracepoint/sched_process_fork")
-int sched_fork(struct bpf_raw_tracepoint_args *ctx)
+/*
+ * A new thread or process: it belongs to the tree when its creator does,
+ * or when writewatch itself is starting COMMAND. Runs before the child
+ * runs a single instruction.
+ */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(sched_fork, struct task_struct *parent_task, struct task_struct *child)
 {
-	struct task_struct *child = (struct task_struct *)ctx->args[1];
 	__u32 parent = bpf_get_current_pid_tgid() >> 32;
-	__u32 tgid = BPF_CORE_READ(child, tgid);
+	__u32 tgid = child->tgid;
 	struct proc p = { .parent = parent };
+	struct task_state *st;
 	bool root = false;
 	struct event *e;
 
-	if (tgid == parent)
-		return 0; /* a new thread of a process */
 	if (!is_tracked()) {
-		if (!is_launcher())
+		if (tgid == parent || !is_launcher())
 			return 0;
 		root = true;
 	}
+	st = bpf_task_storage_get(&tasks, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count(WW_STAT_PROC_FULL);
+		return 0;
+	}
+	st->tracked = 1;
+	st->pending = 0;
+	if (tgid == parent)
+		return 0; /* a new thread of a process of the tree */
 	if (bpf_map_update_elem(&procs, &tgid, &p, BPF_ANY)) {
 		count(WW_STAT_PROC_FULL);
 		return 0;
@@ -758,7 +830,7 @@ int sched_fork(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	fill_hdr(e, WW_EV_FORK);
 	e->hdr.tgid = tgid;
-	e->hdr.pid = BPF_CORE_READ(child, pid);
+	e->hdr.pid = child->pid;
 	e->hdr.ppid = parent;
 	e->hdr.ns_tgid = 0;
 	e->hdr.flags = root;
@@ -766,11 +838,9 @@ int sched_fork(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-SEC("raw_tracepoint/sched_process_exec")
-int sched_exec(struct bpf_raw_tracepoint_args *ctx)
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sched_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct linux_binprm *bprm = (struct linux_binprm *)ctx->args[2];
 	unsigned long arg_start, arg_end;
 	struct event *e;
 	__u32 off = 0;
@@ -807,10 +877,9 @@ int sched_exec(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
-SEC("raw_tracepoint/sched_process_exit")
-int sched_exit(struct bpf_raw_tracepoint_args *ctx)
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(sched_exit, struct task_struct *task)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct event *e;
 
@@ -847,7 +916,7 @@ int uring_submit(struct bpf_raw_tracepoint_args *ctx)
 	struct args a = {};
 	__u8 opcode;
 
-	if (!is_tracked())
+	if (!proc_tracked())
 		return 0;
 	opcode = BPF_CORE_READ(req, opcode);
 	if (opcode == bpf_core_enum_value(enum io_uring_op, IORING_OP_OPENAT) ||

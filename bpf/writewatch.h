@@ -72,6 +72,7 @@ enum ww_slot {
 enum ww_mark {
 	WW_MARK_ALLOW = 1,
 	WW_MARK_DENY  = 2,
+	WW_MARK_FINAL = 4, /* with ALLOW: no deny mark above it, so reaching it decides */
 };
 
 struct inode_key {
@@ -96,8 +97,7 @@ struct repeat_key {
 enum ww_stat {
 	WW_STAT_EVENTS = 0,      /* write events sent to user space */
 	WW_STAT_RINGBUF_FULL,    /* records dropped: ring buffer full */
-	WW_STAT_ARGS_FULL,       /* syscalls missed: per-thread argument map full */
-	WW_STAT_PROC_FULL,       /* processes not tracked: process map full */
+	WW_STAT_PROC_FULL,       /* threads or processes not followed: storage or map full */
 	WW_STAT_TRUNCATED,       /* path slots that did not fit */
 	WW_STAT_READ_ERR,        /* strings the kernel could not read */
 	WW_STAT_ALLOWED,         /* write events found allowed in the kernel, not sent */

@@ -69,7 +69,6 @@ const (
 // Causes of lost events (keys of Report.Lost).
 const (
 	LostRingbufFull = "ringbuf_full"
-	LostArgsMapFull = "args_map_full"
 	LostProcMapFull = "proc_map_full"
 )
 

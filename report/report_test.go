@@ -125,7 +125,7 @@ func richReport() *Report {
 func lostReport() *Report {
 	r := emptyReport()
 	r.LostEvents = 37
-	r.Lost = map[string]uint64{LostArgsMapFull: 7, LostRingbufFull: 30}
+	r.Lost = map[string]uint64{LostProcMapFull: 7, LostRingbufFull: 30}
 	return r
 }
 

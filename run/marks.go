@@ -23,11 +23,20 @@ import (
 // Marks follow inodes: an allowed directory renamed during the run stays
 // allowed in the kernel's eyes.
 func kernelMarks(entries []allowlist.Entry) []tracer.Mark {
-	var marks []tracer.Mark
+	var (
+		marks   []tracer.Mark
+		allowAt = map[int]string{} // index in marks of each allow mark: its path
+		denied  []string           // paths with a deny mark
+	)
 	add := func(path string, kind tracer.MarkKind) bool {
 		var st syscall.Stat_t
 		if syscall.Stat(path, &st) != nil {
 			return false
+		}
+		if kind == tracer.MarkAllow {
+			allowAt[len(marks)] = path
+		} else {
+			denied = append(denied, path)
 		}
 		marks = append(marks, tracer.Mark{Dev: st.Dev, Ino: st.Ino, Kind: kind})
 		return true
@@ -50,6 +59,20 @@ func kernelMarks(entries []allowlist.Entry) []tracer.Mark {
 					break
 				}
 			}
+		}
+	}
+	// An allowed directory with no deny mark at or above it decides a
+	// write as soon as the kernel reaches it on the way up.
+	for i, path := range allowAt {
+		final := true
+		for _, d := range denied {
+			if d == "/" || d == path || strings.HasPrefix(path, d+"/") {
+				final = false
+				break
+			}
+		}
+		if final {
+			marks[i].Kind |= tracer.MarkFinal
 		}
 	}
 	return marks

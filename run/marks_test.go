@@ -13,7 +13,7 @@ import (
 
 func TestKernelMarks(t *testing.T) {
 	dir := t.TempDir()
-	for _, d := range []string{"tests/golden", "build", "logs"} {
+	for _, d := range []string{"tests/golden", "build", "logs", "docs"} {
 		os.MkdirAll(filepath.Join(dir, d), 0o755)
 	}
 	ino := func(p string) uint64 {
@@ -28,6 +28,7 @@ func TestKernelMarks(t *testing.T) {
 		{Kind: allowlist.Allow, Pattern: dir + "/build"},
 		{Kind: allowlist.Allow, Pattern: dir + "/logs/*.log"},    // a glob: no mark
 		{Kind: allowlist.Allow, Pattern: dir + "/missing"},       // nothing to mark
+		{Kind: allowlist.Allow, Pattern: dir + "/docs"},          // no deny near it: final
 		{Kind: allowlist.Deny, Pattern: dir + "/tests/golden"},   // itself and its directory
 		{Kind: allowlist.Deny, Pattern: dir + "/build/gen/*.go"}, // nearest existing directory
 	}
@@ -39,9 +40,12 @@ func TestKernelMarks(t *testing.T) {
 	for _, m := range kernelMarks(entries) {
 		got = append(got, mark{m.Ino, m.Kind})
 	}
+	// tests/ and build/ get deny marks themselves, as the directories
+	// above deny rules: not final. docs/ is.
 	want := []mark{
 		{ino("tests"), tracer.MarkAllow},
 		{ino("build"), tracer.MarkAllow},
+		{ino("docs"), tracer.MarkAllow | tracer.MarkFinal},
 		{ino("tests/golden"), tracer.MarkDeny},
 		{ino("tests"), tracer.MarkDeny},
 		{ino("build"), tracer.MarkDeny},

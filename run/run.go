@@ -138,7 +138,7 @@ func Run(cfg Config) (*report.Report, error) {
 	rep.PeakRSS = peakRSS()
 	if serr == nil {
 		rep.LostEvents = stats.Lost()
-		rep.LostWrites = stats.LostWrites + stats.ArgsMapFull
+		rep.LostWrites = stats.LostWrites
 		rep.Lost = stats.LostByCause()
 		rep.TruncatedPaths = stats.Truncated
 		rep.AllowedInKernel = stats.AllowedInKernel

@@ -54,6 +54,9 @@ type MarkKind uint32
 const (
 	MarkAllow = MarkKind(writewatchWwMarkWW_MARK_ALLOW) // allowed, with everything under it
 	MarkDeny  = MarkKind(writewatchWwMarkWW_MARK_DENY)  // user space must decide at or under it
+	// MarkFinal goes with MarkAllow when no deny mark lies above it:
+	// reaching it settles a write without looking further up.
+	MarkFinal = MarkKind(writewatchWwMarkWW_MARK_FINAL)
 )
 
 // Mark names an inode by the device and inode number stat reports.
@@ -127,25 +130,18 @@ func New(opts Options) (*Tracer, error) {
 	return t, nil
 }
 
-// attach hooks the programs to their raw tracepoints. Raw tracepoints
-// need no tracefs, and detaching them does not wait for the kernel to
-// quiesce each one, so start and end stay fast. Process lifecycle comes
-// first, so no child of a tracked process is missed once syscalls are
-// watched.
+// attach hooks the programs to their tracepoints. These attach like raw
+// tracepoints: no tracefs is needed, and detaching does not wait for the
+// kernel to quiesce each one, so start and end stay fast. Process
+// lifecycle comes first, so no child of a tracked process is missed once
+// syscalls are watched.
 func (t *Tracer) attach() error {
-	for _, tp := range []struct {
-		name string
-		prog *ebpf.Program
-	}{
-		{"sched_process_fork", t.objs.SchedFork},
-		{"sched_process_exec", t.objs.SchedExec},
-		{"sched_process_exit", t.objs.SchedExit},
-		{"sys_exit", t.objs.SysExit},
-		{"sys_enter", t.objs.SysEnter},
-	} {
-		l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: tp.name, Program: tp.prog})
+	// BTF-typed tracepoints: arguments are read with plain loads, and
+	// per-thread state lives in task storage.
+	for _, prog := range []*ebpf.Program{t.objs.SchedFork, t.objs.SchedExec, t.objs.SchedExit, t.objs.SysExit, t.objs.SysEnter} {
+		l, err := link.AttachTracing(link.TracingOptions{Program: prog})
 		if err != nil {
-			return classify("attach raw tracepoint "+tp.name, err)
+			return classify("attach "+prog.String(), err)
 		}
 		t.links = append(t.links, l)
 	}
@@ -280,8 +276,6 @@ func (t *Tracer) Stats() (Stats, error) {
 			s.Events = sum
 		case writewatchWwStatWW_STAT_RINGBUF_FULL:
 			s.RingbufFull = sum
-		case writewatchWwStatWW_STAT_ARGS_FULL:
-			s.ArgsMapFull = sum
 		case writewatchWwStatWW_STAT_PROC_FULL:
 			s.ProcMapFull = sum
 		case writewatchWwStatWW_STAT_TRUNCATED:
@@ -305,8 +299,7 @@ func (t *Tracer) Stats() (Stats, error) {
 type Stats struct {
 	Events      uint64 // write records sent
 	RingbufFull uint64 // records dropped: ring buffer full
-	ArgsMapFull uint64 // syscalls missed: argument map full
-	ProcMapFull uint64 // processes not followed: process map full
+	ProcMapFull uint64 // threads or processes not followed: storage or map full
 	Truncated   uint64 // path slots cut to fit
 	ReadErrors  uint64 // strings the kernel could not read
 	// AllowedInKernel counts write events the kernel found allowed by
@@ -321,12 +314,12 @@ type Stats struct {
 }
 
 // Lost is the number of records or syscalls that never reached user space.
-func (s Stats) Lost() uint64 { return s.RingbufFull + s.ArgsMapFull + s.ProcMapFull }
+func (s Stats) Lost() uint64 { return s.RingbufFull + s.ProcMapFull }
 
 // LostByCause names each non-zero cause of loss.
 func (s Stats) LostByCause() map[string]uint64 {
 	m := map[string]uint64{}
-	for k, v := range map[string]uint64{"ringbuf_full": s.RingbufFull, "args_map_full": s.ArgsMapFull, "proc_map_full": s.ProcMapFull} {
+	for k, v := range map[string]uint64{"ringbuf_full": s.RingbufFull, "proc_map_full": s.ProcMapFull} {
 		if v > 0 {
 			m[k] = v
 		}

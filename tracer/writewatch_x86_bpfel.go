@@ -13,18 +13,6 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-type writewatchArgs struct {
-	_     structs.HostLayout
-	Op    uint32
-	Dfd   int32
-	Dfd2  int32
-	Flags uint32
-	Mode  uint32
-	Pad   uint32
-	Path  uint64
-	Path2 uint64
-}
-
 type writewatchEvent struct {
 	_    structs.HostLayout
 	Hdr  writewatchEventHdr
@@ -78,6 +66,23 @@ type writewatchRepeatKey struct {
 	Flags uint32
 }
 
+type writewatchTaskState struct {
+	_       structs.HostLayout
+	Tracked uint32
+	Pending uint32
+	Args    struct {
+		_     structs.HostLayout
+		Op    uint32
+		Dfd   int32
+		Dfd2  int32
+		Flags uint32
+		Mode  uint32
+		Pad   uint32
+		Path  uint64
+		Path2 uint64
+	}
+}
+
 type writewatchWwEventKind uint32
 
 const (
@@ -92,6 +97,7 @@ type writewatchWwMark uint32
 const (
 	writewatchWwMarkWW_MARK_ALLOW writewatchWwMark = 1
 	writewatchWwMarkWW_MARK_DENY  writewatchWwMark = 2
+	writewatchWwMarkWW_MARK_FINAL writewatchWwMark = 4
 )
 
 type writewatchWwOp uint32
@@ -129,15 +135,14 @@ type writewatchWwStat uint32
 const (
 	writewatchWwStatWW_STAT_EVENTS       writewatchWwStat = 0
 	writewatchWwStatWW_STAT_RINGBUF_FULL writewatchWwStat = 1
-	writewatchWwStatWW_STAT_ARGS_FULL    writewatchWwStat = 2
-	writewatchWwStatWW_STAT_PROC_FULL    writewatchWwStat = 3
-	writewatchWwStatWW_STAT_TRUNCATED    writewatchWwStat = 4
-	writewatchWwStatWW_STAT_READ_ERR     writewatchWwStat = 5
-	writewatchWwStatWW_STAT_ALLOWED      writewatchWwStat = 6
-	writewatchWwStatWW_STAT_NOT_FILES    writewatchWwStat = 7
-	writewatchWwStatWW_STAT_REPEATS      writewatchWwStat = 8
-	writewatchWwStatWW_STAT_LOST_WRITES  writewatchWwStat = 9
-	writewatchWwStatWW_STAT_MAX          writewatchWwStat = 10
+	writewatchWwStatWW_STAT_PROC_FULL    writewatchWwStat = 2
+	writewatchWwStatWW_STAT_TRUNCATED    writewatchWwStat = 3
+	writewatchWwStatWW_STAT_READ_ERR     writewatchWwStat = 4
+	writewatchWwStatWW_STAT_ALLOWED      writewatchWwStat = 5
+	writewatchWwStatWW_STAT_NOT_FILES    writewatchWwStat = 6
+	writewatchWwStatWW_STAT_REPEATS      writewatchWwStat = 7
+	writewatchWwStatWW_STAT_LOST_WRITES  writewatchWwStat = 8
+	writewatchWwStatWW_STAT_MAX          writewatchWwStat = 9
 )
 
 type writewatchWwVia uint32
@@ -152,13 +157,13 @@ const (
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
 	writewatchMapEvents          = "events"
-	writewatchMapInflight        = "inflight"
 	writewatchMapLauncher        = "launcher"
 	writewatchMapMarks           = "marks"
 	writewatchMapProcs           = "procs"
 	writewatchMapRepeats         = "repeats"
 	writewatchMapScratch         = "scratch"
 	writewatchMapStats           = "stats"
+	writewatchMapTasks           = "tasks"
 	writewatchProgSchedExec      = "sched_exec"
 	writewatchProgSchedExit      = "sched_exit"
 	writewatchProgSchedFork      = "sched_fork"
@@ -235,13 +240,13 @@ type writewatchProgramSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchMapSpecs struct {
 	Events   *ebpf.MapSpec `ebpf:"events"`
-	Inflight *ebpf.MapSpec `ebpf:"inflight"`
 	Launcher *ebpf.MapSpec `ebpf:"launcher"`
 	Marks    *ebpf.MapSpec `ebpf:"marks"`
 	Procs    *ebpf.MapSpec `ebpf:"procs"`
 	Repeats  *ebpf.MapSpec `ebpf:"repeats"`
 	Scratch  *ebpf.MapSpec `ebpf:"scratch"`
 	Stats    *ebpf.MapSpec `ebpf:"stats"`
+	Tasks    *ebpf.MapSpec `ebpf:"tasks"`
 }
 
 // writewatchVariableSpecs contains global variables before they are loaded into the kernel.
@@ -284,25 +289,25 @@ func (o *writewatchObjects) Close() error {
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchMaps struct {
 	Events   *ebpf.Map `ebpf:"events"`
-	Inflight *ebpf.Map `ebpf:"inflight"`
 	Launcher *ebpf.Map `ebpf:"launcher"`
 	Marks    *ebpf.Map `ebpf:"marks"`
 	Procs    *ebpf.Map `ebpf:"procs"`
 	Repeats  *ebpf.Map `ebpf:"repeats"`
 	Scratch  *ebpf.Map `ebpf:"scratch"`
 	Stats    *ebpf.Map `ebpf:"stats"`
+	Tasks    *ebpf.Map `ebpf:"tasks"`
 }
 
 func (m *writewatchMaps) Close() error {
 	return _WritewatchClose(
 		m.Events,
-		m.Inflight,
 		m.Launcher,
 		m.Marks,
 		m.Procs,
 		m.Repeats,
 		m.Scratch,
 		m.Stats,
+		m.Tasks,
 	)
 }
 
