@@ -112,9 +112,17 @@ func Run(cfg Config) (*report.Report, error) {
 			code = 128 + int(syscall.SIGKILL)
 		}
 		exited <- code
+		tr.Wake()
+	}()
+	signals := make(chan os.Signal, 4)
+	go func() {
+		for sig := range cfg.Signals {
+			signals <- sig
+			tr.Wake()
+		}
 	}()
 
-	loopErr := s.loop(proc, exited)
+	loopErr := s.loop(proc, exited, signals)
 
 	alive, err := tr.Tracked()
 	if err == nil && cfg.KillSurvivors {
@@ -165,7 +173,7 @@ type session struct {
 
 // loop reads records until COMMAND has exited and its tree is empty (or
 // the grace period for survivors is over), then drains what is left.
-func (s *session) loop(proc *launch.Process, exited <-chan int) error {
+func (s *session) loop(proc *launch.Process, exited <-chan int, signals <-chan os.Signal) error {
 	var (
 		ev        tracer.Event
 		done      bool
@@ -183,7 +191,7 @@ func (s *session) loop(proc *launch.Process, exited <-chan int) error {
 			return err
 		}
 		select {
-		case sig := <-s.cfg.Signals:
+		case sig := <-signals:
 			proc.Signal(sig)
 		case code := <-exited:
 			done, s.exit = true, code

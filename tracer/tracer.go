@@ -221,6 +221,17 @@ func (t *Tracer) Tracked() ([]uint32, error) {
 // is waiting. A zero time waits forever.
 func (t *Tracer) SetDeadline(d time.Time) { t.rd.SetDeadline(d) }
 
+// Wake makes a Next that is waiting return ErrTimeout once the records
+// already in the ring buffer are read. Records do not wake the reader one
+// by one, so a caller that learns something (COMMAND exited, a signal)
+// calls Wake instead of waiting for its deadline.
+func (t *Tracer) Wake() error {
+	if err := t.rd.Flush(); err != nil {
+		return fmt.Errorf("wake reader: %w", err)
+	}
+	return nil
+}
+
 // Next reads the next record into ev. ev's byte slices point into a buffer
 // reused by the following call.
 func (t *Tracer) Next(ev *Event) error {
@@ -228,7 +239,7 @@ func (t *Tracer) Next(ev *Event) error {
 		switch {
 		case errors.Is(err, ringbuf.ErrClosed):
 			return ErrClosed
-		case errors.Is(err, os.ErrDeadlineExceeded):
+		case errors.Is(err, os.ErrDeadlineExceeded), errors.Is(err, ringbuf.ErrFlushed):
 			return ErrTimeout
 		}
 		return fmt.Errorf("read ring buffer: %w", err)
