@@ -3,6 +3,7 @@ package run
 import (
 	"path/filepath"
 	"strings"
+	"unsafe"
 
 	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/tracer"
@@ -19,13 +20,32 @@ type target struct {
 	truncated bool
 }
 
-// judge turns a write record into the paths it writes: rename has two,
-// everything else one. buf is scratch space reused between calls.
+// judge turns a write record into the paths it writes: rename and link
+// have two, everything else one. The targets' strings are views of the
+// record and of scratch space reused by the next call: callers that keep
+// one must clone it.
 type judge struct {
-	buf []byte
+	bufs [2][]byte
+	n    int // the next buffer to use
+}
+
+// scratch returns an empty buffer that no other target of this record
+// uses.
+func (j *judge) scratch() []byte {
+	b := j.bufs[j.n%len(j.bufs)][:0]
+	return b
+}
+
+// view keeps b as the current scratch buffer and returns it as a string
+// without copying.
+func (j *judge) view(b []byte) string {
+	j.bufs[j.n%len(j.bufs)] = b
+	j.n++
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 func (j *judge) targets(ev *tracer.Event, out []target) []target {
+	j.n = 0
 	op := ev.Op.String()
 	switch ev.Op {
 	case tracer.OpRename, tracer.OpLink:
@@ -43,8 +63,8 @@ func (j *judge) targets(ev *tracer.Event, out []target) []target {
 	// A call on a file descriptor (fchmod, fsetxattr, futimens...) acts on
 	// the file the kernel found behind it.
 	if !ev.Has(tracer.SlotPath) && ev.Has(tracer.SlotResolved) {
-		j.buf = ev.AppendDir(j.buf[:0], tracer.SlotResolved)
-		return append(out, target{op: op, path: string(j.buf), truncated: ev.Truncated(tracer.SlotResolved)})
+		path := j.view(ev.AppendDir(j.scratch(), tracer.SlotResolved))
+		return append(out, target{op: op, path: path, truncated: ev.Truncated(tracer.SlotResolved)})
 	}
 	// A successful open judges the file the kernel opened, symlinks and
 	// all (the kernel sends no start directory then), except an
@@ -52,11 +72,10 @@ func (j *judge) targets(ev *tracer.Event, out []target) []target {
 	// asked for.
 	if (ev.Op == tracer.OpOpen || ev.Op == tracer.OpCreat) && ev.Ret >= 0 &&
 		ev.Has(tracer.SlotResolved) && ev.Flags&oTmpfile == 0 {
-		j.buf = ev.AppendDir(j.buf[:0], tracer.SlotResolved)
 		return append(out, target{
 			op:        op,
-			path:      string(j.buf),
-			requested: ev.String(tracer.SlotPath),
+			path:      j.view(ev.AppendDir(j.scratch(), tracer.SlotResolved)),
+			requested: slotView(ev, tracer.SlotPath),
 			truncated: ev.Truncated(tracer.SlotPath) || ev.Truncated(tracer.SlotResolved),
 		})
 	}
@@ -67,15 +86,15 @@ func (j *judge) targets(ev *tracer.Event, out []target) []target {
 // target builds the absolute path of a path slot, starting from its
 // directory slot when relative.
 func (j *judge) target(ev *tracer.Event, op, role string, ps, ds tracer.Slot) target {
-	req := ev.String(ps)
+	req := slotView(ev, ps)
 	t := target{op: op, role: role, requested: req, truncated: ev.Truncated(ps)}
 	if strings.HasPrefix(req, "/") {
 		t.path = filepath.Clean(req)
 	} else {
-		j.buf = ev.AppendDir(j.buf[:0], ds)
-		j.buf = append(j.buf, '/')
-		j.buf = append(j.buf, req...)
-		t.path = filepath.Clean(string(j.buf))
+		b := ev.AppendDir(j.scratch(), ds)
+		b = append(b, '/')
+		b = append(b, req...)
+		t.path = filepath.Clean(j.view(b))
 		t.truncated = t.truncated || ev.Truncated(ds) || !ev.Has(ds)
 	}
 	return t
@@ -135,4 +154,14 @@ func HeldOpen(path string) bool {
 	}
 	n, ok := strings.CutPrefix(rest, "fd/")
 	return ok && n != "" && strings.Trim(n, "0123456789") == ""
+}
+
+// slotView is slot s of ev as a string, without its NUL and without
+// copying: valid until the next record is read.
+func slotView(ev *tracer.Event, s tracer.Slot) string {
+	b := ev.Bytes(s)
+	if n := len(b); n > 0 && b[n-1] == 0 {
+		b = b[:n-1]
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }

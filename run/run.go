@@ -247,11 +247,17 @@ func (s *session) handle(ev *tracer.Event) {
 		if allowed && !t.truncated {
 			continue
 		}
-		if repeatable && !slices.Contains(s.repeatOf[rk], group{t.op, t.path, t.role}) {
-			s.repeatOf[rk] = append(s.repeatOf[rk], group{t.op, t.path, t.role})
-		}
 		if s.builder.Repeat(t.op, t.path, t.role) {
+			if repeatable && !slices.Contains(s.repeatOf[rk], group{t.op, t.path, t.role}) {
+				s.repeatOf[rk] = append(s.repeatOf[rk], group{t.op, strings.Clone(t.path), t.role})
+			}
 			continue
+		}
+		// A new violation: keep copies of the strings, which are views of
+		// buffers the next record reuses.
+		t.path, t.requested = strings.Clone(t.path), strings.Clone(t.requested)
+		if repeatable {
+			s.repeatOf[rk] = append(s.repeatOf[rk], group{t.op, t.path, t.role})
 		}
 		p := s.tree.Report(ev.TGID)
 		v := report.Violation{
