@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -358,5 +359,50 @@ func TestAllowedWritesStayInKernel(t *testing.T) {
 	// path is judged in user space.
 	if res.rep.Events != 5 || res.rep.AllowedInKernel < 3 {
 		t.Errorf("events %d, allowed in kernel %d: want 5 and at least 3", res.rep.Events, res.rep.AllowedInKernel)
+	}
+}
+
+// Inside a container's PID namespace, processes are still followed by
+// the kernel's own ids, and reported with the pids the namespace shows.
+func TestInsidePIDNamespace(t *testing.T) {
+	root, _ := project(t)
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Fatal("unshare (util-linux) is needed for this test")
+	}
+	jsonPath := filepath.Join(t.TempDir(), "r.json")
+	cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc",
+		wwBin, "--json", jsonPath, "--", "sh", "-c", `echo x > stray.txt; (echo y > child.txt); echo $$`)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 86 {
+		t.Fatalf("exit: %v, want 86", err)
+	}
+	data, err := os.ReadFile(jsonPath)
+	must(t, err)
+	var rep struct {
+		Violations []struct {
+			Path      string
+			PID, PPID int
+		}
+	}
+	must(t, json.Unmarshal(data, &rep))
+	shPID := strings.TrimSpace(string(out))
+	var seen int
+	for _, v := range rep.Violations {
+		switch filepath.Base(v.Path) {
+		case "stray.txt":
+			seen++
+			if fmt.Sprint(v.PID) != shPID || v.PPID != 1 {
+				t.Errorf("stray.txt by pid %d (parent %d); the shell is %s in its namespace, writewatch 1", v.PID, v.PPID, shPID)
+			}
+		case "child.txt":
+			seen++
+			if fmt.Sprint(v.PPID) != shPID {
+				t.Errorf("child.txt by pid %d, parent %d; want parent %s", v.PID, v.PPID, shPID)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Errorf("violations %+v, want stray.txt and child.txt", rep.Violations)
 	}
 }
