@@ -334,6 +334,40 @@ static __always_inline __u32 mark_of(struct dentry *d)
 	return m ? *m : 0;
 }
 
+enum { UP_NAME, UP_MOUNT, UP_END };
+
+/*
+ * Where one step up from dentry d on mount *mnt leads: across a mount
+ * point (UP_MOUNT: *next and *mnt are the mount point and its mount), past
+ * the top of the tree (UP_END: *detached says whether that was a
+ * kernel-internal mount, so the file has no path), or to d's parent
+ * (UP_NAME: d's name is a component of the path, *next is the parent).
+ */
+static __always_inline int step_up(struct dentry *d, struct vfsmount **mnt,
+				   struct dentry **next, bool *detached)
+{
+	struct vfsmount *m = *mnt;
+
+	if (d == BPF_CORE_READ(m, mnt_root)) {
+		struct mount *mt = real_mount(m);
+		struct mount *parent = BPF_CORE_READ(mt, mnt_parent);
+
+		if (mt == parent) {
+			*detached = internal_mount(mt);
+			return UP_END;
+		}
+		*next = BPF_CORE_READ(mt, mnt_mountpoint);
+		*mnt = (struct vfsmount *)((void *)parent + bpf_core_field_offset(struct mount, mnt));
+		return UP_MOUNT;
+	}
+	*next = BPF_CORE_READ(d, d_parent);
+	if (*next == d) {
+		*detached = internal_mount(real_mount(m));
+		return UP_END;
+	}
+	return UP_NAME;
+}
+
 /* One step up from w->dentry: emit its name, or cross a mount point. */
 static long walk_step(__u32 i, void *ctx)
 {
@@ -348,25 +382,14 @@ static long walk_step(__u32 i, void *ctx)
 		w->done = true;
 		return 1;
 	}
-	if (d == BPF_CORE_READ(mnt, mnt_root)) {
-		struct mount *m = real_mount(mnt);
-		struct mount *parent = BPF_CORE_READ(m, mnt_parent);
-
-		if (m == parent) {
-			w->done = true;
-			w->detached = internal_mount(m);
-			return 1;
-		}
-		w->dentry = BPF_CORE_READ(m, mnt_mountpoint);
-		w->mnt = (struct vfsmount *)((void *)parent +
-					     bpf_core_field_offset(struct mount, mnt));
-		return 0;
-	}
-	struct dentry *up = BPF_CORE_READ(d, d_parent);
-	if (up == d) {
+	struct dentry *up;
+	switch (step_up(d, &w->mnt, &up, &w->detached)) {
+	case UP_END:
 		w->done = true;
-		w->detached = internal_mount(real_mount(mnt));
 		return 1;
+	case UP_MOUNT:
+		w->dentry = up;
+		return 0;
 	}
 
 	__u32 need = BPF_CORE_READ(d, d_name.len) + 1;
@@ -439,8 +462,8 @@ static long mark_step(__u32 i, void *ctx)
 {
 	struct mark_walk *w = ctx;
 	struct dentry *d = w->dentry;
-	struct vfsmount *mnt = w->mnt;
 	__u32 m = mark_of(d);
+	bool detached;
 
 	if (m & WW_MARK_DENY)
 		return 1;
@@ -448,18 +471,7 @@ static long mark_step(__u32 i, void *ctx)
 		w->allowed = true;
 		return 1;
 	}
-	if (d == BPF_CORE_READ(mnt, mnt_root)) {
-		struct mount *mt = real_mount(mnt);
-		struct mount *parent = BPF_CORE_READ(mt, mnt_parent);
-
-		if (mt == parent)
-			return 1;
-		w->dentry = BPF_CORE_READ(mt, mnt_mountpoint);
-		w->mnt = (struct vfsmount *)((void *)parent + bpf_core_field_offset(struct mount, mnt));
-		return 0;
-	}
-	w->dentry = BPF_CORE_READ(d, d_parent);
-	return w->dentry == d;
+	return step_up(d, &w->mnt, &w->dentry, &detached) == UP_END;
 }
 
 /*

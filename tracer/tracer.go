@@ -273,34 +273,24 @@ func (t *Tracer) Repeats(fn func(k RepeatKey, n uint64)) error {
 // Stats sums the kernel's per-CPU counters.
 func (t *Tracer) Stats() (Stats, error) {
 	var s Stats
+	fields := [writewatchWwStatWW_STAT_MAX]*uint64{
+		writewatchWwStatWW_STAT_EVENTS:       &s.Events,
+		writewatchWwStatWW_STAT_RINGBUF_FULL: &s.RingbufFull,
+		writewatchWwStatWW_STAT_PROC_FULL:    &s.ProcMapFull,
+		writewatchWwStatWW_STAT_TRUNCATED:    &s.Truncated,
+		writewatchWwStatWW_STAT_READ_ERR:     &s.ReadErrors,
+		writewatchWwStatWW_STAT_ALLOWED:      &s.AllowedInKernel,
+		writewatchWwStatWW_STAT_NOT_FILES:    &s.NotFiles,
+		writewatchWwStatWW_STAT_REPEATS:      &s.Repeats,
+		writewatchWwStatWW_STAT_LOST_WRITES:  &s.LostWrites,
+	}
 	for i := range uint32(writewatchWwStatWW_STAT_MAX) {
 		var per []uint64
 		if err := t.objs.Stats.Lookup(i, &per); err != nil {
 			return s, fmt.Errorf("read stats: %w", err)
 		}
-		var sum uint64
 		for _, v := range per {
-			sum += v
-		}
-		switch writewatchWwStat(i) {
-		case writewatchWwStatWW_STAT_EVENTS:
-			s.Events = sum
-		case writewatchWwStatWW_STAT_RINGBUF_FULL:
-			s.RingbufFull = sum
-		case writewatchWwStatWW_STAT_PROC_FULL:
-			s.ProcMapFull = sum
-		case writewatchWwStatWW_STAT_TRUNCATED:
-			s.Truncated = sum
-		case writewatchWwStatWW_STAT_READ_ERR:
-			s.ReadErrors = sum
-		case writewatchWwStatWW_STAT_ALLOWED:
-			s.AllowedInKernel = sum
-		case writewatchWwStatWW_STAT_NOT_FILES:
-			s.NotFiles = sum
-		case writewatchWwStatWW_STAT_REPEATS:
-			s.Repeats = sum
-		case writewatchWwStatWW_STAT_LOST_WRITES:
-			s.LostWrites = sum
+			*fields[i] += v
 		}
 	}
 	return s, nil
