@@ -19,6 +19,7 @@ func BenchmarkHandleViolation(b *testing.B) {
 	}
 	s := &session{
 		cfg:      Config{Allow: list},
+		progress: new(Progress),
 		builder:  report.NewBuilder(),
 		tree:     attribution.NewTree(10, 1, []string{"go", "test"}),
 		repeatOf: map[tracer.RepeatKey][]group{},

@@ -43,6 +43,9 @@ type Config struct {
 	RingBufferBytes uint32
 	// IgnoreMetadata leaves chmod, chown, utimes and xattr changes out.
 	IgnoreMetadata bool
+	// Progress, when not nil, receives the run's live counters, for the
+	// metrics endpoint and the status line to read while the run lasts.
+	Progress *Progress
 }
 
 // ErrTracer wraps a failure to start tracing: no privileges, an
@@ -52,6 +55,10 @@ var ErrTracer = errors.New("cannot trace here")
 // poll is how often the loop looks up from reading records to check on
 // COMMAND and its survivors.
 const poll = 50 * time.Millisecond
+
+// statsEvery is how often the loop reads the kernel's counters (lost
+// events, events settled in the kernel, truncated paths) into Progress.
+const statsEvery = time.Second
 
 // Run carries out the run. It returns a report whenever COMMAND ran, even
 // together with an error from tracing.
@@ -80,6 +87,10 @@ func Run(cfg Config) (*report.Report, error) {
 	if cfg.Allow != nil {
 		rep.ConfigFile = cfg.Allow.ConfigFile()
 	}
+	if cfg.Progress == nil {
+		cfg.Progress = new(Progress)
+	}
+	cfg.Progress.started.Store(rep.Started.UnixNano())
 
 	if err := tr.Arm(); err != nil {
 		return nil, err
@@ -100,11 +111,14 @@ func Run(cfg Config) (*report.Report, error) {
 
 	s := &session{
 		cfg:      cfg,
+		progress: cfg.Progress,
 		tr:       tr,
 		builder:  report.NewBuilder(),
 		repeatOf: map[tracer.RepeatKey][]group{},
 		tree:     attribution.NewTree(uint32(proc.Pid()), uint32(os.Getpid()), cfg.Args),
 	}
+	s.seen = s.tree.Seen()
+	s.progress.processes.Store(uint64(s.seen))
 	exited := make(chan int, 1)
 	go func() {
 		code, err := proc.Wait()
@@ -145,6 +159,7 @@ func Run(cfg Config) (*report.Report, error) {
 	rep.SurvivorsKilled = cfg.KillSurvivors && len(alive) > 0
 	rep.PeakRSS = peakRSS()
 	if serr == nil {
+		s.progress.setStats(stats)
 		rep.LostEvents = stats.Lost()
 		rep.LostWrites = stats.LostWrites
 		rep.Lost = stats.LostByCause()
@@ -162,12 +177,14 @@ type session struct {
 	// so the kernel's counts of its repeats can be added at the end.
 	repeatOf map[tracer.RepeatKey][]group
 	cfg      Config
+	progress *Progress
 	tr       *tracer.Tracer
 	tree     *attribution.Tree
 	builder  *report.Builder
 	judge    judge
 	targets  []target
 	writes   uint64
+	seen     int // processes, as last stored in progress
 	exit     int
 }
 
@@ -179,6 +196,8 @@ func (s *session) loop(proc *launch.Process, exited <-chan int, signals <-chan o
 		done      bool
 		graceEnds time.Time
 	)
+	stats := time.NewTicker(statsEvery)
+	defer stats.Stop()
 	s.tr.SetDeadline(time.Now().Add(poll))
 	for {
 		err := s.tr.Next(&ev)
@@ -193,6 +212,10 @@ func (s *session) loop(proc *launch.Process, exited <-chan int, signals <-chan o
 		select {
 		case sig := <-signals:
 			proc.Signal(sig)
+		case <-stats.C:
+			if st, err := s.tr.Stats(); err == nil {
+				s.progress.setStats(st)
+			}
 		case code := <-exited:
 			done, s.exit = true, code
 			graceEnds = time.Now().Add(s.cfg.Grace)
@@ -234,10 +257,15 @@ func (s *session) handle(ev *tracer.Event) {
 		return
 	}
 	s.tree.Observe(ev)
+	if n := s.tree.Seen(); n != s.seen {
+		s.seen = n
+		s.progress.processes.Store(uint64(n))
+	}
 	if ev.Kind != tracer.KindWrite {
 		return
 	}
 	s.writes++
+	s.progress.events.Add(1)
 	s.targets = s.judge.targets(ev, s.targets[:0])
 	rk, repeatable := ev.RepeatKey()
 	for _, t := range s.targets {
@@ -248,6 +276,7 @@ func (s *session) handle(ev *tracer.Event) {
 			continue
 		}
 		if s.builder.Repeat(t.op, t.path, t.role) {
+			s.progress.violation(t.op, report.ActionReported, false)
 			if repeatable && !slices.Contains(s.repeatOf[rk], group{t.op, t.path, t.role}) {
 				s.repeatOf[rk] = append(s.repeatOf[rk], group{t.op, strings.Clone(t.path), t.role})
 			}
@@ -286,6 +315,7 @@ func (s *session) handle(ev *tracer.Event) {
 			v.DeniedBy = entry.Source
 		}
 		s.builder.Add(v)
+		s.progress.violation(v.Op, v.Action, true)
 	}
 }
 
