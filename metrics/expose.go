@@ -1,0 +1,255 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/client_golang/prometheus/push"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Handler serves the run's metrics in the Prometheus exposition formats,
+// each with labels as constant labels.
+func (r *Run) Handler(labels Labels) (http.Handler, error) {
+	reg, err := r.registry(labels, 0)
+	if err != nil {
+		return nil, err
+	}
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil
+}
+
+// Server serves /metrics while a run lasts.
+type Server struct {
+	srv  *http.Server
+	ln   net.Listener
+	done chan error
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Serve listens on addr (host:port; port 0 picks a free one) and serves
+// the run's metrics on /metrics until Close.
+func (r *Run) Serve(addr string, labels Labels) (*Server, error) {
+	h, err := r.Handler(labels)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", h)
+	s := &Server{
+		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		ln:   ln,
+		done: make(chan error, 1),
+	}
+	go func() { s.done <- s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// Addr is the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Close stops the server, letting scrapes under way finish for up to a
+// second. Calling it again returns the first call's result.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		err := s.srv.Shutdown(ctx)
+		if serr := <-s.done; !errors.Is(serr, http.ErrServerClosed) {
+			err = errors.Join(err, serr)
+		}
+		if err != nil {
+			s.closeErr = fmt.Errorf("stop serving: %w", err)
+		}
+	})
+	return s.closeErr
+}
+
+// CheckPushURL tells whether url can name a Pushgateway: host:port, or
+// an http or https URL without the /metrics/job/... part.
+func CheckPushURL(raw string) error {
+	full := raw
+	if !strings.Contains(full, "://") {
+		full = "http://" + full
+	}
+	u, err := url.Parse(full)
+	switch {
+	case err != nil:
+		return err
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("%s: want an http or https URL", raw)
+	case u.Host == "":
+		return fmt.Errorf("%s: no host", raw)
+	case strings.Contains(u.Path, "/metrics/"):
+		return fmt.Errorf("%s: give the Pushgateway's base URL, without /metrics/job/...", raw)
+	case u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("%s: want no query or fragment", raw)
+	}
+	return nil
+}
+
+// PushTimeout bounds one push to the Pushgateway.
+const PushTimeout = 10 * time.Second
+
+// Push sends the finished run's metrics to the Pushgateway at gateway, under
+// the grouping key job="writewatch" plus labels. It uses POST (push-add):
+// the metrics pushed replace those of the same name in the group and the
+// others stay, so that a run that is not clean keeps the group's
+// writewatch_last_clean_run_timestamp_seconds.
+func (r *Run) Push(ctx context.Context, gateway string, labels Labels) error {
+	reg, err := r.registry(nil, 0)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, PushTimeout)
+	defer cancel()
+	p := push.New(gateway, Job).Gatherer(reg).Client(&http.Client{})
+	for k, v := range labels {
+		p.Grouping(k, v)
+	}
+	if err := p.AddContext(ctx); err != nil {
+		return fmt.Errorf("push to %s: %w", gateway, err)
+	}
+	return nil
+}
+
+// WriteText writes the run's metrics to w in the text exposition format,
+// with labels as constant labels and carried as the last clean run's time
+// from before this run, in Unix seconds (0: none).
+func (r *Run) WriteText(w io.Writer, labels Labels, carried float64) error {
+	reg, err := r.registry(labels, carried)
+	if err != nil {
+		return err
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+	}
+	return nil
+}
+
+// CheckTextfile tells, before the run, whether WriteTextfile could write
+// path: its directory must exist and be writable, and path must not be a
+// directory. It leaves nothing behind.
+func CheckTextfile(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, tempPattern(path))
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("cannot create files in %s: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// tempPattern names the temporary file beside path: hidden and not
+// ending in .prom, so node_exporter's textfile collector never reads it.
+func tempPattern(path string) string {
+	return "." + filepath.Base(path) + ".tmp*"
+}
+
+// WriteTextfile writes the finished run's metrics to path in the text
+// format that node_exporter's textfile collector reads, with labels as
+// constant labels. It writes a temporary file in the same directory,
+// syncs it and renames it over path, so a reader sees either the old file
+// or the new one, whole. The last clean run's time is carried over from
+// the file it replaces.
+func (r *Run) WriteTextfile(path string, labels Labels) error {
+	carried := readLastClean(path, labels)
+	f, err := os.CreateTemp(filepath.Dir(path), tempPattern(path))
+	if err != nil {
+		return fmt.Errorf("metrics textfile: %w", err)
+	}
+	tmp := f.Name()
+	err = r.WriteText(f, labels, carried)
+	if err == nil {
+		err = f.Chmod(0o644) // node_exporter runs as another user
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("metrics textfile: %w", err)
+	}
+	return nil
+}
+
+// readLastClean finds writewatch_last_clean_run_timestamp_seconds with
+// exactly labels in the textfile at path. A missing or unreadable file
+// carries nothing over.
+func readLastClean(path string, labels Labels) float64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	mfs, err := ParseText(f)
+	if err != nil {
+		return 0
+	}
+	for _, m := range mfs[NameLastCleanRun].GetMetric() {
+		if sameLabels(m.GetLabel(), labels) {
+			return max(m.GetGauge().GetValue(), 0)
+		}
+	}
+	return 0
+}
+
+func sameLabels(pairs []*dto.LabelPair, labels Labels) bool {
+	if len(pairs) != len(labels) {
+		return false
+	}
+	for _, p := range pairs {
+		if v, ok := labels[p.GetName()]; !ok || v != p.GetValue() {
+			return false
+		}
+	}
+	return true
+}
+
+// ParseText parses metrics in the text exposition format.
+func ParseText(r io.Reader) (map[string]*dto.MetricFamily, error) {
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	mfs, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, err
+	}
+	return mfs, nil
+}
