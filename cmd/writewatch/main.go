@@ -18,15 +18,17 @@ import (
 
 	"github.com/writewatch/writewatch/allowlist"
 	"github.com/writewatch/writewatch/launch"
+	"github.com/writewatch/writewatch/metrics"
 	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/run"
+	"github.com/writewatch/writewatch/status"
 	"github.com/writewatch/writewatch/tracer"
 )
 
 // Exit codes, documented in README.md and in the usage text.
 const (
 	exitUsage      = 2   // bad flags, bad config, unwritable report file
-	exitInternal   = 70  // writewatch failed during the run
+	exitInternal   = 70  // writewatch failed during the run, or an output asked for was not written
 	exitViolations = 86  // writes outside the allowlist were found (default mode)
 	exitCannot     = 87  // cannot trace here: privileges, BTF, kernel
 	exitNotExec    = 126 // COMMAND exists but cannot be executed
@@ -46,7 +48,9 @@ Exit codes:
   COMMAND's own  when nothing outside the allowlist was written (or --audit)
   128+N          COMMAND died of signal N
   2              usage or configuration error; COMMAND was not started
-  70             writewatch failed while COMMAND ran (the report says what)
+  70             writewatch failed while COMMAND ran (the report says what),
+                 or --json, --metrics-textfile or (with --metrics-required)
+                 the push to --pushgateway could not be written
   86             writes outside the allowlist were found
   87             cannot trace here: no privileges, no BTF, kernel too old
   126            COMMAND is not executable
@@ -66,6 +70,12 @@ type options struct {
 	ringbufMiB    uint
 	version       bool
 	noMetadata    bool
+
+	metricsAddr     string
+	pushgateway     string
+	metricsLabels   metrics.Labels
+	metricsTextfile string
+	metricsRequired bool
 }
 
 var version = "dev"
@@ -93,6 +103,11 @@ func realMain(argv []string, stderr io.Writer) int {
 	fs.UintVar(&o.ringbufMiB, "ringbuf-mib", 8, "size of the kernel ring buffer in MiB (a power of two)")
 	fs.BoolVar(&o.noMetadata, "ignore-metadata", false, "do not report chmod, chown, utimes and xattr changes")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on http://`ADDR`/metrics (host:port) while COMMAND runs")
+	fs.StringVar(&o.pushgateway, "pushgateway", "", "when the run ends, push its metrics to the Pushgateway at `URL`, grouped under job=writewatch and the --metrics-label labels")
+	fs.Var(&o.metricsLabels, "metrics-label", "add `key=value` to the push's grouping key and to every metric served or written; repeatable")
+	fs.StringVar(&o.metricsTextfile, "metrics-textfile", "", "when the run ends, write its metrics to `PATH` in node_exporter's textfile format, atomically")
+	fs.BoolVar(&o.metricsRequired, "metrics-required", false, "a failed push to --pushgateway makes writewatch exit with 70")
 	fs.Usage = func() {
 		var b strings.Builder
 		fs.SetOutput(&b)
@@ -118,6 +133,17 @@ func realMain(argv []string, stderr io.Writer) int {
 	if o.ringbufMiB == 0 || o.ringbufMiB&(o.ringbufMiB-1) != 0 || o.ringbufMiB > 1024 {
 		fmt.Fprintf(stderr, "writewatch: --ringbuf-mib %d: must be a power of two from 1 to 1024\n", o.ringbufMiB)
 		return exitUsage
+	}
+
+	if o.metricsRequired && o.pushgateway == "" {
+		fmt.Fprintln(stderr, "writewatch: --metrics-required needs --pushgateway")
+		return exitUsage
+	}
+	if o.pushgateway != "" {
+		if err := metrics.CheckPushURL(o.pushgateway); err != nil {
+			fmt.Fprintf(stderr, "writewatch: --pushgateway: %v\n", err)
+			return exitUsage
+		}
 	}
 
 	wd, err := os.Getwd()
@@ -177,10 +203,36 @@ func realMain(argv []string, stderr io.Writer) int {
 		defer jsonOut.Close()
 	}
 
+	if o.metricsTextfile != "" {
+		if err := metrics.CheckTextfile(o.metricsTextfile); err != nil {
+			fmt.Fprintf(stderr, "writewatch: --metrics-textfile: %v\n", err)
+			return exitUsage
+		}
+	}
+
 	mode := report.ModeGate
 	if o.audit {
 		mode = report.ModeAudit
 	}
+	progress := new(run.Progress)
+	mrun := metrics.New(progress, mode, version)
+	var server *metrics.Server
+	if o.metricsAddr != "" {
+		if server, err = mrun.Serve(o.metricsAddr, o.metricsLabels); err != nil {
+			fmt.Fprintf(stderr, "writewatch: --metrics-addr: %v\n", err)
+			return exitUsage
+		}
+		defer server.Close()
+		if !o.quiet {
+			fmt.Fprintf(stderr, "writewatch: serving metrics on http://%s/metrics\n", server.Addr())
+		}
+	}
+	color := status.IsTerminal(os.Stderr) && os.Getenv("NO_COLOR") == ""
+	var line *status.Status
+	if !o.quiet && status.IsTerminal(os.Stderr) {
+		line = status.Start(stderr, progress, status.Options{Color: color, Width: status.Width(os.Stderr)})
+	}
+
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
@@ -200,7 +252,16 @@ func realMain(argv []string, stderr io.Writer) int {
 		KillSurvivors:   o.killSurvivors,
 		RingBufferBytes: uint32(o.ringbufMiB) << 20,
 		IgnoreMetadata:  o.noMetadata,
+		Progress:        progress,
 	})
+	if line != nil {
+		line.Stop()
+	}
+	if server != nil {
+		if cerr := server.Close(); cerr != nil {
+			fmt.Fprintf(stderr, "writewatch: --metrics-addr: %v\n", cerr)
+		}
+	}
 	if rep == nil {
 		return startError(stderr, args[0], err)
 	}
@@ -216,7 +277,6 @@ func realMain(argv []string, stderr io.Writer) int {
 	rep.ExitCode = code
 
 	if !o.quiet || rep.Failed() || rep.LostEvents > 0 {
-		color := isTerminal(os.Stderr) && os.Getenv("NO_COLOR") == ""
 		if werr := report.WriteText(stderr, rep, report.TextOptions{Color: color}); werr != nil && code == 0 {
 			code = exitInternal
 		}
@@ -225,6 +285,35 @@ func realMain(argv []string, stderr io.Writer) int {
 		if werr := report.WriteJSON(jsonOut, rep); werr != nil {
 			fmt.Fprintf(stderr, "writewatch: --json %s: %v\n", o.jsonFile, werr)
 			if code == rep.CommandExit {
+				code = exitInternal
+			}
+		}
+	}
+	return writeMetrics(stderr, &o, mrun, rep, err, code)
+}
+
+// writeMetrics writes the textfile and pushes the run's metrics, as asked,
+// and returns the exit code, changed to 70 when the textfile, or a push
+// with --metrics-required, failed and nothing more serious had happened.
+func writeMetrics(stderr io.Writer, o *options, mrun *metrics.Run, rep *report.Report, traceErr error, code int) int {
+	if o.metricsTextfile == "" && o.pushgateway == "" {
+		return code
+	}
+	rep.ExitCode = code
+	mrun.Finish(rep, traceErr)
+	if o.metricsTextfile != "" {
+		if err := mrun.WriteTextfile(o.metricsTextfile, o.metricsLabels); err != nil {
+			fmt.Fprintf(stderr, "writewatch: --metrics-textfile: %v\n", err)
+			if code == rep.CommandExit {
+				code = exitInternal
+				rep.ExitCode = code
+			}
+		}
+	}
+	if o.pushgateway != "" {
+		if err := mrun.Push(context.Background(), o.pushgateway, o.metricsLabels); err != nil {
+			fmt.Fprintf(stderr, "writewatch: --pushgateway: %v\n", err)
+			if o.metricsRequired && code == rep.CommandExit {
 				code = exitInternal
 			}
 		}
@@ -273,9 +362,4 @@ func getenv(env []string) func(string) string {
 		}
 		return v
 	}
-}
-
-func isTerminal(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,13 @@ func TestUsageErrors(t *testing.T) {
 		{"unknown flag", []string{"--frobnicate", "true"}, "flag provided but not defined"},
 		{"enforce is not offered yet", []string{"--enforce", "true"}, "flag provided but not defined: -enforce"},
 		{"bad ring buffer", []string{"--ringbuf-mib", "3", "true"}, "power of two"},
+		{"metrics required without a push", []string{"--metrics-required", "true"}, "--metrics-required needs --pushgateway"},
+		{"label without a value", []string{"--metrics-label", "repo", "true"}, `"repo": want key=value`},
+		{"reserved label", []string{"--metrics-label", "job=ci", "true"}, `label name "job" is reserved`},
+		{"label of our own", []string{"--metrics-label", "op=x", "true"}, "taken by writewatch's own metrics"},
+		{"label twice", []string{"--metrics-label", "a=1", "--metrics-label", "a=2", "true"}, `label "a" given twice`},
+		{"push URL not http", []string{"--pushgateway", "ftp://gw:9091", "true"}, "want an http or https URL"},
+		{"push URL with the job path", []string{"--pushgateway", "http://gw:9091/metrics/job/x", "true"}, "without /metrics/job"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer
@@ -56,10 +64,45 @@ func TestHelpListsExitCodes(t *testing.T) {
 	if code := realMain([]string{"--help"}, &stderr); code != 0 {
 		t.Errorf("--help exit code %d", code)
 	}
-	for _, want := range []string{"86", "87", "127", "128+N", "-audit", "-json"} {
+	for _, want := range []string{"86", "87", "127", "128+N", "-audit", "-json", "-pushgateway", "-metrics-required"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("--help does not mention %q", want)
 		}
+	}
+}
+
+// The metrics' textfile directory and listening address are checked
+// before COMMAND runs.
+func TestMetricsOutputsCheckedBeforeRun(t *testing.T) {
+	dir := t.TempDir()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"textfile in a missing directory", []string{"--metrics-textfile", filepath.Join(dir, "missing", "ww.prom")}, "--metrics-textfile: cannot create files in"},
+		{"textfile is a directory", []string{"--metrics-textfile", dir}, "is a directory"},
+		{"address in use", []string{"--metrics-addr", busy.Addr().String()}, "--metrics-addr: listen tcp"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mark := filepath.Join(dir, "ran")
+			var stderr bytes.Buffer
+			code := realMain(append(tc.args, "--", "touch", mark), &stderr)
+			if code != exitUsage {
+				t.Errorf("exit code %d, want %d (%s)", code, exitUsage, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.want) {
+				t.Errorf("stderr %q does not say %q", stderr.String(), tc.want)
+			}
+			if _, err := os.Stat(mark); err == nil {
+				t.Error("COMMAND ran")
+			}
+		})
 	}
 }
 
