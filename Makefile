@@ -9,7 +9,7 @@ export BPF2GO_CC     := $(CLANG)
 export BPF2GO_STRIP  := $(STRIP)
 export BPF2GO_CFLAGS := $(CFLAGS)
 
-.PHONY: all build generate check-generate test unit-test dogfood demo lint clean bench
+.PHONY: all build generate check-generate test test-deps unit-test dogfood demo lint clean bench
 
 # Packages whose tests need no kernel: these also run under writewatch.
 UNIT_PKGS := $(shell $(GO) list ./... | grep -v /integration)
@@ -35,8 +35,22 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# Debian packages the tests run: promtool (package prometheus) and the
+# Pushgateway. Installed only when missing; needs root then.
+test-deps:
+	@missing=""; \
+	command -v prometheus-pushgateway >/dev/null 2>&1 || missing="$$missing prometheus-pushgateway"; \
+	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
+	if [ -n "$$missing" ]; then \
+		echo "make test-deps: installing$$missing"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y --no-install-recommends $$missing || \
+		{ apt-get update && apt-get install -y --no-install-recommends $$missing; } || \
+		{ echo "make test-deps: could not install$$missing; as root: apt-get install -y$$missing"; exit 1; }; \
+	fi
+
 # The one test command (README, .ci/run). Needs root for the kernel tests.
-test: lint
+test: lint test-deps
 	@if command -v $(CLANG) >/dev/null 2>&1; then $(MAKE) --no-print-directory check-generate; \
 	else echo "make test: $(CLANG) not found; skipping the check that the committed BPF bindings are fresh"; fi
 	$(GO) test -count=1 ./...
