@@ -41,6 +41,8 @@ test-deps:
 	@missing=""; \
 	command -v prometheus-pushgateway >/dev/null 2>&1 || missing="$$missing prometheus-pushgateway"; \
 	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
+	command -v strace >/dev/null 2>&1 || missing="$$missing strace"; \
+	command -v cc >/dev/null 2>&1 || missing="$$missing gcc"; \
 	if [ -n "$$missing" ]; then \
 		echo "make test-deps: installing$$missing"; \
 		export DEBIAN_FRONTEND=noninteractive; \
