@@ -35,8 +35,10 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Debian packages the tests run: promtool (package prometheus) and the
-# Pushgateway. Installed only when missing; needs root then.
+# Debian packages the tests run: promtool (package prometheus), the
+# Pushgateway, strace (ground truth for the edge-case suite) and a C
+# compiler (its glibc clone3 helper). Installed only when missing; needs
+# root then.
 test-deps:
 	@missing=""; \
 	command -v prometheus-pushgateway >/dev/null 2>&1 || missing="$$missing prometheus-pushgateway"; \
