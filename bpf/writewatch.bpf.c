@@ -102,6 +102,20 @@ struct {
 	__type(value, __u64);
 } repeats SEC(".maps");
 
+/*
+ * Directories known to lie under a deciding allowed mark, keyed by their
+ * dentry; the value is the inode number, checked on every hit so that a
+ * dentry freed and reused for another directory is not taken for it.
+ * Files in them are settled in one step. Entries follow directories the
+ * way marks do: renaming one keeps it allowed.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u64);
+} allowed_dirs SEC(".maps");
+
 /* The allowlist's marked inodes (enum ww_mark bits). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -455,6 +469,7 @@ struct mark_walk {
 	struct dentry *dentry;
 	struct vfsmount *mnt;
 	bool allowed;
+	bool above_file; /* decided by a mark at or above the file's directory */
 };
 
 /* One step of the quick check: the marks of one dentry, then up. */
@@ -469,6 +484,7 @@ static long mark_step(__u32 i, void *ctx)
 		return 1;
 	if ((m & WW_MARK_ALLOW) && (m & WW_MARK_FINAL)) {
 		w->allowed = true;
+		w->above_file = i > 0;
 		return 1;
 	}
 	return step_up(d, &w->mnt, &w->dentry, &detached) == UP_END;
@@ -485,10 +501,23 @@ __noinline int file_allowed(__u64 dentry, __u64 mnt)
 		.dentry = (struct dentry *)dentry,
 		.mnt = (struct vfsmount *)mnt,
 	};
+	struct dentry *dir;
+	__u64 key, ino, *cached;
 
 	if (!dentry || !mnt)
 		return 0;
+	struct dentry *file = (struct dentry *)dentry;
+
+	dir = BPF_CORE_READ(file, d_parent);
+	key = (__u64)dir;
+	ino = BPF_CORE_READ(dir, d_inode, i_ino);
+	cached = bpf_map_lookup_elem(&allowed_dirs, &key);
+	if (cached && *cached == ino)
+		return 1;
 	bpf_loop(MAX_DEPTH, mark_step, &w, 0);
+	/* A full cache only means the next file walks again. */
+	if (w.allowed && w.above_file && dir != file)
+		bpf_map_update_elem(&allowed_dirs, &key, &ino, BPF_ANY);
 	return w.allowed;
 }
 

@@ -156,6 +156,7 @@ const (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
+	writewatchMapAllowedDirs     = "allowed_dirs"
 	writewatchMapEvents          = "events"
 	writewatchMapLauncher        = "launcher"
 	writewatchMapMarks           = "marks"
@@ -239,14 +240,15 @@ type writewatchProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchMapSpecs struct {
-	Events   *ebpf.MapSpec `ebpf:"events"`
-	Launcher *ebpf.MapSpec `ebpf:"launcher"`
-	Marks    *ebpf.MapSpec `ebpf:"marks"`
-	Procs    *ebpf.MapSpec `ebpf:"procs"`
-	Repeats  *ebpf.MapSpec `ebpf:"repeats"`
-	Scratch  *ebpf.MapSpec `ebpf:"scratch"`
-	Stats    *ebpf.MapSpec `ebpf:"stats"`
-	Tasks    *ebpf.MapSpec `ebpf:"tasks"`
+	AllowedDirs *ebpf.MapSpec `ebpf:"allowed_dirs"`
+	Events      *ebpf.MapSpec `ebpf:"events"`
+	Launcher    *ebpf.MapSpec `ebpf:"launcher"`
+	Marks       *ebpf.MapSpec `ebpf:"marks"`
+	Procs       *ebpf.MapSpec `ebpf:"procs"`
+	Repeats     *ebpf.MapSpec `ebpf:"repeats"`
+	Scratch     *ebpf.MapSpec `ebpf:"scratch"`
+	Stats       *ebpf.MapSpec `ebpf:"stats"`
+	Tasks       *ebpf.MapSpec `ebpf:"tasks"`
 }
 
 // writewatchVariableSpecs contains global variables before they are loaded into the kernel.
@@ -288,18 +290,20 @@ func (o *writewatchObjects) Close() error {
 //
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchMaps struct {
-	Events   *ebpf.Map `ebpf:"events"`
-	Launcher *ebpf.Map `ebpf:"launcher"`
-	Marks    *ebpf.Map `ebpf:"marks"`
-	Procs    *ebpf.Map `ebpf:"procs"`
-	Repeats  *ebpf.Map `ebpf:"repeats"`
-	Scratch  *ebpf.Map `ebpf:"scratch"`
-	Stats    *ebpf.Map `ebpf:"stats"`
-	Tasks    *ebpf.Map `ebpf:"tasks"`
+	AllowedDirs *ebpf.Map `ebpf:"allowed_dirs"`
+	Events      *ebpf.Map `ebpf:"events"`
+	Launcher    *ebpf.Map `ebpf:"launcher"`
+	Marks       *ebpf.Map `ebpf:"marks"`
+	Procs       *ebpf.Map `ebpf:"procs"`
+	Repeats     *ebpf.Map `ebpf:"repeats"`
+	Scratch     *ebpf.Map `ebpf:"scratch"`
+	Stats       *ebpf.Map `ebpf:"stats"`
+	Tasks       *ebpf.Map `ebpf:"tasks"`
 }
 
 func (m *writewatchMaps) Close() error {
 	return _WritewatchClose(
+		m.AllowedDirs,
 		m.Events,
 		m.Launcher,
 		m.Marks,
