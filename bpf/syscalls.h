@@ -24,6 +24,10 @@
 #define NR_symlinkat  266
 #define NR_renameat2  316
 #define NR_openat2    437
+#define NR_clone      56
+#define NR_fork       57
+#define NR_vfork      58
+#define NR_clone3     435
 #define NR_chmod      90
 #define NR_fchmod     91
 #define NR_chown      92

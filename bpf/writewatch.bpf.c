@@ -27,6 +27,9 @@ const volatile bool use_marks = false;
 const volatile bool watch_metadata = true;
 /* Wake the reader once this much is waiting; below it, the reader polls. */
 const volatile __u64 wakeup_bytes = 1 << 20;
+/* Set by the loader: pause Go test binaries at exec so that user space
+ * can attach the test-boundary uprobes before their first instruction. */
+const volatile __u32 follow_go_tests = 0;
 
 #define O_WRONLY    00000001
 #define O_RDWR      00000002
@@ -37,10 +40,11 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 #define WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE)
 #define AT_FDCWD    -100
 #define AT_REMOVEDIR 0x200
+#define SIGSTOP     19
 
 struct proc {
 	__u32 parent; /* tgid of the process of the tree that made this one */
-	__u32 _pad;
+	__u32 epoch;  /* test-boundary announcements it made (PROTOCOL.md) */
 };
 
 /* Processes of the traced tree, keyed by tgid. */
@@ -83,6 +87,7 @@ struct task_state {
 	__u32 tracked;
 	__u32 pending; /* args hold a syscall entered and not yet exited */
 	struct args args;
+	__u64 fork_test; /* in clone/fork/vfork: the forking goroutine's test */
 };
 
 struct {
@@ -124,6 +129,45 @@ struct {
 	__type(value, __u32);
 } marks SEC(".maps");
 
+/* Go test binaries being followed, keyed by tgid; filled by user space
+ * once it has attached the uprobes, deleted at exit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct goproc);
+} goprocs SEC(".maps");
+
+struct gkey {
+	__u32 tgid;
+	__u32 _pad;
+	__u64 goid;
+};
+
+struct gval {
+	__u64 token; /* the test this goroutine works for */
+	__u64 t;     /* the *testing.T whose tRunner runs on it; 0 if inherited */
+	__u32 root;  /* the unnamed T that runs the package's tests: not inherited */
+	__u32 _pad;
+};
+
+/* Which test each goroutine of a followed Go test binary works for. An
+ * LRU map: a goroutine evicted is reported as unknown, never as another's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct gkey);
+	__type(value, struct gval);
+} goroutines SEC(".maps");
+
+/* Key 0: the last test token handed out. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} tokens SEC(".maps");
+
 struct event {
 	struct event_hdr hdr;
 	char data[DATA_SZ + PATH_SLOT]; /* slack so masked offsets stay inside */
@@ -157,6 +201,8 @@ const enum ww_slot *unused_slot __attribute__((unused));
 const enum ww_mark *unused_mark __attribute__((unused));
 const enum ww_via *unused_via __attribute__((unused));
 const struct repeat_key *unused_repeat_key __attribute__((unused));
+const enum ww_go_flag *unused_go_flag __attribute__((unused));
+const struct goproc *unused_goproc __attribute__((unused));
 
 /* An offset into event.data the verifier can see is in bounds: the
  * barrier keeps the compiler from dropping a mask it thinks redundant. */
@@ -229,6 +275,10 @@ static __always_inline void fill_hdr(struct event *e, __u32 kind)
 	__u64 id = bpf_get_current_pid_tgid();
 
 	e->hdr.ts = bpf_ktime_get_boot_ns();
+	e->hdr.test = 0;
+	e->hdr.goid = 0;
+	e->hdr.go = 0;
+	e->hdr.epoch = 0;
 	e->hdr.kind = kind;
 	e->hdr.op = 0;
 	e->hdr.tgid = id >> 32;
@@ -260,6 +310,9 @@ static __always_inline bool send(void *ctx, struct event *e, __u32 off)
 	 * it polls, and is woken only when the buffer fills up. */
 	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 		      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	/* A paused test binary waits for user space: wake it now. */
+	if (e->hdr.kind == WW_EV_EXEC && (e->hdr.flags & WW_EXEC_STOPPED))
+		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, e, size, flags)) {
 		count(WW_STAT_RINGBUF_FULL);
 		if (e->hdr.kind == WW_EV_WRITE)
@@ -571,6 +624,74 @@ static __always_inline __u32 put_target(struct event *e, __u32 off, int pslot, i
 	return off;
 }
 
+/*
+ * Go test binaries. A goroutine is found from the g register (R14 under
+ * Go's register ABI on amd64), checked against the stack it runs on: the
+ * stack pointer must lie inside [g.stack.lo, g.stack.hi), the first two
+ * words of runtime.g. A thread that runs no goroutine (a C thread, a
+ * signal handler) fails the check and stays unknown.
+ */
+static __always_inline bool read_goid(const struct goproc *gp, __u64 g, __u64 sp, __u64 *goid)
+{
+	__u64 stack[2];
+
+	if (!g || bpf_probe_read_user(stack, sizeof(stack), (void *)g))
+		return false;
+	if (sp < stack[0] || sp >= stack[1])
+		return false;
+	return bpf_probe_read_user(goid, sizeof(*goid), (void *)(g + gp->goid_off)) == 0;
+}
+
+/* The test of the current goroutine: its own entry, or its creator's
+ * (one level, for a goroutine created before the uprobes could see it).
+ * Fills h->go, goid and test; returns the token or 0. */
+static __always_inline __u64 go_attr(struct event_hdr *h, struct pt_regs *regs)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct goproc *gp = bpf_map_lookup_elem(&goprocs, &tgid);
+	struct gkey k = { .tgid = tgid };
+	struct gval *v;
+	__u64 g, sp;
+
+	if (!gp || !regs)
+		return 0;
+	h->go = WW_GO_PROC;
+	g = BPF_CORE_READ(regs, r14);
+	sp = BPF_CORE_READ(regs, sp);
+	if (!read_goid(gp, g, sp, &k.goid))
+		return 0;
+	h->go |= WW_GO_G;
+	h->goid = k.goid;
+	v = bpf_map_lookup_elem(&goroutines, &k);
+	if (!v) {
+		struct gkey pk = { .tgid = tgid };
+
+		if (bpf_probe_read_user(&pk.goid, sizeof(pk.goid), (void *)(g + gp->parent_goid_off)))
+			return 0;
+		v = bpf_map_lookup_elem(&goroutines, &pk);
+		if (!v || v->root)
+			return 0;
+		struct gval nv = { .token = v->token };
+		if (bpf_map_update_elem(&goroutines, &k, &nv, BPF_NOEXIST) && !bpf_map_lookup_elem(&goroutines, &k))
+			count(WW_STAT_GOROUTINE_FULL);
+	}
+	h->go |= WW_GO_TEST;
+	h->test = v->token;
+	return v->token;
+}
+
+/* Enter of clone, fork or vfork: remember the forking goroutine's test
+ * for sched_process_fork, which runs inside the same syscall. */
+static __always_inline int stash_fork(struct pt_regs *regs)
+{
+	struct task_state *st = tracked_state();
+	struct event_hdr h = {};
+
+	if (st)
+		st->fork_test = go_attr(&h, regs);
+	return 0;
+}
+
 /* Enter: remember the arguments of a tracked thread's syscall. */
 static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
 				 const char *path2, __u32 flags, __u32 mode)
@@ -670,6 +791,8 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 	case NR_lremovexattr: return stash_meta(WW_OP_REMOVEXATTR, AT_FDCWD, STR(1));
 	case NR_fremovexattr: return stash_meta(WW_OP_REMOVEXATTR, ARG(1), NULL);
 	case NR_removexattrat: return stash_meta(WW_OP_REMOVEXATTR, ARG(1), STR(2));
+	case NR_clone: case NR_clone3: case NR_fork: case NR_vfork:
+		return stash_fork(regs);
 	}
 	return 0;
 }
@@ -743,7 +866,21 @@ static __always_inline bool allowed_here(struct event *e, struct args *a, long r
  * unless the kernel can tell from the marks that it is allowed. Paths of
  * io_uring requests are kernel strings.
  */
-static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16 via)
+/* Is the path slot a test-boundary announcement (PROTOCOL.md)? */
+static __always_inline bool is_marker(struct event *e)
+{
+	const char want[] = "/dev/null/.writewatch/";
+
+	if (e->hdr.len[WW_SLOT_PATH] < sizeof(want))
+		return false;
+	for (int i = 0; i < sizeof(want) - 1; i++)
+		if (e->data[i] != want[i])
+			return false;
+	return true;
+}
+
+static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16 via,
+				      struct pt_regs *regs)
 {
 	bool kstr = via == WW_VIA_IO_URING;
 	bool opened = (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !kstr &&
@@ -793,11 +930,21 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 		count(WW_STAT_ALLOWED);
 		return 0;
 	}
+	/* Who wrote: the goroutine's Go test, or the process's announcements
+	 * so far; an announcement starts a new epoch. */
+	__u32 tgid = e->hdr.tgid;
+	struct proc *pr = bpf_map_lookup_elem(&procs, &tgid);
+	go_attr(&e->hdr, regs);
+	if (pr) {
+		if (a->op == WW_OP_OPEN && ret < 0 && is_marker(e))
+			__sync_fetch_and_add(&pr->epoch, 1);
+		e->hdr.epoch = pr->epoch;
+	}
 	/* A write to a known file that this process already made the same
-	 * way is only counted. */
+	 * way, for the same test, is only counted. */
 	struct repeat_key rk = {
 		.ino = e->hdr.ino, .dev = e->hdr.dev, .tgid = e->hdr.tgid,
-		.op = a->op, .flags = a->flags,
+		.op = a->op, .flags = a->flags, .test = e->hdr.test, .epoch = e->hdr.epoch,
 	};
 	if (rk.ino && !(e->hdr.truncated)) {
 		__u64 *n = bpf_map_lookup_elem(&repeats, &rk);
@@ -830,7 +977,7 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	a = st->args;
 	st->pending = 0;
-	return emit_write(ctx, &a, ret, WW_VIA_SYSCALL);
+	return emit_write(ctx, &a, ret, WW_VIA_SYSCALL, regs);
 }
 
 /*
@@ -875,8 +1022,27 @@ int BPF_PROG(sched_fork, struct task_struct *parent_task, struct task_struct *ch
 	e->hdr.ppid = parent;
 	e->hdr.ns_tgid = 0;
 	e->hdr.flags = root;
+	struct task_state *self = tracked_state();
+	if (self && !root)
+		e->hdr.test = self->fork_test;
 	send(ctx, e, 0);
 	return 0;
+}
+
+/* Does the file executed (data[0..n), NUL included) end in ".test", the
+ * name go test gives a package's test binary? */
+static __always_inline bool is_go_test_name(struct event *e, long n)
+{
+	const char want[] = ".test";
+	__u32 start;
+
+	if (n < 7)
+		return false;
+	start = n - 6;
+	for (int i = 0; i < 5; i++)
+		if (e->data[at(start + i)] != want[i])
+			return false;
+	return true;
 }
 
 SEC("tp_btf/sched_process_exec")
@@ -898,6 +1064,12 @@ int BPF_PROG(sched_exec, struct task_struct *task, pid_t old_pid, struct linux_b
 	if (n > 0) {
 		mark(e, WW_SLOT_PATH, 0, n, false);
 		off = n;
+	}
+	if (follow_go_tests && n > 0 && is_go_test_name(e, n)) {
+		if (bpf_send_signal(SIGSTOP))
+			count(WW_STAT_STOP_ERR);
+		else
+			e->hdr.flags = WW_EXEC_STOPPED;
 	}
 
 	arg_start = BPF_CORE_READ(task, mm, arg_start);
@@ -930,6 +1102,7 @@ int BPF_PROG(sched_exit, struct task_struct *task)
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
 	bpf_map_delete_elem(&procs, &tgid);
+	bpf_map_delete_elem(&goprocs, &tgid);
 	e = scratch_event();
 	if (!e)
 		return 0;
@@ -1002,5 +1175,122 @@ int uring_submit(struct bpf_raw_tracepoint_args *ctx)
 	} else {
 		return 0;
 	}
-	return emit_write(ctx, &a, 0, WW_VIA_IO_URING);
+	return emit_write(ctx, &a, 0, WW_VIA_IO_URING, NULL);
+}
+
+/*
+ * Uprobes in Go test binaries, attached per process by user space. Go's
+ * register ABI on amd64: arguments in AX, BX, CX, ...; the running g in
+ * R14.
+ */
+
+/* Entry of testing.tRunner(t *T, fn func(*T)): the goroutine it runs on
+ * now works for test t. */
+SEC("uprobe/tRunner")
+int go_test_start(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct goproc *gp = bpf_map_lookup_elem(&goprocs, &tgid);
+	struct gkey k = { .tgid = tgid };
+	struct gval v = {};
+	struct gval *old;
+	struct event *e;
+	__u32 zero = 0;
+	__u64 *seq, name[2];
+	__u32 len;
+
+	if (!gp || !read_goid(gp, ctx->r14, ctx->sp, &k.goid))
+		return 0;
+	v.t = ctx->ax;
+	old = bpf_map_lookup_elem(&goroutines, &k);
+	if (old && old->t == v.t)
+		return 0; /* tRunner entered again after growing its stack */
+	seq = bpf_map_lookup_elem(&tokens, &zero);
+	if (!seq)
+		return 0;
+	v.token = __sync_fetch_and_add(seq, 1) + 1;
+	if (bpf_probe_read_user(name, sizeof(name), (void *)(v.t + gp->name_off)))
+		name[1] = 0;
+	v.root = name[1] == 0;
+	if (bpf_map_update_elem(&goroutines, &k, &v, BPF_ANY))
+		count(WW_STAT_GOROUTINE_FULL);
+
+	e = scratch_event();
+	if (!e)
+		return 0;
+	fill_hdr(e, WW_EV_TEST_START);
+	e->hdr.test = v.token;
+	e->hdr.goid = k.goid;
+	e->hdr.go = WW_GO_PROC | WW_GO_G | WW_GO_TEST;
+	len = name[1] > PATH_SLOT - 1 ? PATH_SLOT - 1 : name[1];
+	if (len && bpf_probe_read_user(&e->data[0], len & (PATH_SLOT - 1), (void *)name[0]) == 0)
+		mark(e, WW_SLOT_PATH, 0, len, name[1] > len);
+	else
+		len = 0;
+	/* fn's code pointer, for the test's source file and line. */
+	__u64 pc = 0;
+	len &= PATH_SLOT - 1;
+	if (bpf_probe_read_user(&pc, sizeof(pc), (void *)ctx->bx) == 0 &&
+	    bpf_probe_read_kernel(&e->data[len], sizeof(pc), &pc) == 0) {
+		mark(e, WW_SLOT_PATH2, len, len + sizeof(pc), false);
+		len += sizeof(pc);
+	}
+	send(ctx, e, len);
+	return 0;
+}
+
+/* Entry of testing.(*common).runCleanup or testing.tRunner.func1, which
+ * tRunner defers: the test function has returned (or panicked); its
+ * cleanups run next. */
+SEC("uprobe/tRunner.func1")
+int go_test_end(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct goproc *gp = bpf_map_lookup_elem(&goprocs, &tgid);
+	struct gkey k = { .tgid = tgid };
+	struct gval *v;
+	struct event *e;
+
+	if (!gp || !read_goid(gp, ctx->r14, ctx->sp, &k.goid))
+		return 0;
+	v = bpf_map_lookup_elem(&goroutines, &k);
+	if (!v || !v->t)
+		return 0;
+	e = scratch_event();
+	if (!e)
+		return 0;
+	fill_hdr(e, WW_EV_TEST_END);
+	e->hdr.test = v->token;
+	e->hdr.goid = k.goid;
+	e->hdr.go = WW_GO_PROC | WW_GO_G | WW_GO_TEST;
+	send(ctx, e, 0);
+	return 0;
+}
+
+/* Entry of runtime.runqput(pp *p, gp *g, next bool), which newproc calls
+ * with each new goroutine: a goroutine created by one working for a test
+ * works for that test too. */
+SEC("uprobe/runqput")
+int go_new_goroutine(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct goproc *gp = bpf_map_lookup_elem(&goprocs, &tgid);
+	struct gkey k = { .tgid = tgid }, pk = { .tgid = tgid };
+	struct gval *pv;
+	__u64 g = ctx->bx;
+
+	if (!gp || !g)
+		return 0;
+	if (bpf_probe_read_user(&k.goid, sizeof(k.goid), (void *)(g + gp->goid_off)) ||
+	    bpf_probe_read_user(&pk.goid, sizeof(pk.goid), (void *)(g + gp->parent_goid_off)))
+		return 0;
+	if (!pk.goid || bpf_map_lookup_elem(&goroutines, &k))
+		return 0;
+	pv = bpf_map_lookup_elem(&goroutines, &pk);
+	if (!pv || pv->root)
+		return 0;
+	struct gval v = { .token = pv->token };
+	if (bpf_map_update_elem(&goroutines, &k, &v, BPF_NOEXIST) && !bpf_map_lookup_elem(&goroutines, &k))
+		count(WW_STAT_GOROUTINE_FULL);
+	return 0;
 }

@@ -23,6 +23,28 @@ enum ww_event_kind {
 	WW_EV_EXEC  = 2, /* a process of the tree ran execve */
 	WW_EV_FORK  = 3, /* a process of the tree (or writewatch, for COMMAND) made a process */
 	WW_EV_EXIT  = 4, /* the last thread of a process of the tree exited */
+	WW_EV_TEST_START = 5, /* a Go test binary entered testing.tRunner: a test starts */
+	WW_EV_TEST_END   = 6, /* its test function returned: cleanups may follow */
+};
+
+/* event_hdr.go: what the kernel learned about the writing goroutine. */
+enum ww_go_flag {
+	WW_GO_PROC = 1, /* the process is a Go test binary whose tests are followed */
+	WW_GO_G    = 2, /* the current goroutine was identified: event_hdr.goid */
+	WW_GO_TEST = 4, /* ...and it belongs to a test: event_hdr.test */
+};
+
+/* event_hdr.flags of a WW_EV_EXEC record. */
+#define WW_EXEC_STOPPED 1 /* the new program looks like a Go test binary and
+			   * was sent SIGSTOP; user space sends SIGCONT */
+
+/* Where a Go test binary keeps what the uprobes read, from its DWARF;
+ * set by user space per process (map goprocs) before it continues. */
+struct goproc {
+	__u32 goid_off;        /* runtime.g.goid */
+	__u32 parent_goid_off; /* runtime.g.parentGoid */
+	__u32 name_off;        /* testing.common.name (a Go string) from *testing.T */
+	__u32 _pad;
 };
 
 enum ww_op {
@@ -62,7 +84,9 @@ enum ww_slot {
 	WW_SLOT_RESOLVED = 4, /* the file a successful open opened, or an fd-based
 			       * call's file (components) */
 };
-/* WW_EV_EXEC uses WW_SLOT_PATH for the file executed and WW_SLOT_DIR for argv. */
+/* WW_EV_EXEC uses WW_SLOT_PATH for the file executed and WW_SLOT_DIR for argv.
+ * WW_EV_TEST_START uses WW_SLOT_PATH for the test's full name (TestX/sub) and
+ * WW_SLOT_PATH2 for the entry PC (8 bytes) of the function tRunner runs. */
 
 /*
  * Marks on inodes, set by user space from the allowlist: a directory (or
@@ -91,6 +115,9 @@ struct repeat_key {
 	__u32 tgid;
 	__u32 op;
 	__u32 flags;
+	__u64 test;  /* the Go test of the writing goroutine (event_hdr.test) */
+	__u32 epoch; /* the process's test-boundary announcements so far */
+	__u32 _pad;
 };
 
 /* Per-CPU counters, indexes of the stats map. */
@@ -104,11 +131,16 @@ enum ww_stat {
 	WW_STAT_NOT_FILES,       /* opens of pipes, sockets, memfds...: not file writes */
 	WW_STAT_REPEATS,         /* write events counted in the repeats map, not sent */
 	WW_STAT_LOST_WRITES,     /* of WW_STAT_RINGBUF_FULL: write records */
+	WW_STAT_GOROUTINE_FULL,  /* goroutines not followed: goroutine map update failed */
+	WW_STAT_STOP_ERR,        /* test binaries not paused at exec: bpf_send_signal failed */
 	WW_STAT_MAX,
 };
 
 struct event_hdr {
 	__u64 ts;           /* CLOCK_BOOTTIME, nanoseconds */
+	__u64 test;         /* Go: token of the test of the goroutine (WW_GO_TEST); a
+			     * FORK record: of the goroutine that forked; TEST_*: the test */
+	__u64 goid;         /* Go: the goroutine (WW_GO_G) */
 	__u32 kind;         /* enum ww_event_kind */
 	__u32 op;           /* enum ww_op */
 	__u32 tgid;         /* process, init PID namespace */
@@ -126,6 +158,8 @@ struct event_hdr {
 	__u16 detached;    /* bit n: slot n's file has no path: a pipe, socket, memfd... */
 	__u64 ino;         /* the file of WW_SLOT_RESOLVED, when known: repeats of */
 	__u32 dev;         /* this record are counted in the repeats map (0: none) */
+	__u32 go;          /* enum ww_go_flag bits */
+	__u32 epoch;       /* WRITE: the process's boundary announcements so far */
 	__u32 _pad;
 	char comm[16];
 };

@@ -2,6 +2,7 @@ package tracer
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"time"
@@ -16,7 +17,24 @@ const (
 	KindExec  = Kind(writewatchWwEventKindWW_EV_EXEC)  // a process of the tree ran execve
 	KindFork  = Kind(writewatchWwEventKindWW_EV_FORK)  // a process of the tree made a process
 	KindExit  = Kind(writewatchWwEventKindWW_EV_EXIT)  // a process of the tree ended
+	// KindTestStart: a followed Go test binary entered testing.tRunner;
+	// Event.Test is the new test's token, SlotPath its full name.
+	KindTestStart = Kind(writewatchWwEventKindWW_EV_TEST_START)
+	// KindTestEnd: that test's function returned; cleanups follow.
+	KindTestEnd = Kind(writewatchWwEventKindWW_EV_TEST_END)
 )
+
+// Go flags (Event.Go): what the kernel knew of the writing goroutine.
+const (
+	GoProc = uint32(writewatchWwGoFlagWW_GO_PROC) // a followed Go test binary
+	GoG    = uint32(writewatchWwGoFlagWW_GO_G)    // Event.Goid is the goroutine
+	GoTest = uint32(writewatchWwGoFlagWW_GO_TEST) // Event.Test is its test's token
+)
+
+// ExecStopped is set in a KindExec record's Flags when the kernel paused
+// the new program (it looks like a Go test binary): the caller must send
+// it SIGCONT, after FollowGoTest.
+const ExecStopped = 1
 
 // Op is the filesystem operation of a KindWrite record.
 type Op uint32
@@ -91,6 +109,15 @@ type Event struct {
 	// sending them: see Tracer.Repeats.
 	Ino uint64
 	Dev uint32
+	// Test is a test token handed out by the kernel: for a write, the
+	// test of the goroutine that wrote (Go & GoTest); for a fork, the test
+	// of the goroutine that forked; for KindTestStart/End, the test.
+	Test uint64
+	Goid uint64 // the goroutine, when Go & GoG
+	Go   uint32 // Go flags
+	// Epoch counts the test-boundary announcements (PROTOCOL.md) the
+	// writing process had made.
+	Epoch uint32
 
 	present, truncated uint32
 	slots              [nslots][]byte
@@ -124,6 +151,7 @@ func (e *Event) decode(raw []byte) error {
 	e.BootNS = h.Ts
 	e.TGID, e.PID, e.NSTGID, e.PPID = h.Tgid, h.Pid, h.NsTgid, h.Ppid
 	e.Ret, e.Flags, e.Mode = h.Ret, h.Flags, h.Mode
+	e.Test, e.Goid, e.Go, e.Epoch = h.Test, h.Goid, h.Go, h.Epoch
 	e.present, e.truncated = uint32(h.Present), h.Truncated
 	e.ViaIOUring = h.Via == uint16(writewatchWwViaWW_VIA_IO_URING)
 	e.Ino, e.Dev = h.Ino, h.Dev
@@ -165,6 +193,16 @@ func (e *Event) AppendDir(dst []byte, s Slot) []byte {
 	return dst
 }
 
+// EntryPC is the code address of the function a KindTestStart record's
+// tRunner runs (0 when unknown).
+func (e *Event) EntryPC() uint64 {
+	b := e.slots[SlotPath2]
+	if len(b) != 8 {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(b)
+}
+
 // Args splits a KindExec record's argv.
 func (e *Event) Args() []string {
 	raw := bytes.TrimRight(e.slots[SlotArgs], "\x00")
@@ -175,13 +213,16 @@ func (e *Event) Args() []string {
 }
 
 // RepeatKey identifies the repeats of one sent write: the same process,
-// operation, flags and file.
+// operation, flags and file, for the same test (Go test token, or the
+// process's announcement epoch).
 type RepeatKey struct {
 	Ino   uint64
 	Dev   uint32
 	TGID  uint32
 	Op    Op
 	Flags uint32
+	Test  uint64
+	Epoch uint32
 }
 
 // RepeatKey is the key the kernel counts this record's repeats under; ok
@@ -190,5 +231,5 @@ func (e *Event) RepeatKey() (k RepeatKey, ok bool) {
 	if e.Ino == 0 || e.truncated != 0 {
 		return k, false
 	}
-	return RepeatKey{Ino: e.Ino, Dev: e.Dev, TGID: e.TGID, Op: e.Op, Flags: e.Flags}, true
+	return RepeatKey{Ino: e.Ino, Dev: e.Dev, TGID: e.TGID, Op: e.Op, Flags: e.Flags, Test: e.Test, Epoch: e.Epoch}, true
 }

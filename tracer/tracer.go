@@ -46,6 +46,11 @@ type Options struct {
 	// user space. A write is dropped in the kernel only when every path
 	// it touches lies under a MarkAllow inode and under no MarkDeny one.
 	Marks []Mark
+	// FollowGoTests pauses each program of the tree whose file name ends
+	// in ".test" at exec (SIGSTOP from the kernel), so that FollowGoTest
+	// can attach its uprobes before it runs; the KindExec record then has
+	// ExecStopped set.
+	FollowGoTests bool
 }
 
 // MarkKind says what a Mark means.
@@ -75,6 +80,8 @@ type Tracer struct {
 	offset int64 // wall clock minus CLOCK_BOOTTIME, in ns
 	uring  bool
 
+	gotests map[uint32]*goTest // followed Go test binaries, by tgid
+
 	closeOnce sync.Once
 }
 
@@ -97,6 +104,9 @@ func New(opts Options) (*Tracer, error) {
 		"watch_metadata": !opts.IgnoreMetadata,
 		"wakeup_bytes":   uint64(ringBytes / 8),
 	}
+	if opts.FollowGoTests {
+		consts["follow_go_tests"] = uint32(1)
+	}
 	for name, v := range consts {
 		if err := spec.Variables[name].Set(v); err != nil {
 			return nil, fmt.Errorf("set %s: %w", name, err)
@@ -111,7 +121,7 @@ func New(opts Options) (*Tracer, error) {
 		}
 	}
 
-	t := &Tracer{offset: bootOffset()}
+	t := &Tracer{offset: bootOffset(), gotests: map[uint32]*goTest{}}
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
 		return nil, classify("load BPF programs", err)
 	}
@@ -261,7 +271,7 @@ func (t *Tracer) Repeats(fn func(k RepeatKey, n uint64)) error {
 	it := t.objs.Repeats.Iterate()
 	for it.Next(&key, &n) {
 		if n > 0 {
-			fn(RepeatKey{Ino: key.Ino, Dev: key.Dev, TGID: key.Tgid, Op: Op(key.Op), Flags: key.Flags}, n)
+			fn(RepeatKey{Ino: key.Ino, Dev: key.Dev, TGID: key.Tgid, Op: Op(key.Op), Flags: key.Flags, Test: key.Test, Epoch: key.Epoch}, n)
 		}
 	}
 	if err := it.Err(); err != nil {
@@ -274,15 +284,17 @@ func (t *Tracer) Repeats(fn func(k RepeatKey, n uint64)) error {
 func (t *Tracer) Stats() (Stats, error) {
 	var s Stats
 	fields := [writewatchWwStatWW_STAT_MAX]*uint64{
-		writewatchWwStatWW_STAT_EVENTS:       &s.Events,
-		writewatchWwStatWW_STAT_RINGBUF_FULL: &s.RingbufFull,
-		writewatchWwStatWW_STAT_PROC_FULL:    &s.ProcMapFull,
-		writewatchWwStatWW_STAT_TRUNCATED:    &s.Truncated,
-		writewatchWwStatWW_STAT_READ_ERR:     &s.ReadErrors,
-		writewatchWwStatWW_STAT_ALLOWED:      &s.AllowedInKernel,
-		writewatchWwStatWW_STAT_NOT_FILES:    &s.NotFiles,
-		writewatchWwStatWW_STAT_REPEATS:      &s.Repeats,
-		writewatchWwStatWW_STAT_LOST_WRITES:  &s.LostWrites,
+		writewatchWwStatWW_STAT_EVENTS:         &s.Events,
+		writewatchWwStatWW_STAT_RINGBUF_FULL:   &s.RingbufFull,
+		writewatchWwStatWW_STAT_PROC_FULL:      &s.ProcMapFull,
+		writewatchWwStatWW_STAT_TRUNCATED:      &s.Truncated,
+		writewatchWwStatWW_STAT_READ_ERR:       &s.ReadErrors,
+		writewatchWwStatWW_STAT_ALLOWED:        &s.AllowedInKernel,
+		writewatchWwStatWW_STAT_NOT_FILES:      &s.NotFiles,
+		writewatchWwStatWW_STAT_REPEATS:        &s.Repeats,
+		writewatchWwStatWW_STAT_LOST_WRITES:    &s.LostWrites,
+		writewatchWwStatWW_STAT_GOROUTINE_FULL: &s.GoroutineMapFull,
+		writewatchWwStatWW_STAT_STOP_ERR:       &s.StopErrors,
 	}
 	for i := range uint32(writewatchWwStatWW_STAT_MAX) {
 		var per []uint64
@@ -312,6 +324,24 @@ type Stats struct {
 	Repeats uint64
 	// LostWrites is the part of RingbufFull that were write records.
 	LostWrites uint64
+	// GoroutineMapFull counts goroutines whose test could not be
+	// recorded: their writes are reported as ambiguous, never misnamed.
+	GoroutineMapFull uint64
+	// StopErrors counts Go test binaries the kernel could not pause at
+	// exec: their first tests may be reported as ambiguous.
+	StopErrors uint64
+}
+
+// Unattributed names each non-zero cause of writes whose test could not be
+// told exactly (they are reported as ambiguous instead).
+func (s Stats) Unattributed() map[string]uint64 {
+	m := map[string]uint64{}
+	for k, v := range map[string]uint64{"goroutine_map_full": s.GoroutineMapFull, "test_binary_not_paused": s.StopErrors} {
+		if v > 0 {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // Lost is the number of records or syscalls that never reached user space.
@@ -338,6 +368,9 @@ func (t *Tracer) Close() error {
 		}
 		for _, l := range t.links {
 			errs = append(errs, l.Close())
+		}
+		for tgid := range t.gotests {
+			t.ForgetGoTest(tgid)
 		}
 		errs = append(errs, t.objs.Close())
 	})

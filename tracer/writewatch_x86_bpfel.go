@@ -22,6 +22,8 @@ type writewatchEvent struct {
 type writewatchEventHdr struct {
 	_         structs.HostLayout
 	Ts        uint64
+	Test      uint64
+	Goid      uint64
 	Kind      uint32
 	Op        uint32
 	Tgid      uint32
@@ -40,8 +42,33 @@ type writewatchEventHdr struct {
 	_         [6]byte
 	Ino       uint64
 	Dev       uint32
+	Go        uint32
+	Epoch     uint32
 	Pad       uint32
 	Comm      [16]int8
+}
+
+type writewatchGkey struct {
+	_    structs.HostLayout
+	Tgid uint32
+	Pad  uint32
+	Goid uint64
+}
+
+type writewatchGoproc struct {
+	_             structs.HostLayout
+	GoidOff       uint32
+	ParentGoidOff uint32
+	NameOff       uint32
+	Pad           uint32
+}
+
+type writewatchGval struct {
+	_     structs.HostLayout
+	Token uint64
+	T     uint64
+	Root  uint32
+	Pad   uint32
 }
 
 type writewatchInodeKey struct {
@@ -54,7 +81,7 @@ type writewatchInodeKey struct {
 type writewatchProc struct {
 	_      structs.HostLayout
 	Parent uint32
-	Pad    uint32
+	Epoch  uint32
 }
 
 type writewatchRepeatKey struct {
@@ -64,6 +91,9 @@ type writewatchRepeatKey struct {
 	Tgid  uint32
 	Op    uint32
 	Flags uint32
+	Test  uint64
+	Epoch uint32
+	Pad   uint32
 }
 
 type writewatchTaskState struct {
@@ -81,15 +111,26 @@ type writewatchTaskState struct {
 		Path  uint64
 		Path2 uint64
 	}
+	ForkTest uint64
 }
 
 type writewatchWwEventKind uint32
 
 const (
-	writewatchWwEventKindWW_EV_WRITE writewatchWwEventKind = 1
-	writewatchWwEventKindWW_EV_EXEC  writewatchWwEventKind = 2
-	writewatchWwEventKindWW_EV_FORK  writewatchWwEventKind = 3
-	writewatchWwEventKindWW_EV_EXIT  writewatchWwEventKind = 4
+	writewatchWwEventKindWW_EV_WRITE      writewatchWwEventKind = 1
+	writewatchWwEventKindWW_EV_EXEC       writewatchWwEventKind = 2
+	writewatchWwEventKindWW_EV_FORK       writewatchWwEventKind = 3
+	writewatchWwEventKindWW_EV_EXIT       writewatchWwEventKind = 4
+	writewatchWwEventKindWW_EV_TEST_START writewatchWwEventKind = 5
+	writewatchWwEventKindWW_EV_TEST_END   writewatchWwEventKind = 6
+)
+
+type writewatchWwGoFlag uint32
+
+const (
+	writewatchWwGoFlagWW_GO_PROC writewatchWwGoFlag = 1
+	writewatchWwGoFlagWW_GO_G    writewatchWwGoFlag = 2
+	writewatchWwGoFlagWW_GO_TEST writewatchWwGoFlag = 4
 )
 
 type writewatchWwMark uint32
@@ -133,16 +174,18 @@ const (
 type writewatchWwStat uint32
 
 const (
-	writewatchWwStatWW_STAT_EVENTS       writewatchWwStat = 0
-	writewatchWwStatWW_STAT_RINGBUF_FULL writewatchWwStat = 1
-	writewatchWwStatWW_STAT_PROC_FULL    writewatchWwStat = 2
-	writewatchWwStatWW_STAT_TRUNCATED    writewatchWwStat = 3
-	writewatchWwStatWW_STAT_READ_ERR     writewatchWwStat = 4
-	writewatchWwStatWW_STAT_ALLOWED      writewatchWwStat = 5
-	writewatchWwStatWW_STAT_NOT_FILES    writewatchWwStat = 6
-	writewatchWwStatWW_STAT_REPEATS      writewatchWwStat = 7
-	writewatchWwStatWW_STAT_LOST_WRITES  writewatchWwStat = 8
-	writewatchWwStatWW_STAT_MAX          writewatchWwStat = 9
+	writewatchWwStatWW_STAT_EVENTS         writewatchWwStat = 0
+	writewatchWwStatWW_STAT_RINGBUF_FULL   writewatchWwStat = 1
+	writewatchWwStatWW_STAT_PROC_FULL      writewatchWwStat = 2
+	writewatchWwStatWW_STAT_TRUNCATED      writewatchWwStat = 3
+	writewatchWwStatWW_STAT_READ_ERR       writewatchWwStat = 4
+	writewatchWwStatWW_STAT_ALLOWED        writewatchWwStat = 5
+	writewatchWwStatWW_STAT_NOT_FILES      writewatchWwStat = 6
+	writewatchWwStatWW_STAT_REPEATS        writewatchWwStat = 7
+	writewatchWwStatWW_STAT_LOST_WRITES    writewatchWwStat = 8
+	writewatchWwStatWW_STAT_GOROUTINE_FULL writewatchWwStat = 9
+	writewatchWwStatWW_STAT_STOP_ERR       writewatchWwStat = 10
+	writewatchWwStatWW_STAT_MAX            writewatchWwStat = 11
 )
 
 type writewatchWwVia uint32
@@ -158,6 +201,8 @@ const (
 const (
 	writewatchMapAllowedDirs     = "allowed_dirs"
 	writewatchMapEvents          = "events"
+	writewatchMapGoprocs         = "goprocs"
+	writewatchMapGoroutines      = "goroutines"
 	writewatchMapLauncher        = "launcher"
 	writewatchMapMarks           = "marks"
 	writewatchMapProcs           = "procs"
@@ -165,15 +210,22 @@ const (
 	writewatchMapScratch         = "scratch"
 	writewatchMapStats           = "stats"
 	writewatchMapTasks           = "tasks"
+	writewatchMapTokens          = "tokens"
+	writewatchProgGoNewGoroutine = "go_new_goroutine"
+	writewatchProgGoTestEnd      = "go_test_end"
+	writewatchProgGoTestStart    = "go_test_start"
 	writewatchProgSchedExec      = "sched_exec"
 	writewatchProgSchedExit      = "sched_exit"
 	writewatchProgSchedFork      = "sched_fork"
 	writewatchProgSysEnter       = "sys_enter"
 	writewatchProgSysExit        = "sys_exit"
 	writewatchProgUringSubmit    = "uring_submit"
+	writewatchVarFollowGoTests   = "follow_go_tests"
 	writewatchVarPidnsDev        = "pidns_dev"
 	writewatchVarPidnsIno        = "pidns_ino"
 	writewatchVarUnusedEventHdr  = "unused_event_hdr"
+	writewatchVarUnusedGoFlag    = "unused_go_flag"
+	writewatchVarUnusedGoproc    = "unused_goproc"
 	writewatchVarUnusedKind      = "unused_kind"
 	writewatchVarUnusedMark      = "unused_mark"
 	writewatchVarUnusedOp        = "unused_op"
@@ -228,12 +280,15 @@ type writewatchSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchProgramSpecs struct {
-	SchedExec   *ebpf.ProgramSpec `ebpf:"sched_exec"`
-	SchedExit   *ebpf.ProgramSpec `ebpf:"sched_exit"`
-	SchedFork   *ebpf.ProgramSpec `ebpf:"sched_fork"`
-	SysEnter    *ebpf.ProgramSpec `ebpf:"sys_enter"`
-	SysExit     *ebpf.ProgramSpec `ebpf:"sys_exit"`
-	UringSubmit *ebpf.ProgramSpec `ebpf:"uring_submit"`
+	GoNewGoroutine *ebpf.ProgramSpec `ebpf:"go_new_goroutine"`
+	GoTestEnd      *ebpf.ProgramSpec `ebpf:"go_test_end"`
+	GoTestStart    *ebpf.ProgramSpec `ebpf:"go_test_start"`
+	SchedExec      *ebpf.ProgramSpec `ebpf:"sched_exec"`
+	SchedExit      *ebpf.ProgramSpec `ebpf:"sched_exit"`
+	SchedFork      *ebpf.ProgramSpec `ebpf:"sched_fork"`
+	SysEnter       *ebpf.ProgramSpec `ebpf:"sys_enter"`
+	SysExit        *ebpf.ProgramSpec `ebpf:"sys_exit"`
+	UringSubmit    *ebpf.ProgramSpec `ebpf:"uring_submit"`
 }
 
 // writewatchMapSpecs contains maps before they are loaded into the kernel.
@@ -242,6 +297,8 @@ type writewatchProgramSpecs struct {
 type writewatchMapSpecs struct {
 	AllowedDirs *ebpf.MapSpec `ebpf:"allowed_dirs"`
 	Events      *ebpf.MapSpec `ebpf:"events"`
+	Goprocs     *ebpf.MapSpec `ebpf:"goprocs"`
+	Goroutines  *ebpf.MapSpec `ebpf:"goroutines"`
 	Launcher    *ebpf.MapSpec `ebpf:"launcher"`
 	Marks       *ebpf.MapSpec `ebpf:"marks"`
 	Procs       *ebpf.MapSpec `ebpf:"procs"`
@@ -249,15 +306,19 @@ type writewatchMapSpecs struct {
 	Scratch     *ebpf.MapSpec `ebpf:"scratch"`
 	Stats       *ebpf.MapSpec `ebpf:"stats"`
 	Tasks       *ebpf.MapSpec `ebpf:"tasks"`
+	Tokens      *ebpf.MapSpec `ebpf:"tokens"`
 }
 
 // writewatchVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchVariableSpecs struct {
+	FollowGoTests   *ebpf.VariableSpec `ebpf:"follow_go_tests"`
 	PidnsDev        *ebpf.VariableSpec `ebpf:"pidns_dev"`
 	PidnsIno        *ebpf.VariableSpec `ebpf:"pidns_ino"`
 	UnusedEventHdr  *ebpf.VariableSpec `ebpf:"unused_event_hdr"`
+	UnusedGoFlag    *ebpf.VariableSpec `ebpf:"unused_go_flag"`
+	UnusedGoproc    *ebpf.VariableSpec `ebpf:"unused_goproc"`
 	UnusedKind      *ebpf.VariableSpec `ebpf:"unused_kind"`
 	UnusedMark      *ebpf.VariableSpec `ebpf:"unused_mark"`
 	UnusedOp        *ebpf.VariableSpec `ebpf:"unused_op"`
@@ -292,6 +353,8 @@ func (o *writewatchObjects) Close() error {
 type writewatchMaps struct {
 	AllowedDirs *ebpf.Map `ebpf:"allowed_dirs"`
 	Events      *ebpf.Map `ebpf:"events"`
+	Goprocs     *ebpf.Map `ebpf:"goprocs"`
+	Goroutines  *ebpf.Map `ebpf:"goroutines"`
 	Launcher    *ebpf.Map `ebpf:"launcher"`
 	Marks       *ebpf.Map `ebpf:"marks"`
 	Procs       *ebpf.Map `ebpf:"procs"`
@@ -299,12 +362,15 @@ type writewatchMaps struct {
 	Scratch     *ebpf.Map `ebpf:"scratch"`
 	Stats       *ebpf.Map `ebpf:"stats"`
 	Tasks       *ebpf.Map `ebpf:"tasks"`
+	Tokens      *ebpf.Map `ebpf:"tokens"`
 }
 
 func (m *writewatchMaps) Close() error {
 	return _WritewatchClose(
 		m.AllowedDirs,
 		m.Events,
+		m.Goprocs,
+		m.Goroutines,
 		m.Launcher,
 		m.Marks,
 		m.Procs,
@@ -312,6 +378,7 @@ func (m *writewatchMaps) Close() error {
 		m.Scratch,
 		m.Stats,
 		m.Tasks,
+		m.Tokens,
 	)
 }
 
@@ -319,9 +386,12 @@ func (m *writewatchMaps) Close() error {
 //
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchVariables struct {
+	FollowGoTests   *ebpf.Variable `ebpf:"follow_go_tests"`
 	PidnsDev        *ebpf.Variable `ebpf:"pidns_dev"`
 	PidnsIno        *ebpf.Variable `ebpf:"pidns_ino"`
 	UnusedEventHdr  *ebpf.Variable `ebpf:"unused_event_hdr"`
+	UnusedGoFlag    *ebpf.Variable `ebpf:"unused_go_flag"`
+	UnusedGoproc    *ebpf.Variable `ebpf:"unused_goproc"`
 	UnusedKind      *ebpf.Variable `ebpf:"unused_kind"`
 	UnusedMark      *ebpf.Variable `ebpf:"unused_mark"`
 	UnusedOp        *ebpf.Variable `ebpf:"unused_op"`
@@ -338,16 +408,22 @@ type writewatchVariables struct {
 //
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchPrograms struct {
-	SchedExec   *ebpf.Program `ebpf:"sched_exec"`
-	SchedExit   *ebpf.Program `ebpf:"sched_exit"`
-	SchedFork   *ebpf.Program `ebpf:"sched_fork"`
-	SysEnter    *ebpf.Program `ebpf:"sys_enter"`
-	SysExit     *ebpf.Program `ebpf:"sys_exit"`
-	UringSubmit *ebpf.Program `ebpf:"uring_submit"`
+	GoNewGoroutine *ebpf.Program `ebpf:"go_new_goroutine"`
+	GoTestEnd      *ebpf.Program `ebpf:"go_test_end"`
+	GoTestStart    *ebpf.Program `ebpf:"go_test_start"`
+	SchedExec      *ebpf.Program `ebpf:"sched_exec"`
+	SchedExit      *ebpf.Program `ebpf:"sched_exit"`
+	SchedFork      *ebpf.Program `ebpf:"sched_fork"`
+	SysEnter       *ebpf.Program `ebpf:"sys_enter"`
+	SysExit        *ebpf.Program `ebpf:"sys_exit"`
+	UringSubmit    *ebpf.Program `ebpf:"uring_submit"`
 }
 
 func (p *writewatchPrograms) Close() error {
 	return _WritewatchClose(
+		p.GoNewGoroutine,
+		p.GoTestEnd,
+		p.GoTestStart,
 		p.SchedExec,
 		p.SchedExit,
 		p.SchedFork,

@@ -1,0 +1,275 @@
+package tracer
+
+import (
+	"debug/buildinfo"
+	"debug/dwarf"
+	"debug/elf"
+	"debug/gosym"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/link"
+)
+
+// GoLayout is what the uprobes need to know about one Go test binary.
+// Uprobes cannot be CO-RE'd against Go's structs: the field offsets come
+// from the binary's DWARF, or, for binaries without DWARF (go test links
+// with -w), from goLayouts by Go version.
+type GoLayout struct {
+	GoidOff       uint32 // runtime.g.goid
+	ParentGoidOff uint32 // runtime.g.parentGoid (Go 1.21 and newer)
+	NameOff       uint32 // testing.common.name, from a *testing.T
+	// Package is the import path of the package under test, from the
+	// binary's build info ("example.com/app.test" names "example.com/app").
+	Package   string
+	GoVersion string
+	// FromDWARF tells where the offsets came from.
+	FromDWARF bool
+
+	funcs map[string]uint64 // file offsets of the hooked functions
+	lines *gosym.Table
+}
+
+// goLayouts are the offsets per Go release for binaries without DWARF.
+// Each was read from the DWARF of a test binary built by that release
+// (go test -c); TestGoLayoutTable checks the entry of the installed
+// toolchain the same way.
+var goLayouts = map[string]GoLayout{
+	"go1.26": {GoidOff: 152, ParentGoidOff: 280, NameOff: 288},
+}
+
+// ErrNotGoTest means the file is not a Go test binary whose tests can be
+// followed: no Go build info, no testing package, or field offsets
+// unknown.
+var ErrNotGoTest = errors.New("cannot follow the tests of this binary")
+
+// ReadGoLayout reads the field offsets, the hooked functions and the
+// package of a Go test binary.
+func ReadGoLayout(path string) (GoLayout, error) {
+	var lay GoLayout
+	bi, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return lay, fmt.Errorf("%w: no Go build info: %w", ErrNotGoTest, err)
+	}
+	lay.GoVersion = bi.GoVersion
+	lay.Package = strings.TrimSuffix(bi.Path, ".test")
+	f, err := elf.Open(path)
+	if err != nil {
+		return lay, err
+	}
+	defer f.Close()
+	if err := lay.readFuncs(f); err != nil {
+		return lay, err
+	}
+	d, err := f.DWARF()
+	if err == nil {
+		if err := lay.readDWARF(d); err != nil {
+			return lay, err
+		}
+		lay.FromDWARF = true
+		return lay, nil
+	}
+	known, ok := goLayouts[release(lay.GoVersion)]
+	if !ok {
+		return lay, fmt.Errorf("%w: %s: the binary has no DWARF (go test links with -w) and writewatch does not know this Go release's layout", ErrNotGoTest, lay.GoVersion)
+	}
+	lay.GoidOff, lay.ParentGoidOff, lay.NameOff = known.GoidOff, known.ParentGoidOff, known.NameOff
+	return lay, nil
+}
+
+// release is "go1.26" for "go1.26.8", "go1.26rc1" or "go1.26.0-X".
+func release(v string) string {
+	rest, ok := strings.CutPrefix(v, "go1.")
+	if !ok {
+		return v
+	}
+	n := 0
+	for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+		n++
+	}
+	return "go1." + rest[:n]
+}
+
+// readFuncs finds the hooked functions in the pclntab, which even a
+// stripped Go binary keeps, and turns their addresses into file offsets.
+func (lay *GoLayout) readFuncs(f *elf.File) error {
+	sec, text := f.Section(".gopclntab"), f.Section(".text")
+	if sec == nil || text == nil {
+		return fmt.Errorf("%w: no .gopclntab", ErrNotGoTest)
+	}
+	data, err := sec.Data()
+	if err != nil {
+		return err
+	}
+	tab, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
+	if err != nil {
+		return fmt.Errorf("%w: read .gopclntab: %w", ErrNotGoTest, err)
+	}
+	lay.lines = tab
+	lay.funcs = map[string]uint64{}
+	for _, p := range goProbes {
+		fn := tab.LookupFunc(p.symbol)
+		if fn == nil {
+			continue
+		}
+		for _, prog := range f.Progs {
+			if prog.Type == elf.PT_LOAD && prog.Flags&elf.PF_X != 0 && fn.Entry >= prog.Vaddr && fn.Entry < prog.Vaddr+prog.Memsz {
+				lay.funcs[p.symbol] = fn.Entry - prog.Vaddr + prog.Off
+			}
+		}
+	}
+	return nil
+}
+
+func (lay *GoLayout) readDWARF(d *dwarf.Data) error {
+	var tOff uint32
+	want := map[string]map[string]*uint32{
+		"runtime.g":      {"goid": &lay.GoidOff, "parentGoid": &lay.ParentGoidOff},
+		"testing.common": {"name": &lay.NameOff},
+		"testing.T":      {"common": &tOff},
+	}
+	found := map[string]bool{}
+	r := d.Reader()
+	for len(found) < len(want) {
+		e, err := r.Next()
+		if err != nil {
+			return fmt.Errorf("read DWARF: %w", err)
+		}
+		if e == nil {
+			break
+		}
+		if e.Tag == dwarf.TagCompileUnit {
+			continue
+		}
+		name, _ := e.Val(dwarf.AttrName).(string)
+		fields, ok := want[name]
+		if e.Tag != dwarf.TagStructType || !ok || found[name] {
+			if e.Children {
+				r.SkipChildren()
+			}
+			continue
+		}
+		seen := 0
+		for {
+			c, err := r.Next()
+			if err != nil || c == nil || c.Tag == 0 {
+				break
+			}
+			fname, _ := c.Val(dwarf.AttrName).(string)
+			if dst, ok := fields[fname]; ok {
+				if off, ok := c.Val(dwarf.AttrDataMemberLoc).(int64); ok {
+					*dst = uint32(off)
+					seen++
+				}
+			}
+			if c.Children {
+				r.SkipChildren()
+			}
+		}
+		if seen != len(fields) {
+			return fmt.Errorf("%w: DWARF: %s lacks fields (Go %s)", ErrNotGoTest, name, lay.GoVersion)
+		}
+		found[name] = true
+	}
+	if len(found) < len(want) {
+		return fmt.Errorf("%w: no DWARF for the testing package", ErrNotGoTest)
+	}
+	// name is read from the *testing.T, whose common is embedded.
+	lay.NameOff += tOff
+	return nil
+}
+
+// goTest is one followed Go test binary.
+type goTest struct {
+	links []link.Link
+	lines *gosym.Table
+}
+
+// The functions hooked in a Go test binary, and the program for each.
+// Only tRunner is needed. Without an end hook, a test counts as running
+// until its process exits; without runqput, goroutines a test starts are
+// followed one level deep only (from runtime.g.parentGoid at the write).
+var goProbes = []struct {
+	symbol   string
+	optional bool
+	prog     func(*writewatchObjects) *ebpf.Program
+}{
+	{"testing.tRunner", false, func(o *writewatchObjects) *ebpf.Program { return o.GoTestStart }},
+	// The test function returned: tRunner's deferred functions run the
+	// cleanups (runCleanup) and report (func1). Either marks the end.
+	{"testing.(*common).runCleanup", true, func(o *writewatchObjects) *ebpf.Program { return o.GoTestEnd }},
+	{"testing.tRunner.func1", true, func(o *writewatchObjects) *ebpf.Program { return o.GoTestEnd }},
+	{"runtime.runqput", true, func(o *writewatchObjects) *ebpf.Program { return o.GoNewGoroutine }},
+}
+
+// FollowGoTest attaches the test-boundary uprobes to the Go test binary
+// running as process tgid (nsPID in this process's PID namespace) and
+// starts following its goroutines. Call it while the process is paused
+// (ExecStopped), then resume it.
+func (t *Tracer) FollowGoTest(tgid, nsPID uint32) (GoLayout, error) {
+	exe := fmt.Sprintf("/proc/%d/exe", nsPID)
+	lay, err := ReadGoLayout(exe)
+	if err != nil {
+		return lay, err
+	}
+	ex, err := link.OpenExecutable(exe)
+	if err != nil {
+		return lay, fmt.Errorf("open %s: %w", exe, err)
+	}
+	gt := &goTest{lines: lay.lines}
+	for _, p := range goProbes {
+		addr, ok := lay.funcs[p.symbol]
+		if !ok && p.optional {
+			continue
+		}
+		if !ok {
+			return lay, fmt.Errorf("%w: no function %s", ErrNotGoTest, p.symbol)
+		}
+		l, err := ex.Uprobe(p.symbol, p.prog(&t.objs), &link.UprobeOptions{PID: int(nsPID), Address: addr})
+		if err != nil {
+			if p.optional {
+				continue
+			}
+			for _, l := range gt.links {
+				l.Close()
+			}
+			return lay, classify("attach uprobe "+p.symbol, err)
+		}
+		gt.links = append(gt.links, l)
+	}
+	val := writewatchGoproc{GoidOff: lay.GoidOff, ParentGoidOff: lay.ParentGoidOff, NameOff: lay.NameOff}
+	if err := t.objs.Goprocs.Update(tgid, val, ebpf.UpdateAny); err != nil {
+		for _, l := range gt.links {
+			l.Close()
+		}
+		return lay, fmt.Errorf("follow Go test %d: %w", tgid, err)
+	}
+	t.gotests[tgid] = gt
+	return lay, nil
+}
+
+// ForgetGoTest detaches the uprobes of a Go test binary that exited.
+func (t *Tracer) ForgetGoTest(tgid uint32) {
+	gt := t.gotests[tgid]
+	if gt == nil {
+		return
+	}
+	for _, l := range gt.links {
+		l.Close()
+	}
+	delete(t.gotests, tgid)
+	t.objs.Goprocs.Delete(tgid)
+}
+
+// GoTestSource names the source file and line of the function at pc in
+// the followed Go test binary tgid: a KindTestStart record's EntryPC.
+func (t *Tracer) GoTestSource(tgid uint32, pc uint64) (string, int) {
+	gt := t.gotests[tgid]
+	if gt == nil || gt.lines == nil || pc == 0 {
+		return "", 0
+	}
+	file, line, _ := gt.lines.PCToLine(pc)
+	return file, line
+}
