@@ -219,25 +219,48 @@ func (t *Tracer) FollowGoTest(tgid, nsPID uint32) (GoLayout, error) {
 		return lay, fmt.Errorf("open %s: %w", exe, err)
 	}
 	gt := &goTest{lines: lay.lines}
+	fail := func(err error) (GoLayout, error) {
+		for _, l := range gt.links {
+			l.Close()
+		}
+		return lay, err
+	}
+	// One link per program, with every function that program hooks.
+	byProg := map[*ebpf.Program][]uint64{}
+	var progs []*ebpf.Program
 	for _, p := range goProbes {
 		addr, ok := lay.funcs[p.symbol]
 		if !ok && p.optional {
 			continue
 		}
 		if !ok {
-			return lay, fmt.Errorf("%w: no function %s", ErrNotGoTest, p.symbol)
+			return fail(fmt.Errorf("%w: no function %s", ErrNotGoTest, p.symbol))
 		}
-		l, err := ex.Uprobe(p.symbol, p.prog(&t.objs), &link.UprobeOptions{PID: int(nsPID), Address: addr})
-		if err != nil {
-			if p.optional {
-				continue
-			}
-			for _, l := range gt.links {
-				l.Close()
-			}
-			return lay, classify("attach uprobe "+p.symbol, err)
+		prog := p.prog(&t.objs)
+		if byProg[prog] == nil {
+			progs = append(progs, prog)
 		}
-		gt.links = append(gt.links, l)
+		byProg[prog] = append(byProg[prog], addr)
+	}
+	for _, prog := range progs {
+		for i, addr := range byProg[prog] {
+			var (
+				l   link.Link
+				err error
+			)
+			if t.multi {
+				if i > 0 {
+					break
+				}
+				l, err = ex.UprobeMulti(nil, prog, &link.UprobeMultiOptions{Addresses: byProg[prog], PID: nsPID})
+			} else {
+				l, err = ex.Uprobe("", prog, &link.UprobeOptions{PID: int(nsPID), Address: addr})
+			}
+			if err != nil {
+				return fail(classify("attach uprobe", err))
+			}
+			gt.links = append(gt.links, l)
+		}
 	}
 	val := writewatchGoproc{GoidOff: lay.GoidOff, ParentGoidOff: lay.ParentGoidOff, NameOff: lay.NameOff}
 	if err := t.objs.Goprocs.Update(tgid, val, ebpf.UpdateAny); err != nil {
@@ -250,17 +273,23 @@ func (t *Tracer) FollowGoTest(tgid, nsPID uint32) (GoLayout, error) {
 	return lay, nil
 }
 
-// ForgetGoTest detaches the uprobes of a Go test binary that exited.
+// ForgetGoTest detaches the uprobes of a Go test binary that exited. The
+// kernel takes a while (about 150ms a uprobe, measured) to unregister
+// one, so they are closed in the background; Close waits for them.
 func (t *Tracer) ForgetGoTest(tgid uint32) {
 	gt := t.gotests[tgid]
 	if gt == nil {
 		return
 	}
-	for _, l := range gt.links {
-		l.Close()
-	}
 	delete(t.gotests, tgid)
 	t.objs.Goprocs.Delete(tgid)
+	for _, l := range gt.links {
+		t.detaching.Add(1)
+		go func() {
+			defer t.detaching.Done()
+			l.Close()
+		}()
+	}
 }
 
 // GoTestSource names the source file and line of the function at pc in

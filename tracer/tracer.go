@@ -80,7 +80,9 @@ type Tracer struct {
 	offset int64 // wall clock minus CLOCK_BOOTTIME, in ns
 	uring  bool
 
-	gotests map[uint32]*goTest // followed Go test binaries, by tgid
+	gotests   map[uint32]*goTest // followed Go test binaries, by tgid
+	detaching sync.WaitGroup     // uprobes being closed
+	multi     bool               // Go test uprobes are uprobe_multi links
 
 	closeOnce sync.Once
 }
@@ -122,8 +124,22 @@ func New(opts Options) (*Tracer, error) {
 	}
 
 	t := &Tracer{offset: bootOffset(), gotests: map[uint32]*goTest{}}
+	// The Go test uprobes use uprobe_multi links (Linux 6.6) when the
+	// kernel has them: closing one costs one RCU grace period, while
+	// closing perf-event uprobes is serialized, one grace period each.
+	goProgs := []*ebpf.ProgramSpec{spec.Programs["go_test_start"], spec.Programs["go_test_end"], spec.Programs["go_new_goroutine"]}
+	for _, p := range goProgs {
+		p.AttachType = ebpf.AttachTraceUprobeMulti
+	}
+	t.multi = true
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
-		return nil, classify("load BPF programs", err)
+		for _, p := range goProgs {
+			p.AttachType = ebpf.AttachNone
+		}
+		t.multi = false
+		if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
+			return nil, classify("load BPF programs", err)
+		}
 	}
 	if err := t.setMarks(opts.Marks); err != nil {
 		t.Close()
@@ -372,6 +388,7 @@ func (t *Tracer) Close() error {
 		for tgid := range t.gotests {
 			t.ForgetGoTest(tgid)
 		}
+		t.detaching.Wait()
 		errs = append(errs, t.objs.Close())
 	})
 	return errors.Join(errs...)
