@@ -9,9 +9,20 @@ import (
 // groupKey identifies a Violation group.
 type groupKey struct {
 	op, path, role string
+	who            string // package, test, phase, fixture and ambiguous set
 }
 
-// Builder groups raw occurrences into Violations by (Op, Path, Role).
+// whoKey is the attribution part of a group key: the same write by two
+// tests is two groups.
+func whoKey(v *Violation) string {
+	if v.Package == "" && v.Test == "" && v.Phase == "" && len(v.AmbiguousTests) == 0 {
+		return ""
+	}
+	return strings.Join(append([]string{v.Runner, v.Package, v.Test, v.Phase, v.Fixture}, v.AmbiguousTests...), "\x00")
+}
+
+// Builder groups raw occurrences into Violations by (Op, Path, Role) and
+// by who wrote (Runner, Package, Test, Phase, Fixture, AmbiguousTests).
 // The zero value is ready to use. A Builder is not safe for concurrent use.
 type Builder struct {
 	index  map[groupKey]int
@@ -34,7 +45,7 @@ func (b *Builder) Add(v Violation) {
 	if n <= 0 {
 		n = 1
 	}
-	k := groupKey{op: v.Op, path: v.Path, role: v.Role}
+	k := groupKey{op: v.Op, path: v.Path, role: v.Role, who: whoKey(&v)}
 	if i, ok := b.index[k]; ok {
 		b.groups[i].Count += n
 		return
@@ -53,16 +64,16 @@ func (b *Builder) Add(v Violation) {
 // Len returns the number of groups so far.
 func (b *Builder) Len() int { return len(b.groups) }
 
-// Repeat counts one more occurrence of (op, path, role) when it was added
-// before and reports whether it was; callers use it to skip building a
-// full Violation for repeats.
-func (b *Builder) Repeat(op, path, role string) bool {
-	return b.RepeatN(op, path, role, 1)
+// Repeat counts one more occurrence of (op, path, role) by who (see
+// WhoKey) when it was added before and reports whether it was; callers
+// use it to skip building a full Violation for repeats.
+func (b *Builder) Repeat(op, path, role, who string) bool {
+	return b.RepeatN(op, path, role, who, 1)
 }
 
 // RepeatN is Repeat for n occurrences at once.
-func (b *Builder) RepeatN(op, path, role string, n int) bool {
-	i, ok := b.index[groupKey{op: op, path: path, role: role}]
+func (b *Builder) RepeatN(op, path, role, who string, n int) bool {
+	i, ok := b.index[groupKey{op: op, path: path, role: role, who: who}]
 	if ok {
 		b.groups[i].Count += n
 	}
@@ -79,10 +90,14 @@ func (b *Builder) Violations() []Violation {
 	return out
 }
 
+// WhoKey is the attribution part of v's group, for Repeat.
+func WhoKey(v *Violation) string { return whoKey(v) }
+
 func compareViolations(a, b Violation) int {
 	return cmp.Or(
 		strings.Compare(a.Path, b.Path),
 		strings.Compare(a.Op, b.Op),
 		strings.Compare(a.Role, b.Role),
+		strings.Compare(whoKey(&a), whoKey(&b)),
 	)
 }

@@ -119,6 +119,78 @@ type Violation struct {
 	DeniedBy string `json:"denied_by,omitempty"`
 	// Via is "" for a syscall, ViaIOUring for an io_uring request.
 	Via string `json:"via,omitempty"`
+
+	// Exe is the program file of the process that wrote, when known.
+	Exe string `json:"exe,omitempty"`
+	// Runner is the test runner that announced Test: RunnerGo, RunnerPytest
+	// or the name another runner gave through the boundary protocol.
+	Runner string `json:"runner,omitempty"`
+	// Package is the Go package (import path) or the test suite (pytest:
+	// the test file) the write belongs to, when known.
+	Package string `json:"package,omitempty"`
+	// Test is the id of the test that wrote: "TestSave/sub" for Go, the
+	// node id for pytest. "" outside any test, or when ambiguous.
+	Test string `json:"test,omitempty"`
+	// Phase is when it wrote: for a test "test", "cleanup" (Go) or
+	// "setup", "call", "teardown" (pytest); outside tests the runner's
+	// phase, e.g. PhaseSetup (Go init and TestMain before the tests),
+	// PhaseTeardown, "collect".
+	Phase string `json:"phase,omitempty"`
+	// Fixture is the pytest fixture being set up, when one was.
+	Fixture string `json:"fixture,omitempty"`
+	// AmbiguousTests lists the tests running when a goroutine that no
+	// test is known to have started wrote: one of them, or none, did it.
+	AmbiguousTests []string `json:"ambiguous_tests,omitempty"`
+	// TestFile and TestLine locate the test's source, when known.
+	TestFile string `json:"test_file,omitempty"`
+	TestLine int    `json:"test_line,omitempty"`
+}
+
+// Test runners (Violation.Runner, TestResult.Runner).
+const (
+	RunnerGo     = "go"
+	RunnerPytest = "pytest"
+)
+
+// Phases outside a test (Violation.Phase).
+const (
+	PhaseSetup    = "setup"    // Go: package init and TestMain before the tests
+	PhaseTeardown = "teardown" // Go: TestMain after the tests
+	PhaseTest     = "test"     // Go: the test function
+	PhaseCleanup  = "cleanup"  // Go: the test's Cleanup functions and after
+)
+
+// Test outcomes (TestResult.Outcome).
+const (
+	OutcomePassed  = "passed"
+	OutcomeFailed  = "failed"
+	OutcomeSkipped = "skipped"
+)
+
+// TestResult is one test that ran under the traced command, with the
+// runner's own result when the runner told it.
+type TestResult struct {
+	Runner  string `json:"runner"`
+	Package string `json:"package,omitempty"`
+	ID      string `json:"id"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	// Outcome is one of the Outcome constants, or "" when unknown.
+	Outcome string `json:"outcome,omitempty"`
+	// Seconds is the runner's duration, when known.
+	Seconds float64 `json:"seconds,omitempty"`
+	// Message is the runner's failure or skip message, when known.
+	Message string `json:"message,omitempty"`
+}
+
+// PackageRun is one Go test binary that ran and was traced.
+type PackageRun struct {
+	Package string `json:"package"`
+	PID     int    `json:"pid"`
+	// Followed reports whether its tests could be told apart; when false,
+	// Problem says why and its writes carry the package only.
+	Followed bool   `json:"followed"`
+	Problem  string `json:"problem,omitempty"`
 }
 
 // Report is the result of one run.
@@ -159,6 +231,23 @@ type Report struct {
 	// SurvivorsKilled says writewatch killed the survivors (SIGKILL,
 	// --kill-survivors); otherwise they were left running.
 	SurvivorsKilled bool `json:"survivors_killed"`
+
+	// Tests lists every test seen, in the order they started.
+	Tests []TestResult `json:"tests,omitempty"`
+	// Packages lists the Go test binaries that ran. A package that go
+	// test did not run (its result came from the cache) is not traced;
+	// see Notes.
+	Packages []PackageRun `json:"packages,omitempty"`
+	// ToolchainWrites counts writes outside the allowlist by the Go
+	// toolchain building the tests (go, compile, link, vet, ...), which
+	// are left out of Violations.
+	ToolchainWrites uint64 `json:"toolchain_writes,omitempty"`
+	// Unattributed counts, by cause, what kept writewatch from telling
+	// which test wrote; such writes are reported as ambiguous.
+	Unattributed map[string]uint64 `json:"unattributed,omitempty"`
+	// Notes are things writewatch did or saw that the reader should
+	// know, e.g. that it disabled go test's result cache.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Failed reports whether the run found writes outside the allowlist.

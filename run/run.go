@@ -146,7 +146,7 @@ func Run(cfg Config) (*report.Report, error) {
 	}
 	rerr := tr.Repeats(func(k tracer.RepeatKey, n uint64) {
 		for _, g := range s.repeatOf[k] {
-			s.builder.RepeatN(g.op, g.path, g.role, int(n))
+			s.builder.RepeatN(g.op, g.path, g.role, "", int(n))
 		}
 	})
 	stats, serr := tr.Stats()
@@ -275,7 +275,7 @@ func (s *session) handle(ev *tracer.Event) {
 		if allowed && !t.truncated {
 			continue
 		}
-		if s.builder.Repeat(t.op, t.path, t.role) {
+		if s.builder.Repeat(t.op, t.path, t.role, "") {
 			s.progress.violation(t.op, report.ActionReported, false)
 			if repeatable && !slices.Contains(s.repeatOf[rk], group{t.op, t.path, t.role}) {
 				s.repeatOf[rk] = append(s.repeatOf[rk], group{t.op, strings.Clone(t.path), t.role})
