@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,6 +47,10 @@ type Config struct {
 	// Progress, when not nil, receives the run's live counters, for the
 	// metrics endpoint and the status line to read while the run lasts.
 	Progress *Progress
+	// Tests, if set, is called with the run's test tracker before
+	// COMMAND's records are read (its Current method may be polled from
+	// another goroutine, for a progress line).
+	Tests func(*attribution.Tests)
 }
 
 // ErrTracer wraps a failure to start tracing: no privileges, an
@@ -67,7 +72,10 @@ func Run(cfg Config) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := tracer.Options{RingBufferBytes: cfg.RingBufferBytes, IgnoreMetadata: cfg.IgnoreMetadata}
+	env, cleanup, notes := prepareEnv(cfg)
+	defer cleanup()
+	cfg.Env = env
+	opts := tracer.Options{RingBufferBytes: cfg.RingBufferBytes, IgnoreMetadata: cfg.IgnoreMetadata, FollowGoTests: true}
 	if cfg.Allow != nil {
 		opts.Marks = kernelMarks(cfg.Allow.Entries())
 	}
@@ -109,13 +117,18 @@ func Run(cfg Config) (*report.Report, error) {
 		return nil, err
 	}
 
+	tree := attribution.NewTree(uint32(proc.Pid()), uint32(os.Getpid()), cfg.Args)
 	s := &session{
 		cfg:      cfg,
 		progress: cfg.Progress,
 		tr:       tr,
 		builder:  report.NewBuilder(),
 		repeatOf: map[tracer.RepeatKey][]group{},
-		tree:     attribution.NewTree(uint32(proc.Pid()), uint32(os.Getpid()), cfg.Args),
+		tree:     tree,
+		tests:    attribution.NewTests(tree),
+	}
+	if cfg.Tests != nil {
+		cfg.Tests(s.tests)
 	}
 	s.seen = s.tree.Seen()
 	s.progress.processes.Store(uint64(s.seen))
@@ -146,7 +159,7 @@ func Run(cfg Config) (*report.Report, error) {
 	}
 	rerr := tr.Repeats(func(k tracer.RepeatKey, n uint64) {
 		for _, g := range s.repeatOf[k] {
-			s.builder.RepeatN(g.op, g.path, g.role, "", int(n))
+			s.builder.RepeatN(g.op, g.path, g.role, g.who, int(n))
 		}
 	})
 	stats, serr := tr.Stats()
@@ -165,27 +178,38 @@ func Run(cfg Config) (*report.Report, error) {
 		rep.Lost = stats.LostByCause()
 		rep.TruncatedPaths = stats.Truncated
 		rep.AllowedInKernel = stats.AllowedInKernel
+		if u := stats.Unattributed(); len(u) > 0 {
+			rep.Unattributed = u
+		}
+	}
+	rep.Tests = s.tests.Results()
+	rep.Packages = s.tests.Packages()
+	rep.ToolchainWrites = s.toolchain
+	if len(rep.Packages) > 0 || looksLikeGoTest(cfg.Args) {
+		rep.Notes = append(rep.Notes, notes...)
 	}
 	return rep, errors.Join(loopErr, err, rerr, serr)
 }
 
 // group names one violation group.
-type group struct{ op, path, role string }
+type group struct{ op, path, role, who string }
 
 type session struct {
 	// repeatOf maps a sent write's repeat key to the violations it made,
 	// so the kernel's counts of its repeats can be added at the end.
-	repeatOf map[tracer.RepeatKey][]group
-	cfg      Config
-	progress *Progress
-	tr       *tracer.Tracer
-	tree     *attribution.Tree
-	builder  *report.Builder
-	judge    judge
-	targets  []target
-	writes   uint64
-	seen     int // processes, as last stored in progress
-	exit     int
+	repeatOf  map[tracer.RepeatKey][]group
+	cfg       Config
+	progress  *Progress
+	tr        *tracer.Tracer
+	tree      *attribution.Tree
+	tests     *attribution.Tests
+	builder   *report.Builder
+	judge     judge
+	targets   []target
+	writes    uint64
+	toolchain uint64
+	seen      int // processes, as last stored in progress
+	exit      int
 }
 
 // loop reads records until COMMAND has exited and its tree is empty (or
@@ -261,13 +285,34 @@ func (s *session) handle(ev *tracer.Event) {
 		s.seen = n
 		s.progress.processes.Store(uint64(n))
 	}
-	if ev.Kind != tracer.KindWrite {
+	switch ev.Kind {
+	case tracer.KindWrite:
+		if ev.Op == tracer.OpOpen && s.tests.Marker(ev.TGID, ev.String(tracer.SlotPath)) {
+			return // a test boundary, not a write
+		}
+	case tracer.KindExec:
+		if ev.Flags&tracer.ExecStopped != 0 {
+			s.followGoTest(ev)
+		}
+		return
+	case tracer.KindExit:
+		s.tests.Observe(ev, nil)
+		s.tr.ForgetGoTest(ev.TGID)
+		return
+	default:
+		s.tests.Observe(ev, s.tr.GoTestSource)
 		return
 	}
 	s.writes++
 	s.progress.events.Add(1)
 	s.targets = s.judge.targets(ev, s.targets[:0])
 	rk, repeatable := ev.RepeatKey()
+	var (
+		who        attribution.Who
+		whoKey     string
+		attributed bool
+		toolchain  bool
+	)
 	for _, t := range s.targets {
 		allowed, entry := s.cfg.Allow.Match(t.path)
 		// A cut path cannot be judged for sure: report it rather than
@@ -275,10 +320,22 @@ func (s *session) handle(ev *tracer.Event) {
 		if allowed && !t.truncated {
 			continue
 		}
-		if s.builder.Repeat(t.op, t.path, t.role, "") {
+		if !attributed {
+			attributed = true
+			who = s.tests.Attribute(ev)
+			toolchain = s.tests.IsToolchain(ev.TGID)
+			var probe report.Violation
+			who.Fill(&probe)
+			whoKey = report.WhoKey(&probe)
+		}
+		if toolchain {
+			s.toolchain++
+			continue
+		}
+		if s.builder.Repeat(t.op, t.path, t.role, whoKey) {
 			s.progress.violation(t.op, report.ActionReported, false)
-			if repeatable && !slices.Contains(s.repeatOf[rk], group{t.op, t.path, t.role}) {
-				s.repeatOf[rk] = append(s.repeatOf[rk], group{t.op, strings.Clone(t.path), t.role})
+			if repeatable && !slices.Contains(s.repeatOf[rk], group{t.op, t.path, t.role, whoKey}) {
+				s.repeatOf[rk] = append(s.repeatOf[rk], group{t.op, strings.Clone(t.path), t.role, whoKey})
 			}
 			continue
 		}
@@ -286,7 +343,7 @@ func (s *session) handle(ev *tracer.Event) {
 		// buffers the next record reuses.
 		t.path, t.requested = strings.Clone(t.path), strings.Clone(t.requested)
 		if repeatable {
-			s.repeatOf[rk] = append(s.repeatOf[rk], group{t.op, t.path, t.role})
+			s.repeatOf[rk] = append(s.repeatOf[rk], group{t.op, t.path, t.role, whoKey})
 		}
 		p := s.tree.Report(ev.TGID)
 		v := report.Violation{
@@ -302,7 +359,9 @@ func (s *session) handle(ev *tracer.Event) {
 			Chain:         s.tree.Chain(ev.TGID),
 			First:         ev.Time,
 			Action:        report.ActionReported,
+			Exe:           p.Exe,
 		}
+		who.Fill(&v)
 		if ev.Op == tracer.OpOpen || ev.Op == tracer.OpCreat {
 			v.Flags = openFlags(ev.Flags)
 		}
@@ -317,6 +376,26 @@ func (s *session) handle(ev *tracer.Event) {
 		s.builder.Add(v)
 		s.progress.violation(v.Op, v.Action, true)
 	}
+}
+
+// followGoTest attaches the test-boundary uprobes to a Go test binary the
+// kernel paused at exec, then lets it run. It always lets it run.
+func (s *session) followGoTest(ev *tracer.Event) {
+	pid := ev.NSTGID
+	if pid == 0 {
+		pid = ev.TGID
+	}
+	lay, err := s.tr.FollowGoTest(ev.TGID, pid)
+	problem := ""
+	if err != nil {
+		problem = err.Error()
+	}
+	pkg := lay.Package
+	if pkg == "" {
+		pkg = filepath.Base(ev.String(tracer.SlotPath))
+	}
+	s.tests.GoBinary(ev.TGID, int(pid), pkg, err == nil, problem)
+	syscall.Kill(int(pid), syscall.SIGCONT)
 }
 
 // peakRSS is this process's peak resident set size (VmHWM), in bytes.

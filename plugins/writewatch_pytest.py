@@ -1,0 +1,157 @@
+"""writewatch's pytest plugin: announces test boundaries to writewatch.
+
+writewatch loads it through PYTEST_PLUGINS and PYTHONPATH; nobody installs
+it. It speaks the test-boundary protocol of writewatch's PROTOCOL.md: each
+announcement is an open() of a path under /dev/null/.writewatch/, which
+always fails (/dev/null is not a directory) and which writewatch sees in
+the kernel, in order with the writes of this process and the processes it
+starts.
+
+It never changes a test's outcome: every announcement swallows every
+error, and the hooks only wrap pytest's own.
+"""
+
+import os
+
+import pytest
+
+_PREFIX = "/dev/null/.writewatch/1/"
+_FLAGS = os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+
+
+def _quote(value):
+    from urllib.parse import quote
+
+    return quote(str(value), safe="")
+
+
+def _announce(verb, **fields):
+    try:
+        query = "&".join(
+            "%s=%s" % (k, _quote(v)) for k, v in fields.items() if v not in (None, "")
+        )
+        path = _PREFIX + verb + "?runner=pytest&" + query
+        if len(path.encode("utf-8", "surrogateescape")) > 4000:
+            return
+        fd = os.open(path, _FLAGS, 0o600)
+        os.close(fd)  # never happens: the open cannot succeed
+    except BaseException:
+        pass
+
+
+def _where(item):
+    try:
+        path = str(getattr(item, "path", None) or item.fspath)
+        line = item.location[1]
+        return item.location[0], path, (line + 1 if line is not None else "")
+    except BaseException:
+        return "", "", ""
+
+
+class _Phase:
+    """Announces one runtest phase of an item around pytest's own hook."""
+
+    def __init__(self, item, phase):
+        self.item, self.phase = item, phase
+
+    def __enter__(self):
+        try:
+            suite, path, line = _where(self.item)
+            self.suite = suite
+            _announce("begin", suite=suite, id=self.item.nodeid, phase=self.phase, file=path, line=line)
+            self.item.config._writewatch_current = (self.item, self.phase)
+        except BaseException:
+            pass
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.item.config._writewatch_current = None
+            _announce("end", suite=getattr(self, "suite", ""), phase="session")
+        except BaseException:
+            pass
+        return False
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_setup(item):
+    with _Phase(item, "setup"):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_call(item):
+    with _Phase(item, "call"):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item, nextitem):
+    with _Phase(item, "teardown"):
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_fixture_setup(fixturedef, request):
+    current = None
+    try:
+        current = getattr(request.config, "_writewatch_current", None)
+        if current is not None:
+            item, phase = current
+            suite, path, line = _where(item)
+            _announce("begin", suite=suite, id=item.nodeid, phase=phase, fixture=fixturedef.argname, file=path, line=line)
+    except BaseException:
+        current = None
+    try:
+        yield
+    finally:
+        try:
+            if current is not None:
+                item, phase = current
+                suite, path, line = _where(item)
+                _announce("begin", suite=suite, id=item.nodeid, phase=phase, file=path, line=line)
+        except BaseException:
+            pass
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_collection(session):
+    _announce("end", phase="collect")
+    try:
+        yield
+    finally:
+        _announce("end", phase="session")
+
+
+def pytest_sessionstart(session):
+    _announce("end", phase="session")
+
+
+def pytest_runtest_logreport(report):
+    try:
+        outcome = None
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            outcome = report.outcome
+        elif report.when == "teardown" and report.failed:
+            outcome = "failed"
+        if outcome is None:
+            return
+        message = ""
+        if report.failed:
+            message = str(getattr(report, "longreprtext", "") or "")[:1500]
+        elif report.skipped:
+            try:
+                message = str(report.longrepr[2])
+            except BaseException:
+                message = ""
+        suite, line = report.location[0], report.location[1]
+        _announce(
+            "result",
+            suite=suite,
+            id=report.nodeid,
+            outcome=outcome,
+            seconds="%.6f" % getattr(report, "duration", 0.0),
+            message=message[:1500],
+        )
+    except BaseException:
+        pass
