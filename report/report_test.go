@@ -156,6 +156,42 @@ var cases = []struct {
 	{"rich", richReport},
 	{"lost", lostReport},
 	{"survivors", survivorsReport},
+	{"tests", testsReport},
+}
+
+// testsReport has violations attributed to Go and pytest tests, a
+// parallel write that is ambiguous, package setup, and notes.
+func testsReport() *Report {
+	r := emptyReport()
+	r.Command = []string{"go", "test", "./..."}
+	bin := Proc{PID: 5000, PPID: 4990, Comm: "app.test", Exe: "/tmp/go-build1/b001/app.test", Cmdline: []string{"/tmp/go-build1/b001/app.test", "-test.paniconexit0"}}
+	chain := []Proc{{PID: 4990, PPID: 4900, Comm: "go", Exe: "/usr/local/go/bin/go", Cmdline: []string{"go", "test", "./..."}}}
+	v := func(path, exe string, mod func(*Violation)) Violation {
+		v := Violation{Op: OpOpen, Path: path, RequestedPath: path, Flags: "O_WRONLY|O_CREAT|O_TRUNC",
+			PID: bin.PID, PPID: bin.PPID, Comm: bin.Comm, Exe: exe, Cmdline: bin.Cmdline, Chain: chain,
+			Count: 1, First: t0, Action: ActionReported, Runner: RunnerGo, Package: "example.com/app"}
+		mod(&v)
+		return v
+	}
+	r.Violations = []Violation{
+		v("/home/u/.config/app/config.toml", "/usr/bin/git", func(v *Violation) {
+			v.Test, v.Phase, v.TestFile, v.TestLine = "TestSaveConfig", PhaseTest, "/src/app/app_test.go", 12
+			v.Comm, v.Cmdline = "git", []string{"git", "config", "--global", "x.y", "z"}
+		}),
+		v("/src/app/main.txt", bin.Exe, func(v *Violation) { v.Phase = PhaseSetup }),
+		v("/src/app/parallel.txt", bin.Exe, func(v *Violation) { v.AmbiguousTests = []string{"TestA", "TestB"} }),
+		v("/src/app/sub.txt", bin.Exe, func(v *Violation) { v.Test, v.Phase = "TestOuter/inner", PhaseCleanup }),
+		v("/src/py/fixture.db", "/usr/bin/python3.11", func(v *Violation) {
+			v.Runner, v.Package, v.Test, v.Phase, v.Fixture = RunnerPytest, "test_app.py", "test_app.py::test_db", "setup", "db"
+			v.Comm, v.Cmdline, v.Chain = "python3", []string{"python3", "-m", "pytest"}, []Proc{}
+		}),
+	}
+	r.Events = 40
+	r.Packages = []PackageRun{{Package: "example.com/app", PID: 5000, Followed: true}, {Package: "example.com/old", PID: 5001, Problem: "go1.19: field offsets unknown"}}
+	r.ToolchainWrites = 2
+	r.Notes = []string{"GOFLAGS=-count=1 was added"}
+	r.Tests = []TestResult{{Runner: RunnerGo, Package: "example.com/app", ID: "TestSaveConfig", Outcome: OutcomePassed}}
+	return r
 }
 
 func TestFailed(t *testing.T) {

@@ -55,10 +55,12 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	t := &textWriter{color: opt.Color}
 	t.header(r)
 	t.warnings(r)
+	t.byTest(r)
 	for i := range r.Violations {
 		t.violation(&r.Violations[i])
 	}
 	t.survivors(r)
+	t.notes(r)
 	t.howToFix(r)
 	if r.Mode == ModeAudit && r.Failed() {
 		t.line()
@@ -190,6 +192,9 @@ func (t *textWriter) violation(v *Violation) {
 		op += "; denied by " + displayText(v.DeniedBy)
 	}
 	t.line(op)
+	if attributed(v) {
+		t.line("  in ", whoText(v))
+	}
 
 	// Who did it, and where that process came from, unless that was just
 	// shown.
@@ -601,4 +606,124 @@ func pick(cond bool, a, b string) string {
 		return a
 	}
 	return b
+}
+
+// byTest lists the violations that a test runner's boundaries attribute,
+// one line each, grouped by test:
+//
+//	TestSave (pkg example.com/app) wrote /home/u/.config/app/config.toml (open O_WRONLY|O_TRUNC) via /usr/bin/git
+func (t *textWriter) byTest(r *Report) {
+	var vs []*Violation
+	for i := range r.Violations {
+		if v := &r.Violations[i]; attributed(v) {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return
+	}
+	slices.SortStableFunc(vs, func(a, b *Violation) int {
+		return cmp.Or(strings.Compare(a.Package, b.Package), strings.Compare(whoText(a), whoText(b)))
+	})
+	t.line()
+	t.line("By test:")
+	for _, v := range vs {
+		what := displayText(v.Op)
+		if v.Flags != "" {
+			what += " " + displayText(v.Flags)
+		}
+		if v.Errno != "" {
+			what += ", failed: " + displayText(v.Errno)
+		}
+		via := v.Exe
+		if via == "" {
+			via = v.Comm
+		}
+		line := "  " + t.paint(ansiBold, whoText(v)) + " wrote " + displayPath(v.Path) + " (" + what + ")"
+		if via != "" {
+			line += " via " + displayPath(via)
+		}
+		t.line(line)
+	}
+}
+
+// attributed reports whether a runner's boundaries tell who wrote v.
+func attributed(v *Violation) bool {
+	return v.Test != "" || len(v.AmbiguousTests) > 0 || v.Package != "" || v.Runner != ""
+}
+
+// whoText names who wrote v: the test with its phase and package, the
+// tests it may have been, or the package outside its tests.
+func whoText(v *Violation) string {
+	var s string
+	switch {
+	case v.Test != "":
+		s = displayText(v.Test)
+	case len(v.AmbiguousTests) > 0:
+		names := make([]string, len(v.AmbiguousTests))
+		for i, n := range v.AmbiguousTests {
+			names[i] = displayText(n)
+		}
+		s = "one of " + strings.Join(names, ", ") + " (ambiguous)"
+	case v.Runner == RunnerGo:
+		s = "package code"
+	default:
+		s = "outside tests"
+	}
+	var details []string
+	if v.Phase != "" && v.Phase != PhaseTest && v.Phase != "call" {
+		p := displayText(v.Phase)
+		if v.Runner == RunnerGo && v.Test == "" {
+			switch v.Phase {
+			case PhaseSetup:
+				p = "setup: init or TestMain before the tests"
+			case PhaseTeardown:
+				p = "teardown: TestMain after the tests"
+			}
+		}
+		details = append(details, p)
+	}
+	if v.Fixture != "" {
+		details = append(details, "fixture "+displayText(v.Fixture))
+	}
+	if len(details) > 0 {
+		s += " [" + strings.Join(details, ", ") + "]"
+	}
+	if v.Package != "" && !strings.HasPrefix(v.Test, v.Package) {
+		if v.Runner == RunnerGo {
+			s += " (pkg " + displayText(v.Package) + ")"
+		} else {
+			s += " (" + displayText(v.Package) + ")"
+		}
+	}
+	return s
+}
+
+// notes prints the Go test binaries whose tests could not be told apart,
+// the toolchain's writes left out, and the run's notes.
+func (t *textWriter) notes(r *Report) {
+	var lines []string
+	for _, p := range r.Packages {
+		if !p.Followed {
+			lines = append(lines, fmt.Sprintf("writewatch: %s: its writes carry the package only, not the test: %s",
+				displayText(p.Package), displayText(p.Problem)))
+		}
+	}
+	if len(r.Unattributed) > 0 {
+		lines = append(lines, "writewatch: some writes could not be tied to one test and are marked ambiguous ("+lostCauses(r.Unattributed)+")")
+	}
+	if r.ToolchainWrites > 0 {
+		lines = append(lines, fmt.Sprintf("writewatch: %s outside the allowlist by the Go toolchain building the tests (go, compile, link, ...) not listed",
+			plural(r.ToolchainWrites, "write", "writes")))
+	}
+	for _, n := range r.Notes {
+		lines = append(lines, "writewatch: note: "+displayText(n))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	t.line()
+	for _, l := range lines {
+		t.line(l)
+	}
 }
