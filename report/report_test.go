@@ -202,3 +202,30 @@ func TestFailed(t *testing.T) {
 		t.Error("rich report: Failed() = false")
 	}
 }
+
+func TestWriteJUnitGolden(t *testing.T) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteJUnit(&buf, c.report()); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, c.name+".junit.xml", buf.Bytes())
+		})
+	}
+}
+
+func TestWriteGitHubGolden(t *testing.T) {
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteGitHubAnnotations(&buf, c.report(), "/src"); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteGitHubSummary(&buf, c.report()); err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, c.name+".github.txt", buf.Bytes())
+		})
+	}
+}

@@ -62,6 +62,7 @@ type options struct {
 	allow         []string
 	audit         bool
 	jsonFile      string
+	junitFile     string
 	printConfig   bool
 	asRoot        bool
 	quiet         bool
@@ -95,6 +96,7 @@ func realMain(argv []string, stderr io.Writer) int {
 	})
 	fs.BoolVar(&o.audit, "audit", false, "observe only: report, then exit with COMMAND's own code")
 	fs.StringVar(&o.jsonFile, "json", "", "write the machine-readable report to `FILE`")
+	fs.StringVar(&o.junitFile, "junit", "", "write a JUnit XML report to `FILE`: a testcase per test, each write a failure of the test that made it")
 	fs.BoolVar(&o.printConfig, "print-config", false, "print the effective allowlist and where each entry comes from, then exit")
 	fs.BoolVar(&o.asRoot, "as-root", false, "under sudo, run COMMAND as root instead of as the invoking user")
 	fs.BoolVar(&o.quiet, "quiet", false, "print the summary only when something was found")
@@ -202,6 +204,14 @@ func realMain(argv []string, stderr io.Writer) int {
 		}
 		defer jsonOut.Close()
 	}
+	var junitOut *os.File
+	if o.junitFile != "" {
+		if junitOut, err = os.Create(o.junitFile); err != nil {
+			fmt.Fprintf(stderr, "writewatch: --junit: %v\n", err)
+			return exitUsage
+		}
+		defer junitOut.Close()
+	}
 
 	if o.metricsTextfile != "" {
 		if err := metrics.CheckTextfile(o.metricsTextfile); err != nil {
@@ -289,6 +299,17 @@ func realMain(argv []string, stderr io.Writer) int {
 			}
 		}
 	}
+	if junitOut != nil {
+		if werr := report.WriteJUnit(junitOut, rep); werr != nil {
+			fmt.Fprintf(stderr, "writewatch: --junit %s: %v\n", o.junitFile, werr)
+			if code == rep.CommandExit {
+				code = exitInternal
+			}
+		}
+	}
+	if os.Getenv("GITHUB_ACTIONS") == "true" {
+		githubReport(stderr, rep)
+	}
 	return writeMetrics(stderr, &o, mrun, rep, err, code)
 }
 
@@ -319,6 +340,28 @@ func writeMetrics(stderr io.Writer, o *options, mrun *metrics.Run, rep *report.R
 		}
 	}
 	return code
+}
+
+// githubReport adds GitHub Actions annotations (on stderr, which the
+// runner reads for workflow commands too, so COMMAND's stdout stays
+// untouched) and a summary table to $GITHUB_STEP_SUMMARY.
+func githubReport(stderr io.Writer, rep *report.Report) {
+	if err := report.WriteGitHubAnnotations(stderr, rep, os.Getenv("GITHUB_WORKSPACE")); err != nil {
+		fmt.Fprintf(stderr, "writewatch: GitHub annotations: %v\n", err)
+	}
+	path := os.Getenv("GITHUB_STEP_SUMMARY")
+	if path == "" {
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		fmt.Fprintf(stderr, "writewatch: GITHUB_STEP_SUMMARY: %v\n", err)
+		return
+	}
+	defer f.Close()
+	if err := report.WriteGitHubSummary(f, rep); err != nil {
+		fmt.Fprintf(stderr, "writewatch: GITHUB_STEP_SUMMARY: %v\n", err)
+	}
 }
 
 // startError explains why COMMAND could not be run and picks the code.

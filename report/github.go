@@ -1,0 +1,101 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+)
+
+// WriteGitHubAnnotations writes one GitHub Actions "::error" workflow
+// command per violation, pointing at the test's source file and line
+// when known. Paths under workspace (GITHUB_WORKSPACE) are made relative
+// to it, as GitHub expects.
+func WriteGitHubAnnotations(w io.Writer, r *Report, workspace string) error {
+	var b strings.Builder
+	for i := range r.Violations {
+		v := &r.Violations[i]
+		var props []string
+		if v.TestFile != "" {
+			file := v.TestFile
+			if rel, ok := relUnder(file, workspace); ok {
+				file = rel
+			}
+			props = append(props, "file="+ghProperty(file))
+			if v.TestLine > 0 {
+				props = append(props, fmt.Sprintf("line=%d", v.TestLine))
+			}
+		}
+		props = append(props, "title="+ghProperty("writewatch: write outside the allowlist"))
+		what := v.Op
+		if v.Flags != "" {
+			what += " " + v.Flags
+		}
+		msg := v.Path + " written (" + what + ")"
+		if attributed(v) {
+			msg = whoText(v) + " wrote " + v.Path + " (" + what + ")"
+		}
+		via := v.Exe
+		if via == "" {
+			via = v.Comm
+		}
+		if via != "" {
+			msg += " via " + via
+		}
+		b.WriteString("::error " + strings.Join(props, ",") + "::" + ghData(msg) + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteGitHubSummary writes a Markdown table of the violations, for
+// $GITHUB_STEP_SUMMARY.
+func WriteGitHubSummary(w io.Writer, r *Report) error {
+	var b strings.Builder
+	b.WriteString("### writewatch\n\n")
+	if !r.Failed() {
+		fmt.Fprintf(&b, "No writes outside the allowlist (%s, %s).\n\n",
+			plural(r.Events, "write event", "write events"), plural(r.Processes, "process", "processes"))
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	fmt.Fprintf(&b, "%s outside the allowlist by `%s`.\n\n", plural(len(r.Violations), "write", "writes"), mdCode(strings.Join(r.Command, " ")))
+	b.WriteString("| Test | Path | Operation | Process |\n|---|---|---|---|\n")
+	for i := range r.Violations {
+		v := &r.Violations[i]
+		who := ""
+		if attributed(v) {
+			who = whoText(v)
+		}
+		op := v.Op
+		if v.Flags != "" {
+			op += " " + v.Flags
+		}
+		proc := fmt.Sprintf("%d %s", v.PID, v.Comm)
+		if v.Exe != "" {
+			proc += " (" + filepath.Base(v.Exe) + ")"
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", mdCell(who), mdCode(v.Path), mdCell(op), mdCell(proc))
+	}
+	b.WriteString("\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// ghData escapes a workflow command's message.
+func ghData(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
+
+// ghProperty escapes a workflow command's property value.
+func ghProperty(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C").Replace(s)
+}
+
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ").Replace(s)
+}
+
+func mdCode(s string) string {
+	return strings.NewReplacer("`", "'", "|", `\|`, "\n", " ", "\r", " ").Replace(s)
+}

@@ -1,0 +1,236 @@
+package report
+
+import (
+	"cmp"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// JUnit XML, as Jenkins, GitLab and GitHub test reporters read it: one
+// testsuite per package (Go) or test file (pytest), one testcase per
+// test. A test's writes outside the allowlist are a failure of that test;
+// writes no single test made (package setup, ambiguous parallel tests,
+// runners that announce no tests) are failures of a testcase named for
+// what is known. Tests the runner reported (pytest, go test -json) keep
+// their own result: failed, skipped or passed.
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Errors   int         `xml:"errors,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Time     string      `xml:"time,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	File      string        `xml:"file,attr,omitempty"`
+	Line      string        `xml:"line,attr,omitempty"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// junitFailureType marks failures that are writewatch's findings.
+const junitFailureType = "writewatch.WriteOutsideAllowlist"
+
+// WriteJUnit writes r as JUnit XML.
+func WriteJUnit(w io.Writer, r *Report) error {
+	if r == nil {
+		return fmt.Errorf("report: write JUnit: nil report")
+	}
+	type caseKey struct{ suite, name string }
+	type entry struct {
+		c       junitCase
+		seconds float64
+		writes  []*Violation
+		outcome string
+		message string
+	}
+	var (
+		order []caseKey
+		cases = map[caseKey]*entry{}
+	)
+	get := func(k caseKey) *entry {
+		e := cases[k]
+		if e == nil {
+			e = &entry{c: junitCase{Name: k.name, Classname: k.suite}}
+			cases[k] = e
+			order = append(order, k)
+		}
+		return e
+	}
+	for _, t := range r.Tests {
+		e := get(caseKey{suiteName(t.Runner, t.Package), t.ID})
+		e.outcome, e.message, e.seconds = t.Outcome, t.Message, t.Seconds
+		e.c.File, e.c.Line = t.File, lineAttr(t.Line)
+	}
+	for i := range r.Violations {
+		v := &r.Violations[i]
+		e := get(caseKey{suiteName(v.Runner, v.Package), junitCaseName(r, v)})
+		if e.c.File == "" {
+			e.c.File, e.c.Line = v.TestFile, lineAttr(v.TestLine)
+		}
+		e.writes = append(e.writes, v)
+	}
+
+	out := junitSuites{Name: "writewatch"}
+	suites := map[string]*junitSuite{}
+	var suiteOrder []string
+	for _, k := range order {
+		e := cases[k]
+		e.c.Time = strconv.FormatFloat(e.seconds, 'f', 3, 64)
+		switch {
+		case len(e.writes) > 0:
+			e.c.Failure = &junitMessage{
+				Message: plural(len(e.writes), "write", "writes") + " outside the allowlist",
+				Type:    junitFailureType,
+				Text:    junitWrites(e.writes),
+			}
+			if e.outcome == OutcomeFailed {
+				e.c.Failure.Message += "; the test failed too"
+				e.c.Failure.Text += "\nThe test's own failure:\n" + e.message
+			}
+		case e.outcome == OutcomeFailed:
+			e.c.Failure = &junitMessage{Message: firstLineOf(e.message), Type: "failure", Text: e.message}
+		case e.outcome == OutcomeSkipped:
+			e.c.Skipped = &junitMessage{Message: e.message}
+		}
+		s := suites[k.suite]
+		if s == nil {
+			s = &junitSuite{Name: k.suite}
+			suites[k.suite] = s
+			suiteOrder = append(suiteOrder, k.suite)
+		}
+		s.Cases = append(s.Cases, e.c)
+	}
+	slices.Sort(suiteOrder)
+	for _, name := range suiteOrder {
+		s := suites[name]
+		var secs float64
+		for _, c := range s.Cases {
+			s.Tests++
+			if c.Failure != nil {
+				s.Failures++
+			}
+			if c.Skipped != nil {
+				s.Skipped++
+			}
+			f, _ := strconv.ParseFloat(c.Time, 64)
+			secs += f
+		}
+		s.Time = strconv.FormatFloat(secs, 'f', 3, 64)
+		out.Tests += s.Tests
+		out.Failures += s.Failures
+		out.Skipped += s.Skipped
+		out.Suites = append(out.Suites, *s)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return fmt.Errorf("report: write JUnit: %w", err)
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("report: write JUnit: %w", err)
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return fmt.Errorf("report: write JUnit: %w", err)
+	}
+	return nil
+}
+
+// suiteName is the testsuite of a test or violation.
+func suiteName(runner, pkg string) string {
+	switch {
+	case pkg != "":
+		return pkg
+	case runner != "":
+		return runner
+	}
+	return "writewatch"
+}
+
+// junitCaseName is the testcase a violation fails: its test, or what is
+// known of who wrote when no single test did.
+func junitCaseName(r *Report, v *Violation) string {
+	switch {
+	case v.Test != "":
+		return v.Test
+	case len(v.AmbiguousTests) > 0:
+		return "one of " + strings.Join(v.AmbiguousTests, ", ")
+	case v.Runner == RunnerGo && v.Phase == PhaseSetup:
+		return "(package setup: init, TestMain)"
+	case v.Runner == RunnerGo && v.Phase == PhaseTeardown:
+		return "(package teardown: TestMain)"
+	case v.Phase != "":
+		return "(" + v.Phase + ")"
+	}
+	return "writewatch: " + shortCmdline(r.Command, lineWidth)
+}
+
+// junitWrites lists writes one per line, with the process that made
+// each and its ancestors.
+func junitWrites(vs []*Violation) string {
+	slices.SortStableFunc(vs, func(a, b *Violation) int { return cmp.Compare(a.Path, b.Path) })
+	var b strings.Builder
+	for _, v := range vs {
+		b.WriteString(v.Op)
+		if v.Flags != "" {
+			b.WriteString(" " + v.Flags)
+		}
+		b.WriteString(" " + displayPath(v.Path))
+		if v.Errno != "" {
+			b.WriteString(" (failed: " + v.Errno + ")")
+		}
+		if v.Count > 1 {
+			b.WriteString(" ×" + strconv.Itoa(v.Count))
+		}
+		if v.Phase != "" {
+			b.WriteString(" [" + v.Phase + "]")
+		}
+		b.WriteString("\n    by " + procName("", v.PID, v.Comm))
+		if len(v.Cmdline) > 0 {
+			b.WriteString(": " + shortCmdline(v.Cmdline, lineWidth))
+		}
+		for _, p := range v.Chain {
+			b.WriteString("\n" + chainLine(p))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func lineAttr(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+func firstLineOf(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

@@ -1,0 +1,79 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	junit "github.com/joshdk/go-junit"
+)
+
+// The JUnit output read back by a real consumer's parser
+// (github.com/joshdk/go-junit): every test is there with its result, and
+// each write is a failure of the test that made it.
+func TestJUnitParsedByConsumer(t *testing.T) {
+	r := testsReport()
+	r.Tests = append(r.Tests,
+		TestResult{Runner: RunnerGo, Package: "example.com/app", ID: "TestClean", Outcome: OutcomePassed, Seconds: 0.5},
+		TestResult{Runner: RunnerGo, Package: "example.com/app", ID: "TestBroken", Outcome: OutcomeFailed, Message: "app_test.go:9: boom"},
+		TestResult{Runner: RunnerPytest, Package: "test_app.py", ID: "test_app.py::test_skip", Outcome: OutcomeSkipped, Message: "no db"},
+	)
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	suites, err := junit.Ingest(buf.Bytes())
+	if err != nil {
+		t.Fatalf("consumer cannot parse the output: %v\n%s", err, buf.Bytes())
+	}
+	got := map[string]junit.Test{}
+	for _, s := range suites {
+		for _, c := range s.Tests {
+			if c.Classname != s.Name {
+				t.Errorf("%s: classname %q in suite %q", c.Name, c.Classname, s.Name)
+			}
+			got[s.Name+" "+c.Name] = c
+		}
+	}
+	want := map[string]junit.Status{
+		"example.com/app TestSaveConfig":                  junit.StatusFailed,
+		"example.com/app TestOuter/inner":                 junit.StatusFailed,
+		"example.com/app one of TestA, TestB":             junit.StatusFailed,
+		"example.com/app (package setup: init, TestMain)": junit.StatusFailed,
+		"example.com/app TestClean":                       junit.StatusPassed,
+		"example.com/app TestBroken":                      junit.StatusFailed,
+		"test_app.py test_app.py::test_db":                junit.StatusFailed,
+		"test_app.py test_app.py::test_skip":              junit.StatusSkipped,
+	}
+	for name, status := range want {
+		c, ok := got[name]
+		if !ok {
+			t.Errorf("no testcase %q; got %v", name, keysOf(got))
+			continue
+		}
+		if c.Status != status {
+			t.Errorf("%s: status %q, want %q", name, c.Status, status)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d testcases, want %d: %v", len(got), len(want), keysOf(got))
+	}
+	// go-junit: Message is the failure's message, Error its text.
+	if c := got["example.com/app TestSaveConfig"]; c.Message != "1 write outside the allowlist" {
+		t.Errorf("TestSaveConfig failure message: %q", c.Message)
+	}
+	if c := got["example.com/app TestSaveConfig"]; c.Error == nil || !strings.Contains(c.Error.Error(), "/home/u/.config/app/config.toml") {
+		t.Errorf("TestSaveConfig failure text lacks the path: %v", c.Error)
+	}
+	if c := got["example.com/app TestBroken"]; c.Message != "app_test.go:9: boom" {
+		t.Errorf("TestBroken keeps the runner's message: %q", c.Message)
+	}
+}
+
+func keysOf[V any](m map[string]V) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	return ks
+}
