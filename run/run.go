@@ -103,11 +103,30 @@ func Run(cfg Config) (*report.Report, error) {
 	if err := tr.Arm(); err != nil {
 		return nil, err
 	}
+	// With go test -json, each test's own result is read from COMMAND's
+	// stdout on its way through, unchanged, for the JUnit report.
+	stdout := cfg.Stdout
+	var (
+		tee     *goJSONTee
+		teeSide *os.File
+	)
+	if cfg.Stdout != nil && looksLikeGoTest(cfg.Args) && hasJSONFlag(cfg.Args) {
+		if r, w, perr := os.Pipe(); perr == nil {
+			stdout, teeSide = w, w
+			tee = startGoJSONTee(r, cfg.Stdout)
+		}
+	}
 	proc, err := launch.Start(path, launch.Spec{
 		Args: cfg.Args, Env: cfg.Env, Dir: cfg.WorkDir,
-		Stdin: cfg.Stdin, Stdout: cfg.Stdout, Stderr: cfg.Stderr,
+		Stdin: cfg.Stdin, Stdout: stdout, Stderr: cfg.Stderr,
 		User: cfg.User,
 	})
+	if teeSide != nil {
+		teeSide.Close()
+		if err != nil {
+			tee.finish(0)
+		}
+	}
 	if derr := tr.Disarm(); err == nil && derr != nil {
 		proc.Signal(syscall.SIGKILL)
 		proc.Wait()
@@ -180,6 +199,11 @@ func Run(cfg Config) (*report.Report, error) {
 		rep.AllowedInKernel = stats.AllowedInKernel
 		if u := stats.Unattributed(); len(u) > 0 {
 			rep.Unattributed = u
+		}
+	}
+	if tee != nil {
+		for _, res := range tee.finish(time.Second) {
+			s.tests.Result(report.RunnerGo, res.pkg, res.test, res.outcome, res.seconds, res.output)
 		}
 	}
 	rep.Tests = s.tests.Results()
