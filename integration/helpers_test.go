@@ -105,11 +105,21 @@ type result struct {
 // report.
 func ww(t *testing.T, dir string, flags []string, command ...string) result {
 	t.Helper()
+	return wwEnv(t, dir, nil, flags, command...)
+}
+
+// wwEnv is ww with extra environment variables for writewatch (and so
+// for COMMAND).
+func wwEnv(t *testing.T, dir string, env []string, flags []string, command ...string) result {
+	t.Helper()
 	jsonPath := filepath.Join(t.TempDir(), "report.json")
 	args := append([]string{"--json", jsonPath}, flags...)
 	args = append(append(args, "--"), command...)
 	cmd := exec.Command(wwBin, args...)
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -1,0 +1,369 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	junit "github.com/joshdk/go-junit"
+	"github.com/writewatch/writewatch/report"
+)
+
+// copyDir copies the sample suite src (under the repository's testdata)
+// into dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	out, err := exec.Command("cp", "-R", src+"/.", dst).CombinedOutput()
+	if err != nil {
+		t.Fatalf("copy %s: %v: %s", src, err, out)
+	}
+}
+
+// goProject is a project holding testdata/gotests.
+func goProject(t *testing.T) string {
+	t.Helper()
+	root, _ := project(t)
+	copyDir(t, "../testdata/gotests", root)
+	return root
+}
+
+// who is what a violation says about who wrote.
+type who struct {
+	pkg, test, phase string
+	ambiguous        []string
+}
+
+func whoWrote(t *testing.T, rep report.Report, path string) who {
+	t.Helper()
+	var found []who
+	for _, v := range rep.Violations {
+		if v.Path == path {
+			found = append(found, who{v.Package, v.Test, v.Phase, v.AmbiguousTests})
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%s: %d violations, want 1: %+v", path, len(found), found)
+	}
+	return found[0]
+}
+
+// The sample Go module, under every go test flag that changes how tests
+// run: each write is attributed to its test exactly, the parallel writer
+// alone (at worst ambiguous between the two parallel tests, never the
+// clean one), TestMain's write to the package's setup.
+func TestGoTestAttribution(t *testing.T) {
+	requireRoot(t)
+	for _, flags := range [][]string{
+		nil,
+		{"-v"},
+		{"-json"},
+		{"-count=2", "-parallel=2"},
+		{"-p=1", "-run", "."},
+		{"-exec", "env"},
+		{"-race"},
+	} {
+		t.Run(strings.Join(flags, " "), func(t *testing.T) {
+			root := goProject(t)
+			cmd := append(append([]string{"go", "test"}, flags...), "./...")
+			res := ww(t, root, nil, cmd...)
+			if res.code != 86 {
+				t.Fatalf("exit %d, want 86\n%s", res.code, res.stderr)
+			}
+			p := func(s string) string { return filepath.Join(root, s) }
+			const pkg = "example.com/gotests"
+			for path, want := range map[string]who{
+				"sequential.txt":  {pkg: pkg, test: "TestSequentialWrites", phase: "test"},
+				"subtest.txt":     {pkg: pkg, test: "TestWithSubtests/writes", phase: "test"},
+				"goroutine.txt":   {pkg: pkg, test: "TestGoroutineWrites", phase: "test"},
+				"child.txt":       {pkg: pkg, test: "TestChildProcessWrites", phase: "test"},
+				"cleanup.txt":     {pkg: pkg, test: "TestCleanupWrites", phase: "cleanup"},
+				"testmain.txt":    {pkg: pkg, phase: "setup"},
+				"other/other.txt": {pkg: pkg + "/other", test: "TestOtherWrites", phase: "test"},
+				"other/gorun.txt": {pkg: pkg + "/other", test: "TestGoRunWrites", phase: "test"},
+				"parallel.txt":    {pkg: pkg, test: "TestParallelWriter", phase: "test"},
+			} {
+				got := whoWrote(t, res.rep, p(path))
+				if path == "parallel.txt" && got.test == "" &&
+					slices.Equal(got.ambiguous, []string{"TestParallelClean", "TestParallelWriter"}) {
+					t.Logf("parallel.txt: ambiguous between the two parallel tests")
+					continue
+				}
+				if got.pkg != want.pkg || got.test != want.test || got.phase != want.phase || len(got.ambiguous) != 0 {
+					t.Errorf("%s: got %+v, want %+v", path, got, want)
+				}
+			}
+			if n := len(res.rep.Violations); n != 9 {
+				t.Errorf("%d violations, want 9:\n%s", n, res.stderr)
+			}
+			for _, v := range res.rep.Violations {
+				if v.Test == "TestClean" || v.Test == "TestParallelClean" {
+					t.Errorf("a clean test named: %+v", v)
+				}
+			}
+			var followed []string
+			for _, pr := range res.rep.Packages {
+				if pr.Followed {
+					followed = append(followed, pr.Package)
+				}
+			}
+			slices.Sort(followed)
+			followed = slices.Compact(followed)
+			if !slices.Equal(followed, []string{pkg, pkg + "/other"}) {
+				t.Errorf("packages followed: %+v", res.rep.Packages)
+			}
+			if !strings.Contains(res.stderr, "TestSequentialWrites (pkg example.com/gotests) wrote "+p("sequential.txt")) {
+				t.Errorf("summary lacks the by-test line:\n%s", res.stderr)
+			}
+		})
+	}
+}
+
+// A package whose result go test would take from its cache still runs,
+// is traced, and the report says why.
+func TestGoTestCacheIsNotTrusted(t *testing.T) {
+	root := goProject(t)
+	warm := exec.Command("go", "test", "-run", "TestSequentialWrites", "./...")
+	warm.Dir = root
+	if out, err := warm.CombinedOutput(); err != nil {
+		t.Fatalf("warm the cache: %v\n%s", err, out)
+	}
+	again := exec.Command("go", "test", "-run", "TestSequentialWrites", "./...")
+	again.Dir = root
+	if out, _ := again.CombinedOutput(); !bytes.Contains(out, []byte("(cached)")) {
+		t.Fatalf("the sample did not come from the cache without writewatch; the test proves nothing:\n%s", out)
+	}
+	os.Remove(filepath.Join(root, "sequential.txt"))
+	res := ww(t, root, nil, "go", "test", "-run", "TestSequentialWrites", "./...")
+	if strings.Contains(res.stdout, "(cached)") {
+		t.Errorf("a package result came from the cache:\n%s", res.stdout)
+	}
+	if got := whoWrote(t, res.rep, filepath.Join(root, "sequential.txt")); got.test != "TestSequentialWrites" {
+		t.Errorf("sequential.txt: %+v", got)
+	}
+	if len(res.rep.Notes) == 0 || !strings.Contains(res.rep.Notes[0], "GOFLAGS=-count=1") {
+		t.Errorf("notes: %q", res.rep.Notes)
+	}
+}
+
+// go test -json output passes through writewatch unchanged: the same
+// events in the same order as without it, timings aside, and test2json's
+// consumers still read it.
+func TestGoTestJSONStdoutUnchanged(t *testing.T) {
+	root := goProject(t)
+	args := []string{"go", "test", "-json", "-count=1", "-run", "Sequential|Subtests|Clean$", "."}
+	plain := exec.Command(args[0], args[1:]...)
+	plain.Dir = root
+	want, err := plain.Output()
+	if err != nil {
+		t.Fatalf("go test without writewatch: %v", err)
+	}
+	res := ww(t, root, nil, args...)
+	if res.code != 86 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	norm := func(out []byte) []string {
+		var lines []string
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		timing := regexp.MustCompile(`"Time":"[^"]*"|"Elapsed":[0-9.]+|\([0-9.]+s\)|\\t[0-9.]+s`)
+		for sc.Scan() {
+			var ev map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+				t.Fatalf("not a test2json event: %q", sc.Text())
+			}
+			lines = append(lines, timing.ReplaceAllString(sc.Text(), "T"))
+		}
+		return lines
+	}
+	if got, want := norm([]byte(res.stdout)), norm(want); !slices.Equal(got, want) {
+		t.Errorf("stdout differs:\n got %q\nwant %q", got, want)
+	}
+	// The results read from that output land in the report.
+	outcomes := map[string]string{}
+	for _, tr := range res.rep.Tests {
+		outcomes[tr.ID] = tr.Outcome
+	}
+	if outcomes["TestClean"] != "passed" || outcomes["TestWithSubtests/writes"] != "passed" {
+		t.Errorf("test results: %v", outcomes)
+	}
+}
+
+// --junit, read by a JUnit consumer: every test with its result, each
+// write a failure of the test that made it.
+func TestGoTestJUnit(t *testing.T) {
+	root := goProject(t)
+	xmlPath := filepath.Join(t.TempDir(), "junit.xml")
+	res := ww(t, root, []string{"--junit", xmlPath}, "go", "test", "-json", "./...")
+	if res.code != 86 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	suites, err := junit.IngestFile(xmlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := map[string]junit.Status{}
+	for _, s := range suites {
+		for _, c := range s.Tests {
+			status[s.Name+" "+c.Name] = c.Status
+		}
+	}
+	for name, want := range map[string]junit.Status{
+		"example.com/gotests TestSequentialWrites":            junit.StatusFailed,
+		"example.com/gotests TestParallelWriter":              junit.StatusFailed,
+		"example.com/gotests TestWithSubtests/writes":         junit.StatusFailed,
+		"example.com/gotests TestWithSubtests/clean":          junit.StatusPassed,
+		"example.com/gotests TestClean":                       junit.StatusPassed,
+		"example.com/gotests TestParallelClean":               junit.StatusPassed,
+		"example.com/gotests (package setup: init, TestMain)": junit.StatusFailed,
+		"example.com/gotests/other TestOtherWrites":           junit.StatusFailed,
+	} {
+		if status[name] != want {
+			t.Errorf("%s: %q, want %q", name, status[name], want)
+		}
+	}
+}
+
+// GitHub Actions: an annotation per violation at the test's line, and a
+// summary table.
+func TestGitHubActionsOutput(t *testing.T) {
+	root := goProject(t)
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	res := wwEnv(t, root, []string{"GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY=" + summary, "GITHUB_WORKSPACE=" + root},
+		nil, "go", "test", "-run", "TestSequentialWrites", ".")
+	if !strings.Contains(res.stderr, "::error file=gotests_test.go,line=") ||
+		!strings.Contains(res.stderr, "TestSequentialWrites (pkg example.com/gotests) wrote "+filepath.Join(root, "sequential.txt")) {
+		t.Errorf("no annotation at the test's file:\n%s", res.stderr)
+	}
+	if strings.Contains(res.stdout, "::error") {
+		t.Errorf("annotations on COMMAND's stdout")
+	}
+	data, err := os.ReadFile(summary)
+	if err != nil || !bytes.Contains(data, []byte("| TestSequentialWrites (pkg example.com/gotests) |")) {
+		t.Errorf("step summary: %v\n%s", err, data)
+	}
+}
+
+// pytest: each write attributed to its node id and phase, fixtures and
+// subprocesses included; with pytest-xdist's -n too.
+func TestPytestAttribution(t *testing.T) {
+	requireRoot(t)
+	python := "/usr/bin/python3"
+	if err := exec.Command(python, "-c", "import pytest").Run(); err != nil {
+		t.Skip("needs Debian's python3-pytest: apt-get install python3-pytest")
+	}
+	runs := map[string][]string{
+		"python -m pytest": {python, "-m", "pytest", "-p", "no:cacheprovider"},
+		"pytest":           {"/usr/bin/pytest", "-p", "no:cacheprovider"},
+	}
+	if exec.Command(python, "-c", "import xdist").Run() == nil {
+		runs["xdist"] = []string{python, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2"}
+	}
+	for name, cmd := range runs {
+		t.Run(name, func(t *testing.T) {
+			if _, err := os.Stat(cmd[0]); err != nil {
+				t.Skipf("%s: %v", cmd[0], err)
+			}
+			root, outside := project(t)
+			copyDir(t, "../testdata/pytests", root)
+			home := filepath.Join(outside, "home")
+			must(t, os.MkdirAll(home, 0o755))
+			// HOME is writewatch's too: the default allowlist then
+			// holds home/.config/go/telemetry (go env GOTELEMETRYDIR),
+			// so making home/.config is allowed.
+			res := wwEnv(t, root, []string{"HOME=" + home}, nil, cmd...)
+			if res.code != 86 {
+				t.Fatalf("exit %d, want 86\n%s\n%s", res.code, res.stdout, res.stderr)
+			}
+			if !strings.Contains(res.stdout, "4 passed") {
+				t.Errorf("the plugin changed the outcome:\n%s", res.stdout)
+			}
+			type pyWho struct{ test, phase, fixture string }
+			got := map[string]pyWho{}
+			for _, v := range res.rep.Violations {
+				if v.Runner != "pytest" {
+					t.Errorf("%s: runner %q", v.Path, v.Runner)
+				}
+				got[v.Op+" "+v.Path] = pyWho{v.Test, v.Phase, v.Fixture}
+			}
+			want := map[string]pyWho{
+				"open " + filepath.Join(root, "fixture-db.sqlite"):       {"test_sample.py::test_fixture_writes_root", "setup", "seeded_db"},
+				"mkdir " + filepath.Join(home, ".config/app"):            {"test_sample.py::test_writes_home_config", "call", ""},
+				"open " + filepath.Join(home, ".config/app/config.toml"): {"test_sample.py::test_writes_home_config", "call", ""},
+				"open " + filepath.Join(filepath.Dir(root), "x"):         {"test_sample.py::test_subprocess_writes_parent_dir", "call", ""},
+			}
+			for k, w := range want {
+				if got[k] != w {
+					t.Errorf("%s: got %+v, want %+v", k, got[k], w)
+				}
+			}
+			if len(got) != len(want) {
+				t.Errorf("violations: %v\n%s", got, res.stderr)
+			}
+			outcomes := map[string]string{}
+			for _, tr := range res.rep.Tests {
+				outcomes[tr.ID] = tr.Outcome
+			}
+			if outcomes["test_sample.py::test_clean"] != "passed" || len(outcomes) != 4 {
+				t.Errorf("results: %v", outcomes)
+			}
+		})
+	}
+}
+
+// The plugin never changes an outcome: a failing test still fails, and
+// pytest's exit code passes through in --audit mode.
+func TestPytestFailureKept(t *testing.T) {
+	requireRoot(t)
+	if err := exec.Command("/usr/bin/python3", "-c", "import pytest").Run(); err != nil {
+		t.Skip("needs Debian's python3-pytest")
+	}
+	root, _ := project(t)
+	writeFile(t, filepath.Join(root, "test_fail.py"), "def test_fails():\n    assert 1 == 2\n\ndef test_ok():\n    pass\n")
+	res := ww(t, root, []string{"--audit"}, "/usr/bin/python3", "-m", "pytest", "-p", "no:cacheprovider", "-q")
+	if res.code != 1 || !strings.Contains(res.stdout, "1 failed, 1 passed") {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	for _, tr := range res.rep.Tests {
+		if tr.ID == "test_fail.py::test_fails" && (tr.Outcome != "failed" || !strings.Contains(tr.Message, "assert 1 == 2")) {
+			t.Errorf("result: %+v", tr)
+		}
+	}
+}
+
+// Any runner can announce boundaries with the protocol: here a shell
+// script, whose child processes inherit the test it announced.
+func TestProtocolFromShell(t *testing.T) {
+	root, _ := project(t)
+	script := `
+announce() { true 2>/dev/null >"/dev/null/.writewatch/1/$1"; }
+announce 'begin?runner=sh&suite=smoke&id=step%20one&phase=call'
+echo x > one.txt
+sh -c 'echo y > child.txt'
+announce 'end?runner=sh&suite=smoke'
+echo z > after.txt
+`
+	res := ww(t, root, nil, "sh", "-c", script)
+	got := map[string]string{}
+	for _, v := range res.rep.Violations {
+		got[filepath.Base(v.Path)] = v.Runner + "|" + v.Package + "|" + v.Test + "|" + v.Phase
+	}
+	want := map[string]string{
+		"one.txt":   "sh|smoke|step one|call",
+		"child.txt": "sh|smoke|step one|call",
+		"after.txt": "sh|smoke||",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("violations %v\n%s", got, res.stderr)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %q, want %q", k, got[k], w)
+		}
+	}
+}
