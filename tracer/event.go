@@ -233,3 +233,9 @@ func (e *Event) RepeatKey() (k RepeatKey, ok bool) {
 	}
 	return RepeatKey{Ino: e.Ino, Dev: e.Dev, TGID: e.TGID, Op: e.Op, Flags: e.Flags, Test: e.Test, Epoch: e.Epoch}, true
 }
+
+// SetSlot sets slot s of a record built by hand (for tests and replays).
+func (e *Event) SetSlot(s Slot, b []byte) {
+	e.slots[s] = b
+	e.present |= 1 << s
+}
