@@ -76,6 +76,10 @@ type Tests struct {
 
 	mu      sync.Mutex
 	current []string // for Current
+
+	// OnCurrent, if set, is called with the tests running whenever that
+	// list changes, from the goroutine that feeds the records.
+	OnCurrent func(running []string)
 }
 
 // NewTests starts following tests of the processes of tree.
@@ -337,8 +341,12 @@ func (ts *Tests) setCurrent() {
 	}
 	slices.Sort(cur)
 	ts.mu.Lock()
+	changed := !slices.Equal(ts.current, cur)
 	ts.current = cur
 	ts.mu.Unlock()
+	if changed && ts.OnCurrent != nil {
+		ts.OnCurrent(cur)
+	}
 }
 
 // String renders w as one line for logs and tests.

@@ -176,3 +176,16 @@ func TestProtocolMarkers(t *testing.T) {
 		t.Errorf("an unknown marker changed the state: %+v", w)
 	}
 }
+
+func TestOnCurrent(t *testing.T) {
+	r := newReplay()
+	var calls [][]string
+	r.tests.OnCurrent = func(running []string) { calls = append(calls, running) }
+	r.start(1, "")
+	r.start(2, "TestA")
+	r.end(2)
+	want := [][]string{{"TestA"}, nil}
+	if len(calls) != len(want) || !slices.Equal(calls[0], want[0]) || len(calls[1]) != 0 {
+		t.Errorf("OnCurrent calls: %q, want %q", calls, want)
+	}
+}

@@ -146,6 +146,9 @@ func Run(cfg Config) (*report.Report, error) {
 		tree:     tree,
 		tests:    attribution.NewTests(tree),
 	}
+	if s.progress != nil {
+		s.tests.OnCurrent = func(running []string) { s.progress.SetTest(runningText(running)) }
+	}
 	if cfg.Tests != nil {
 		cfg.Tests(s.tests)
 	}
@@ -400,6 +403,18 @@ func (s *session) handle(ev *tracer.Event) {
 		s.builder.Add(v)
 		s.progress.violation(v.Op, v.Action, true)
 	}
+}
+
+// runningText names the tests running for the status line: the first,
+// and how many more.
+func runningText(running []string) string {
+	switch len(running) {
+	case 0:
+		return ""
+	case 1:
+		return running[0]
+	}
+	return fmt.Sprintf("%s (+%d more)", running[0], len(running)-1)
 }
 
 // followGoTest attaches the test-boundary uprobes to a Go test binary the
