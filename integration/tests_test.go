@@ -367,3 +367,20 @@ echo z > after.txt
 		}
 	}
 }
+
+// The kernel counts repeats of a write per test: the same process writing
+// the same file in two tests is two violations, each with its own count.
+func TestRepeatsCountedPerTest(t *testing.T) {
+	root, _ := project(t)
+	script := `a() { true 2>/dev/null >"/dev/null/.writewatch/1/$1"; }
+a 'begin?id=A'; echo > f; echo > f
+a 'begin?id=B'; echo > f`
+	res := ww(t, root, nil, "sh", "-c", script)
+	got := map[string]int{}
+	for _, v := range res.rep.Violations {
+		got[v.Test] += v.Count
+	}
+	if got["A"] != 2 || got["B"] != 1 || len(got) != 2 {
+		t.Errorf("counts by test: %v, want A:2 B:1\n%s", got, res.stderr)
+	}
+}
