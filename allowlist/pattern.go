@@ -365,3 +365,51 @@ func escapeGlob(s string) string {
 	}
 	return b.String()
 }
+
+// CanMatchBelow reports whether the pattern may match some path strictly
+// below dir, an absolute, clean directory: whether a write somewhere under
+// dir could be one the pattern names. It errs on the side of true: a
+// glob segment is assumed to match some name.
+func (p *Pattern) CanMatchBelow(dir string) bool {
+	if dir == "/" {
+		dir = ""
+	}
+	n := len(p.prefix)
+	switch {
+	case len(dir) <= n:
+		// dir is the prefix or above it, or beside it.
+		return p.prefix[:len(dir)] == dir && (len(dir) == n || p.prefix[len(dir)] == '/')
+	case dir[:n] != p.prefix || dir[n] != '/':
+		return false
+	}
+	// dir continues the prefix: can its remaining segments be consumed by
+	// the start of segs? Track every reachable position in segs.
+	reach := map[int]bool{}
+	var close func(int)
+	close = func(pi int) {
+		if pi >= len(p.segs) || reach[pi] {
+			return
+		}
+		reach[pi] = true
+		if p.segs[pi].kind == segDoubleStar {
+			close(pi + 1)
+		}
+	}
+	close(0)
+	for _, name := range strings.Split(dir[n+1:], "/") {
+		prev := reach
+		reach = map[int]bool{}
+		for pi := range prev {
+			s := &p.segs[pi]
+			if s.kind == segDoubleStar {
+				close(pi)
+			} else if s.match(name) {
+				close(pi + 1)
+			}
+		}
+		if len(reach) == 0 {
+			return false
+		}
+	}
+	return true
+}
