@@ -30,6 +30,10 @@ type Spec struct {
 	Stdin, Stdout, Stderr *os.File
 	User                  *Identity // nil: run as this process's user
 	Setpgid               bool
+	// Landlock, when set, is the Landlock ruleset COMMAND runs under,
+	// from its first instruction. COMMAND is then started through the
+	// trampoline (see Trampoline), which the program's main must run.
+	Landlock *Landlock
 }
 
 // Identity is the user COMMAND runs as.
@@ -143,6 +147,9 @@ func Start(path string, spec Spec) (*Process, error) {
 	env := spec.Env
 	if env == nil {
 		env = os.Environ()
+	}
+	if spec.Landlock != nil {
+		return startTrampoline(path, spec, env)
 	}
 	cmd := &exec.Cmd{
 		Path:        path,

@@ -1,0 +1,129 @@
+package launch
+
+import (
+	"crypto/sha256"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestMain(m *testing.M) {
+	if IsTrampoline() {
+		Trampoline()
+	}
+	os.Exit(m.Run())
+}
+
+func requireLandlock(t *testing.T) int {
+	t.Helper()
+	abi, err := LandlockABI()
+	if err != nil || abi < 3 {
+		t.Skipf("Landlock ABI 3 or newer is needed (have %d, %v)", abi, err)
+	}
+	return abi
+}
+
+func hashOf(t *testing.T, path string) [32]byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(data)
+}
+
+// COMMAND started through the trampoline can write only where the rules
+// allow, from its first instruction, and keeps its exit code.
+func TestLandlockTrampoline(t *testing.T) {
+	abi := requireLandlock(t)
+	dir := t.TempDir()
+	ok := filepath.Join(dir, "ok")
+	keep := filepath.Join(dir, "keep.txt")
+	if err := os.Mkdir(ok, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keep, []byte("precious\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	before := hashOf(t, keep)
+	script := `echo a > ok/a.txt && mkdir ok/d && mv ok/a.txt ok/d/b.txt
+(: > keep.txt); rm -f keep.txt; mv keep.txt ok/; echo new > new.txt; mkdir newdir; ln keep.txt ok/hard
+exit 7`
+	sh, _ := exec.LookPath("sh")
+	p, err := Start(sh, Spec{
+		Args: []string{"sh", "-c", script}, Dir: dir, Stderr: os.Stderr,
+		Landlock: &Landlock{Handled: LandlockWriteRights(abi), Rules: []LandlockRule{{Path: ok, Access: LandlockWriteRights(abi)}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, err := p.Wait()
+	if err != nil || code != 7 {
+		t.Fatalf("exit code %d, %v; want 7", code, err)
+	}
+	if hashOf(t, keep) != before {
+		t.Error("keep.txt changed")
+	}
+	for _, gone := range []string{"new.txt", "newdir", "ok/keep.txt", "ok/hard"} {
+		if _, err := os.Lstat(filepath.Join(dir, gone)); err == nil {
+			t.Errorf("%s was created", gone)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ok, "d", "b.txt")); err != nil {
+		t.Errorf("allowed writes failed: %v", err)
+	}
+}
+
+// The identity is taken after the ruleset is in place; COMMAND runs as
+// that user and is still restricted.
+func TestLandlockTrampolineAsUser(t *testing.T) {
+	abi := requireLandlock(t)
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to switch users")
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o777)
+	ok := filepath.Join(dir, "ok")
+	os.Mkdir(ok, 0o777)
+	os.Chmod(ok, 0o777)
+	out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	sh, _ := exec.LookPath("sh")
+	p, err := Start(sh, Spec{
+		Args: []string{"sh", "-c", `id -u; echo x > ok/f && echo ok-written; echo y > denied || echo denied-refused`},
+		Dir:  dir, Stdout: out, Stderr: out,
+		User:     &Identity{UID: 65534, GID: 65534},
+		Landlock: &Landlock{Handled: LandlockWriteRights(abi), Rules: []LandlockRule{{Path: ok, Access: LandlockWriteRights(abi)}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, err := p.Wait(); err != nil || code != 0 {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	data, _ := os.ReadFile(out.Name())
+	got := string(data)
+	if !strings.HasPrefix(got, "65534\n") || !strings.Contains(got, "ok-written") || !strings.Contains(got, "denied-refused") {
+		t.Errorf("output %q: want uid 65534, the allowed write and the refused one", got)
+	}
+}
+
+func TestLandlockTrampolineExecErrors(t *testing.T) {
+	abi := requireLandlock(t)
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "plain")
+	os.WriteFile(plain, []byte("x"), 0o644)
+	ll := &Landlock{Handled: LandlockWriteRights(abi)}
+	if _, err := Start(filepath.Join(dir, "missing"), Spec{Args: []string{"missing"}, Landlock: ll}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing: %v, want ErrNotFound", err)
+	}
+	if _, err := Start(plain, Spec{Args: []string{"plain"}, Landlock: ll}); !errors.Is(err, ErrNotExecutable) {
+		t.Errorf("not executable: %v, want ErrNotExecutable", err)
+	}
+}
