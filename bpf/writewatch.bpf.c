@@ -14,6 +14,7 @@
 #include <bpf/bpf_tracing.h>
 #include "writewatch.h"
 #include "syscalls.h"
+#include "walk.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -30,6 +31,9 @@ const volatile __u64 wakeup_bytes = 1 << 20;
 /* Set by the loader: pause Go test binaries at exec so that user space
  * can attach the test-boundary uprobes before their first instruction. */
 const volatile __u32 follow_go_tests = 0;
+/* --enforce: enum ww_tier, and whether to kill the writer. */
+const volatile __u32 enforce_tier = WW_TIER_NONE;
+const volatile bool enforce_kill = false;
 
 #define O_WRONLY    00000001
 #define O_RDWR      00000002
@@ -41,6 +45,8 @@ const volatile __u32 follow_go_tests = 0;
 #define AT_FDCWD    -100
 #define AT_REMOVEDIR 0x200
 #define SIGSTOP     19
+#define EPERM       1
+#define EACCES      13
 
 struct proc {
 	__u32 parent; /* tgid of the process of the tree that made this one */
@@ -55,17 +61,6 @@ struct {
 	__type(value, struct proc);
 } procs SEC(".maps");
 
-struct args {
-	__u32 op;
-	__s32 dfd;
-	__s32 dfd2;
-	__u32 flags;
-	__u32 mode;
-	__u32 _pad;
-	__u64 path;  /* user pointer */
-	__u64 path2; /* user pointer */
-};
-
 /*
  * Key 0 holds writewatch's own tgid in its PID namespace while it starts
  * COMMAND, 0 otherwise: the process it forks then is the tree's root.
@@ -77,26 +72,6 @@ struct {
 	__type(value, __u32);
 } launcher SEC(".maps");
 
-/*
- * Per-thread state, in the kernel's task local storage: whether the thread
- * belongs to the traced tree, and the arguments of the write-intent
- * syscall it is in. Every thread of the tree gets it when it is forked;
- * the kernel frees it with the thread.
- */
-struct task_state {
-	__u32 tracked;
-	__u32 pending; /* args hold a syscall entered and not yet exited */
-	struct args args;
-	__u64 fork_test; /* in clone/fork/vfork: the forking goroutine's test */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct task_state);
-} tasks SEC(".maps");
-
 /* Repeats of sent writes (see struct repeat_key): how many more times. A
  * plain hash, so no count is ever evicted; when it is full, repeats are
  * sent as records. */
@@ -106,28 +81,6 @@ struct {
 	__type(key, struct repeat_key);
 	__type(value, __u64);
 } repeats SEC(".maps");
-
-/*
- * Directories known to lie under a deciding allowed mark, keyed by their
- * dentry; the value is the inode number, checked on every hit so that a
- * dentry freed and reused for another directory is not taken for it.
- * Files in them are settled in one step. Entries follow directories the
- * way marks do: renaming one keeps it allowed.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u64);
-	__type(value, __u64);
-} allowed_dirs SEC(".maps");
-
-/* The allowlist's marked inodes (enum ww_mark bits). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct inode_key);
-	__type(value, __u32);
-} marks SEC(".maps");
 
 /* Go test binaries being followed, keyed by tgid; filled by user space
  * once it has attached the uprobes, deleted at exit. */
@@ -168,6 +121,23 @@ struct {
 	__type(value, __u64);
 } tokens SEC(".maps");
 
+/* --enforce: the allowed absolute path prefixes (value 1), for paths the
+ * kernel judges as strings, before they exist. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, 8192);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct prefix_key);
+	__type(value, __u32);
+} prefixes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct prefix_key);
+} prefix_scratch SEC(".maps");
+
 struct event {
 	struct event_hdr hdr;
 	char data[DATA_SZ + PATH_SLOT]; /* slack so masked offsets stay inside */
@@ -179,13 +149,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct event);
 } scratch SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, WW_STAT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -203,6 +166,8 @@ const enum ww_via *unused_via __attribute__((unused));
 const struct repeat_key *unused_repeat_key __attribute__((unused));
 const enum ww_go_flag *unused_go_flag __attribute__((unused));
 const struct goproc *unused_goproc __attribute__((unused));
+const enum ww_tier *unused_tier __attribute__((unused));
+const enum ww_action *unused_action __attribute__((unused));
 
 /* An offset into event.data the verifier can see is in bounds: the
  * barrier keeps the compiler from dropping a mask it thinks redundant. */
@@ -210,27 +175,6 @@ static __always_inline __u32 at(__u32 off)
 {
 	barrier_var(off);
 	return off & (DATA_SZ - 1);
-}
-
-static __always_inline void count(__u32 which)
-{
-	__u64 *v = bpf_map_lookup_elem(&stats, &which);
-	if (v)
-		*v += 1;
-}
-
-/* The one place that decides whether the current thread is ours: its
- * state, or NULL. */
-static __always_inline struct task_state *tracked_state(void)
-{
-	struct task_state *st = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
-
-	return st && st->tracked ? st : NULL;
-}
-
-static __always_inline bool is_tracked(void)
-{
-	return tracked_state() != NULL;
 }
 
 /* The same question for programs that cannot reach task storage (raw
@@ -294,6 +238,7 @@ static __always_inline void fill_hdr(struct event *e, __u32 kind)
 	e->hdr.detached = 0;
 	e->hdr.ino = 0;
 	e->hdr.dev = 0;
+	e->hdr.action = 0;
 	for (int i = 0; i < NSLOTS; i++)
 		e->hdr.len[i] = 0;
 	e->hdr.ns_tgid = ns_tgid();
@@ -360,11 +305,6 @@ static __always_inline __u32 put_str(struct event *e, __u32 off, int slot, const
 	return off + n;
 }
 
-static __always_inline struct mount *real_mount(struct vfsmount *m)
-{
-	return (struct mount *)((void *)m - bpf_core_field_offset(struct mount, mnt));
-}
-
 struct walk {
 	struct dentry *dentry;
 	struct vfsmount *mnt;
@@ -377,63 +317,6 @@ struct walk {
 	bool done;
 	bool detached; /* ended on a kernel-internal mount: no path */
 };
-
-/* Internal mounts (pipes, sockets, memfd, anonymous inodes) belong to no
- * mount namespace: the kernel marks them with an error pointer. */
-static __always_inline bool internal_mount(struct mount *m)
-{
-	unsigned long ns = (unsigned long)BPF_CORE_READ(m, mnt_ns);
-
-	return !ns || ns >= (unsigned long)-4095;
-}
-
-static __always_inline __u32 mark_of(struct dentry *d)
-{
-	struct inode *inode = BPF_CORE_READ(d, d_inode);
-	struct inode_key key = {};
-	__u32 *m;
-
-	if (!inode)
-		return 0;
-	key.ino = BPF_CORE_READ(inode, i_ino);
-	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	m = bpf_map_lookup_elem(&marks, &key);
-	return m ? *m : 0;
-}
-
-enum { UP_NAME, UP_MOUNT, UP_END };
-
-/*
- * Where one step up from dentry d on mount *mnt leads: across a mount
- * point (UP_MOUNT: *next and *mnt are the mount point and its mount), past
- * the top of the tree (UP_END: *detached says whether that was a
- * kernel-internal mount, so the file has no path), or to d's parent
- * (UP_NAME: d's name is a component of the path, *next is the parent).
- */
-static __always_inline int step_up(struct dentry *d, struct vfsmount **mnt,
-				   struct dentry **next, bool *detached)
-{
-	struct vfsmount *m = *mnt;
-
-	if (d == BPF_CORE_READ(m, mnt_root)) {
-		struct mount *mt = real_mount(m);
-		struct mount *parent = BPF_CORE_READ(mt, mnt_parent);
-
-		if (mt == parent) {
-			*detached = internal_mount(mt);
-			return UP_END;
-		}
-		*next = BPF_CORE_READ(mt, mnt_mountpoint);
-		*mnt = (struct vfsmount *)((void *)parent + bpf_core_field_offset(struct mount, mnt));
-		return UP_MOUNT;
-	}
-	*next = BPF_CORE_READ(d, d_parent);
-	if (*next == d) {
-		*detached = internal_mount(real_mount(m));
-		return UP_END;
-	}
-	return UP_NAME;
-}
 
 /* One step up from w->dentry: emit its name, or cross a mount point. */
 static long walk_step(__u32 i, void *ctx)
@@ -518,62 +401,6 @@ __noinline int put_path(struct event *e, __u32 off, __u32 slot, __u64 dentry, __
 	return w.off;
 }
 
-struct mark_walk {
-	struct dentry *dentry;
-	struct vfsmount *mnt;
-	bool allowed;
-	bool above_file; /* decided by a mark at or above the file's directory */
-};
-
-/* One step of the quick check: the marks of one dentry, then up. */
-static long mark_step(__u32 i, void *ctx)
-{
-	struct mark_walk *w = ctx;
-	struct dentry *d = w->dentry;
-	__u32 m = mark_of(d);
-	bool detached;
-
-	if (m & WW_MARK_DENY)
-		return 1;
-	if ((m & WW_MARK_ALLOW) && (m & WW_MARK_FINAL)) {
-		w->allowed = true;
-		w->above_file = i > 0;
-		return 1;
-	}
-	return step_up(d, &w->mnt, &w->dentry, &detached) == UP_END;
-}
-
-/*
- * The quick check for a file the kernel already resolved: does it lie
- * under an allowed mark with no deny mark on the way? Copies no names,
- * and stops at the first deciding mark. A global function, verified once.
- */
-__noinline int file_allowed(__u64 dentry, __u64 mnt)
-{
-	struct mark_walk w = {
-		.dentry = (struct dentry *)dentry,
-		.mnt = (struct vfsmount *)mnt,
-	};
-	struct dentry *dir;
-	__u64 key, ino, *cached;
-
-	if (!dentry || !mnt)
-		return 0;
-	struct dentry *file = (struct dentry *)dentry;
-
-	dir = BPF_CORE_READ(file, d_parent);
-	key = (__u64)dir;
-	ino = BPF_CORE_READ(dir, d_inode, i_ino);
-	cached = bpf_map_lookup_elem(&allowed_dirs, &key);
-	if (cached && *cached == ino)
-		return 1;
-	bpf_loop(MAX_DEPTH, mark_step, &w, 0);
-	/* A full cache only means the next file walks again. */
-	if (w.allowed && w.above_file && dir != file)
-		bpf_map_update_elem(&allowed_dirs, &key, &ino, BPF_ANY);
-	return w.allowed;
-}
-
 static __always_inline struct file *fd_file(int fd)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
@@ -622,6 +449,211 @@ static __always_inline __u32 put_target(struct event *e, __u32 off, int pslot, i
 	if (dir && off > start && e->data[at(start)] != '/')
 		off = put_dir(e, off, dslot, dfd);
 	return off;
+}
+
+struct dots {
+	__u32 start;
+	__u32 len;  /* bytes, NUL excluded */
+	__u32 comp; /* bytes of the current component so far */
+	bool only_dots;
+	bool dotdot;
+};
+
+static long dots_step(__u32 i, void *ctx)
+{
+	struct dots *s = ctx;
+	struct event *e;
+	char c = '/';
+
+	if (i < s->len) {
+		e = scratch_event();
+		if (!e) {
+			s->dotdot = true;
+			return 1;
+		}
+		c = e->data[at(s->start + i)];
+	}
+	if (c == '/') {
+		if (s->comp == 2 && s->only_dots) {
+			s->dotdot = true;
+			return 1;
+		}
+		s->comp = 0;
+		s->only_dots = true;
+		return i >= s->len;
+	}
+	s->comp++;
+	if (c != '.')
+		s->only_dots = false;
+	return 0;
+}
+
+/* Has the string in data[start..start+len) (NUL included) a ".." component? */
+static __always_inline bool has_dotdot(struct event *e, __u32 start, __u32 len)
+{
+	struct dots s = { .start = start, .len = len - 1, .only_dots = true };
+
+	bpf_loop(PATH_SLOT + 1, dots_step, &s, 0);
+	return s.dotdot;
+}
+
+/* Is the absolute path in data[start..start+len) (NUL included) under an
+ * allowed prefix? Only its first PREFIX_SLOT bytes are compared, and no
+ * prefix is longer, so a longer path can still match a directory. */
+static __always_inline bool prefix_allowed(struct event *e, __u32 start, __u32 len)
+{
+	__u32 zero = 0, n = len;
+	struct prefix_key *k = bpf_map_lookup_elem(&prefix_scratch, &zero);
+
+	if (!k)
+		return false;
+	if (n > PREFIX_SLOT)
+		n = PREFIX_SLOT;
+	barrier_var(n);
+	if (n > PREFIX_SLOT)
+		return false;
+	if (bpf_probe_read_kernel(k->data, n, &e->data[at(start)]))
+		return false;
+	k->prefixlen = n * 8;
+	return bpf_map_lookup_elem(&prefixes, k) != NULL;
+}
+
+/*
+ * The descriptor an absolute path stands for when it is one of the
+ * kernel's links to the process's own descriptors (/dev/stdout,
+ * /dev/stderr, /dev/fd/N, /proc/self/fd/N), or -1. Opening one reopens
+ * what the descriptor holds, often a pipe or a terminal.
+ */
+static __always_inline int fd_link(struct event *e, __u32 start, __u32 len)
+{
+	const char out[] = "/dev/stdout", err[] = "/dev/stderr";
+	const char dev[] = "/dev/fd/", proc[] = "/proc/self/fd/";
+	__u32 skip = 0;
+	int fd = 0;
+	bool match;
+
+	if (len == sizeof(out)) {
+		match = true;
+		for (int i = 0; i < sizeof(out); i++)
+			match = match && e->data[at(start + i)] == out[i];
+		if (match)
+			return 1;
+		match = true;
+		for (int i = 0; i < sizeof(err); i++)
+			match = match && e->data[at(start + i)] == err[i];
+		if (match)
+			return 2;
+	}
+	match = len > sizeof(dev);
+	for (int i = 0; i < sizeof(dev) - 1 && match; i++)
+		match = e->data[at(start + i)] == dev[i];
+	if (match)
+		skip = sizeof(dev) - 1;
+	match = !skip && len > sizeof(proc);
+	for (int i = 0; i < sizeof(proc) - 1 && match; i++)
+		match = e->data[at(start + i)] == proc[i];
+	if (match)
+		skip = sizeof(proc) - 1;
+	if (!skip || len - 1 - skip > 6)
+		return -1;
+	for (int i = 0; i < 7; i++) {
+		char c = e->data[at(start + skip + i)];
+
+		if (c == 0)
+			return i ? fd : -1;
+		if (c < '0' || c > '9')
+			return -1;
+		fd = fd * 10 + (c - '0');
+	}
+	return -1;
+}
+
+/* Is a write to the file behind descriptor fd allowed? A pipe, socket or
+ * other kernel-internal file is no file-system write. */
+static __always_inline bool fd_allowed(int fd)
+{
+	struct file *f = fd_file(fd);
+	struct vfsmount *mnt;
+
+	if (!f)
+		return true; /* no such descriptor: the call fails, nothing is written */
+	mnt = BPF_CORE_READ(f, f_path.mnt);
+	if (internal_mount(real_mount(mnt)))
+		return true;
+	return file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry), (__u64)mnt);
+}
+
+/*
+ * --enforce: can the kernel tell, from the strings alone, that the path
+ * in slot ps (starting at data[start], directory slot ds) is allowed,
+ * even before it exists? An absolute path by the allowed prefixes (or,
+ * for a link to a descriptor, by the descriptor's file), a relative one
+ * by the marks met above its start directory (a granted directory holds
+ * nothing a deny entry names). Never a path with a ".." component, nor
+ * one cut to fit. Symbolic links inside an allowed directory are taken
+ * at their word.
+ */
+static __always_inline bool target_allowed(struct event *e, __u32 start, int ps, int ds)
+{
+	__u32 len = e->hdr.len[ps];
+	int fd;
+
+	if (!(e->hdr.present & (1 << ps)) || (e->hdr.truncated & (1 << ps | 1 << ds)) || len < 2)
+		return false;
+	if (has_dotdot(e, start, len))
+		return false;
+	if (e->data[at(start)] != '/')
+		return e->hdr.clean & (1 << ds);
+	if (prefix_allowed(e, start, len))
+		return true;
+	fd = fd_link(e, start, len);
+	return fd >= 0 && fd_allowed(fd);
+}
+
+static __always_inline bool enforce_allowed(struct event *e, __u64 path2)
+{
+	if (!target_allowed(e, 0, WW_SLOT_PATH, WW_SLOT_DIR))
+		return false;
+	return !path2 || target_allowed(e, e->hdr.len[WW_SLOT_PATH] + e->hdr.len[WW_SLOT_DIR],
+					 WW_SLOT_PATH2, WW_SLOT_DIR2);
+}
+
+/*
+ * --enforce: judge a write at its entry, before it runs, and kill the
+ * writer unless the kernel can tell it is allowed (the kill tier, and
+ * metadata changes under every tier: neither Landlock nor the LSM
+ * programs refuse those). A call on a descriptor is judged by its file.
+ * A global function, checked once by the verifier. Returns enum ww_action.
+ */
+__noinline int judge_enter(__u64 path, __s32 dfd, __u64 path2, __s32 dfd2)
+{
+	struct event *e = scratch_event();
+	__u32 off;
+
+	if (!path) {
+		if (fd_allowed(dfd))
+			return 0;
+		return kill_current() ? WW_ACT_KILLED : 0;
+	}
+	if (!e)
+		return kill_current() ? WW_ACT_KILLED : 0;
+	e->hdr.present = 0;
+	e->hdr.truncated = 0;
+	e->hdr.clean = 0;
+	for (int i = 0; i < NSLOTS; i++)
+		e->hdr.len[i] = 0;
+	off = put_target(e, 0, WW_SLOT_PATH, WW_SLOT_DIR, (const char *)path, dfd, true, false);
+	if (path2)
+		put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, (const char *)path2, dfd2, true, false);
+	if (enforce_allowed(e, path2))
+		return 0;
+	return kill_current() ? WW_ACT_KILLED : 0;
+}
+
+static __always_inline bool is_metadata(__u32 op)
+{
+	return op == WW_OP_CHMOD || op == WW_OP_CHOWN || op == WW_OP_UTIMES ||
+	       op == WW_OP_SETXATTR || op == WW_OP_REMOVEXATTR;
 }
 
 /*
@@ -707,7 +739,10 @@ static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
 	st->args.mode = mode;
 	st->args.path = (__u64)path;
 	st->args.path2 = (__u64)path2;
+	st->args.action = 0;
 	st->pending = 1;
+	if (enforce_tier == WW_TIER_KILL || (enforce_tier != WW_TIER_NONE && is_metadata(op)))
+		st->args.action = judge_enter(st->args.path, dfd, st->args.path2, dfd2);
 	return 0;
 }
 
@@ -889,8 +924,8 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	__u32 off = 0;
 
 	/* Most writes of a test run go to allowed places: settle those
-	 * before building anything. */
-	if (use_marks && (opened || !a->path)) {
+	 * before building anything (unless enforcement acted on it). */
+	if (use_marks && !a->action && (opened || !a->path)) {
 		struct file *f = fd_file(opened ? ret : a->dfd);
 
 		if (f && file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry),
@@ -920,13 +955,24 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	else if (!a->path)
 		off = put_file(e, off, WW_SLOT_RESOLVED, a->dfd);
 
+	/* Landlock refused it (or the file's permissions did): unless the
+	 * kernel can tell the write was allowed, it was an attempt outside
+	 * the allowlist, and the writer is killed before it returns. */
+	if (enforce_tier == WW_TIER_LANDLOCK && (ret == -EACCES || ret == -EPERM) && !kstr &&
+	    a->path && !enforce_allowed(e, a->path2)) {
+		a->action |= WW_ACT_BLOCKED;
+		count(WW_STAT_BLOCKED);
+		if (enforce_kill && kill_current())
+			a->action |= WW_ACT_KILLED;
+	}
+	e->hdr.action = a->action;
 	/* Opening /dev/stdout when it is a pipe, or /proc/self/fd/N of a
 	 * socket or memfd, writes no file. */
-	if ((opened || !a->path) && (e->hdr.detached & (1 << WW_SLOT_RESOLVED))) {
+	if (!a->action && (opened || !a->path) && (e->hdr.detached & (1 << WW_SLOT_RESOLVED))) {
 		count(WW_STAT_NOT_FILES);
 		return 0;
 	}
-	if (allowed_here(e, a, ret)) {
+	if (!a->action && allowed_here(e, a, ret)) {
 		count(WW_STAT_ALLOWED);
 		return 0;
 	}

@@ -99,6 +99,29 @@ enum ww_mark {
 	WW_MARK_FINAL = 4, /* with ALLOW: no deny mark above it, so reaching it decides */
 };
 
+/* How --enforce enforces (set by the loader), see enforce.Tier. */
+enum ww_tier {
+	WW_TIER_NONE     = 0, /* report only */
+	WW_TIER_LSM      = 1, /* BPF LSM programs refuse the write (bpf/enforce.bpf.c) */
+	WW_TIER_LANDLOCK = 2, /* Landlock refuses it; sys_exit kills the writer */
+	WW_TIER_KILL     = 3, /* sys_enter kills the writer; the call still runs */
+};
+
+/* What enforcement did about one write (event_hdr.action bits). */
+enum ww_action {
+	WW_ACT_BLOCKED = 1, /* the kernel refused the call */
+	WW_ACT_KILLED  = 2, /* the process was sent SIGKILL */
+};
+
+/* Key of the allowed-prefix trie: absolute path strings, compared byte by
+ * byte. A directory is stored as "DIR/" (everything under it), a file or a
+ * directory itself with its NUL ("PATH\0"), so it matches only itself. */
+#define PREFIX_SLOT 256
+struct prefix_key {
+	__u32 prefixlen; /* in bits */
+	char data[PREFIX_SLOT];
+};
+
 struct inode_key {
 	__u64 ino;
 	__u32 dev;  /* the kernel's dev_t: major << 20 | minor */
@@ -133,6 +156,10 @@ enum ww_stat {
 	WW_STAT_LOST_WRITES,     /* of WW_STAT_RINGBUF_FULL: write records */
 	WW_STAT_GOROUTINE_FULL,  /* goroutines not followed: goroutine map update failed */
 	WW_STAT_STOP_ERR,        /* test binaries not paused at exec: bpf_send_signal failed */
+	WW_STAT_KILLED,          /* SIGKILLs sent by enforcement */
+	WW_STAT_BLOCKED,         /* writes refused by enforcement */
+	WW_STAT_SIGNAL_ERR,      /* SIGKILLs that could not be sent */
+	WW_STAT_UNMARKED,        /* LSM refusals of a syscall writewatch does not record */
 	WW_STAT_MAX,
 };
 
@@ -160,7 +187,7 @@ struct event_hdr {
 	__u32 dev;         /* this record are counted in the repeats map (0: none) */
 	__u32 go;          /* enum ww_go_flag bits */
 	__u32 epoch;       /* WRITE: the process's boundary announcements so far */
-	__u32 _pad;
+	__u32 action;      /* enum ww_action bits: what enforcement did */
 	char comm[16];
 };
 

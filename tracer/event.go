@@ -100,6 +100,8 @@ type Event struct {
 	Ret    int32     // syscall result, or wait status for KindExit
 	Flags  uint32
 	Mode   uint32
+	// Action is what enforcement did: ActionBlocked and ActionKilled bits.
+	Action uint32
 	Comm   []byte
 	// ViaIOUring marks a request submitted through io_uring: it was seen
 	// when submitted, so Ret says nothing about its result.
@@ -153,6 +155,7 @@ func (e *Event) decode(raw []byte) error {
 	e.Ret, e.Flags, e.Mode = h.Ret, h.Flags, h.Mode
 	e.Test, e.Goid, e.Go, e.Epoch = h.Test, h.Goid, h.Go, h.Epoch
 	e.present, e.truncated = uint32(h.Present), h.Truncated
+	e.Action = h.Action
 	e.ViaIOUring = h.Via == uint16(writewatchWwViaWW_VIA_IO_URING)
 	e.Ino, e.Dev = h.Ino, h.Dev
 	comm := raw[commOff : commOff+len(h.Comm)]

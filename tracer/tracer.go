@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -51,7 +52,42 @@ type Options struct {
 	// can attach its uprobes before it runs; the KindExec record then has
 	// ExecStopped set.
 	FollowGoTests bool
+	// Enforce, when set, makes the kernel enforce the marks (see
+	// EnforceOptions); the marks must then be the grants of the plan.
+	Enforce *EnforceOptions
 }
+
+// Tier says how the kernel enforces (enum ww_tier).
+type Tier uint32
+
+const (
+	TierLSM      = Tier(writewatchWwTierWW_TIER_LSM)      // LSM programs refuse the write
+	TierLandlock = Tier(writewatchWwTierWW_TIER_LANDLOCK) // Landlock refuses it; sys_exit kills
+	TierKill     = Tier(writewatchWwTierWW_TIER_KILL)     // sys_enter kills; the call still runs
+)
+
+// EnforceOptions make the kernel enforce the allowlist. A write is
+// allowed when every path it touches is under a MarkAllow inode and under
+// no MarkDeny one, or, judged as a string before the call, is an
+// absolute path under one of Prefixes or equal to one of Exact.
+type EnforceOptions struct {
+	Tier Tier
+	// Kill sends SIGKILL to the writer of a write that is not allowed.
+	Kill bool
+	// Prefixes are directories, each ending in "/", everything under
+	// which is allowed; Exact are paths allowed themselves. Entries
+	// longer than PrefixMax bytes are refused.
+	Prefixes, Exact []string
+}
+
+// PrefixMax is the longest prefix the kernel keeps.
+const PrefixMax = int(unsafe.Sizeof(writewatchPrefixKey{}.Data)) - 1
+
+// Actions say what enforcement did about a write (enum ww_action bits).
+const (
+	ActionBlocked = uint32(writewatchWwActionWW_ACT_BLOCKED) // the kernel refused the call
+	ActionKilled  = uint32(writewatchWwActionWW_ACT_KILLED)  // the writer was sent SIGKILL
+)
 
 // MarkKind says what a Mark means.
 type MarkKind uint32
@@ -102,12 +138,16 @@ func New(opts Options) (*Tracer, error) {
 	}
 	ringBytes := spec.Maps["events"].MaxEntries
 	consts := map[string]any{
-		"use_marks":      len(opts.Marks) > 0,
+		"use_marks":      len(opts.Marks) > 0 || opts.Enforce != nil,
 		"watch_metadata": !opts.IgnoreMetadata,
 		"wakeup_bytes":   uint64(ringBytes / 8),
 	}
 	if opts.FollowGoTests {
 		consts["follow_go_tests"] = uint32(1)
+	}
+	if e := opts.Enforce; e != nil {
+		consts["enforce_tier"] = uint32(e.Tier)
+		consts["enforce_kill"] = e.Kill
 	}
 	for name, v := range consts {
 		if err := spec.Variables[name].Set(v); err != nil {
@@ -144,6 +184,12 @@ func New(opts Options) (*Tracer, error) {
 	if err := t.setMarks(opts.Marks); err != nil {
 		t.Close()
 		return nil, err
+	}
+	if e := opts.Enforce; e != nil {
+		if err := t.setPrefixes(e.Prefixes, e.Exact); err != nil {
+			t.Close()
+			return nil, err
+		}
 	}
 	if err := t.attach(); err != nil {
 		t.Close()
@@ -187,6 +233,36 @@ func (t *Tracer) attach() error {
 // WatchesIOUring reports whether io_uring requests are watched (the
 // kernel has io_uring).
 func (t *Tracer) WatchesIOUring() bool { return t.uring }
+
+// setPrefixes fills the allowed-prefix trie: a directory as "DIR/", a path
+// allowed itself with its NUL, so that it matches only itself.
+func (t *Tracer) setPrefixes(dirs, exact []string) error {
+	put := func(s string) error {
+		var key writewatchPrefixKey
+		if len(s) > len(key.Data) {
+			return nil // refused: the kernel keeps no longer prefix
+		}
+		for i := range len(s) {
+			key.Data[i] = int8(s[i])
+		}
+		key.Prefixlen = uint32(8 * len(s))
+		if err := t.objs.Prefixes.Update(key, uint32(1), ebpf.UpdateAny); err != nil {
+			return fmt.Errorf("set allowed prefix %q: %w", s, err)
+		}
+		return nil
+	}
+	for _, d := range dirs {
+		if err := put(d); err != nil {
+			return err
+		}
+	}
+	for _, p := range exact {
+		if err := put(p + "\x00"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 func (t *Tracer) setMarks(marks []Mark) error {
 	for _, m := range marks {
@@ -311,6 +387,10 @@ func (t *Tracer) Stats() (Stats, error) {
 		writewatchWwStatWW_STAT_LOST_WRITES:    &s.LostWrites,
 		writewatchWwStatWW_STAT_GOROUTINE_FULL: &s.GoroutineMapFull,
 		writewatchWwStatWW_STAT_STOP_ERR:       &s.StopErrors,
+		writewatchWwStatWW_STAT_KILLED:         &s.Killed,
+		writewatchWwStatWW_STAT_BLOCKED:        &s.Blocked,
+		writewatchWwStatWW_STAT_SIGNAL_ERR:     &s.SignalErrors,
+		writewatchWwStatWW_STAT_UNMARKED:       &s.Unmarked,
 	}
 	for i := range uint32(writewatchWwStatWW_STAT_MAX) {
 		var per []uint64
@@ -346,6 +426,13 @@ type Stats struct {
 	// StopErrors counts Go test binaries the kernel could not pause at
 	// exec: their first tests may be reported as ambiguous.
 	StopErrors uint64
+
+	Killed       uint64 // SIGKILLs sent by enforcement
+	Blocked      uint64 // writes refused, as seen at sys_exit (Landlock) or by the LSM programs
+	SignalErrors uint64 // SIGKILLs that could not be sent
+	// Unmarked counts refusals by the LSM programs of syscalls
+	// writewatch does not record (ftruncate, ...).
+	Unmarked uint64
 }
 
 // Unattributed names each non-zero cause of writes whose test could not be

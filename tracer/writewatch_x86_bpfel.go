@@ -44,7 +44,7 @@ type writewatchEventHdr struct {
 	Dev       uint32
 	Go        uint32
 	Epoch     uint32
-	Pad       uint32
+	Action    uint32
 	Comm      [16]int8
 }
 
@@ -78,6 +78,12 @@ type writewatchInodeKey struct {
 	Pad uint32
 }
 
+type writewatchPrefixKey struct {
+	_         structs.HostLayout
+	Prefixlen uint32
+	Data      [256]int8
+}
+
 type writewatchProc struct {
 	_      structs.HostLayout
 	Parent uint32
@@ -101,18 +107,25 @@ type writewatchTaskState struct {
 	Tracked uint32
 	Pending uint32
 	Args    struct {
-		_     structs.HostLayout
-		Op    uint32
-		Dfd   int32
-		Dfd2  int32
-		Flags uint32
-		Mode  uint32
-		Pad   uint32
-		Path  uint64
-		Path2 uint64
+		_      structs.HostLayout
+		Op     uint32
+		Dfd    int32
+		Dfd2   int32
+		Flags  uint32
+		Mode   uint32
+		Action uint32
+		Path   uint64
+		Path2  uint64
 	}
 	ForkTest uint64
 }
+
+type writewatchWwAction uint32
+
+const (
+	writewatchWwActionWW_ACT_BLOCKED writewatchWwAction = 1
+	writewatchWwActionWW_ACT_KILLED  writewatchWwAction = 2
+)
 
 type writewatchWwEventKind uint32
 
@@ -185,7 +198,20 @@ const (
 	writewatchWwStatWW_STAT_LOST_WRITES    writewatchWwStat = 8
 	writewatchWwStatWW_STAT_GOROUTINE_FULL writewatchWwStat = 9
 	writewatchWwStatWW_STAT_STOP_ERR       writewatchWwStat = 10
-	writewatchWwStatWW_STAT_MAX            writewatchWwStat = 11
+	writewatchWwStatWW_STAT_KILLED         writewatchWwStat = 11
+	writewatchWwStatWW_STAT_BLOCKED        writewatchWwStat = 12
+	writewatchWwStatWW_STAT_SIGNAL_ERR     writewatchWwStat = 13
+	writewatchWwStatWW_STAT_UNMARKED       writewatchWwStat = 14
+	writewatchWwStatWW_STAT_MAX            writewatchWwStat = 15
+)
+
+type writewatchWwTier uint32
+
+const (
+	writewatchWwTierWW_TIER_NONE     writewatchWwTier = 0
+	writewatchWwTierWW_TIER_LSM      writewatchWwTier = 1
+	writewatchWwTierWW_TIER_LANDLOCK writewatchWwTier = 2
+	writewatchWwTierWW_TIER_KILL     writewatchWwTier = 3
 )
 
 type writewatchWwVia uint32
@@ -205,6 +231,8 @@ const (
 	writewatchMapGoroutines      = "goroutines"
 	writewatchMapLauncher        = "launcher"
 	writewatchMapMarks           = "marks"
+	writewatchMapPrefixScratch   = "prefix_scratch"
+	writewatchMapPrefixes        = "prefixes"
 	writewatchMapProcs           = "procs"
 	writewatchMapRepeats         = "repeats"
 	writewatchMapScratch         = "scratch"
@@ -220,9 +248,12 @@ const (
 	writewatchProgSysEnter       = "sys_enter"
 	writewatchProgSysExit        = "sys_exit"
 	writewatchProgUringSubmit    = "uring_submit"
+	writewatchVarEnforceKill     = "enforce_kill"
+	writewatchVarEnforceTier     = "enforce_tier"
 	writewatchVarFollowGoTests   = "follow_go_tests"
 	writewatchVarPidnsDev        = "pidns_dev"
 	writewatchVarPidnsIno        = "pidns_ino"
+	writewatchVarUnusedAction    = "unused_action"
 	writewatchVarUnusedEventHdr  = "unused_event_hdr"
 	writewatchVarUnusedGoFlag    = "unused_go_flag"
 	writewatchVarUnusedGoproc    = "unused_goproc"
@@ -232,6 +263,7 @@ const (
 	writewatchVarUnusedRepeatKey = "unused_repeat_key"
 	writewatchVarUnusedSlot      = "unused_slot"
 	writewatchVarUnusedStat      = "unused_stat"
+	writewatchVarUnusedTier      = "unused_tier"
 	writewatchVarUnusedVia       = "unused_via"
 	writewatchVarUseMarks        = "use_marks"
 	writewatchVarWakeupBytes     = "wakeup_bytes"
@@ -295,27 +327,32 @@ type writewatchProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchMapSpecs struct {
-	AllowedDirs *ebpf.MapSpec `ebpf:"allowed_dirs"`
-	Events      *ebpf.MapSpec `ebpf:"events"`
-	Goprocs     *ebpf.MapSpec `ebpf:"goprocs"`
-	Goroutines  *ebpf.MapSpec `ebpf:"goroutines"`
-	Launcher    *ebpf.MapSpec `ebpf:"launcher"`
-	Marks       *ebpf.MapSpec `ebpf:"marks"`
-	Procs       *ebpf.MapSpec `ebpf:"procs"`
-	Repeats     *ebpf.MapSpec `ebpf:"repeats"`
-	Scratch     *ebpf.MapSpec `ebpf:"scratch"`
-	Stats       *ebpf.MapSpec `ebpf:"stats"`
-	Tasks       *ebpf.MapSpec `ebpf:"tasks"`
-	Tokens      *ebpf.MapSpec `ebpf:"tokens"`
+	AllowedDirs   *ebpf.MapSpec `ebpf:"allowed_dirs"`
+	Events        *ebpf.MapSpec `ebpf:"events"`
+	Goprocs       *ebpf.MapSpec `ebpf:"goprocs"`
+	Goroutines    *ebpf.MapSpec `ebpf:"goroutines"`
+	Launcher      *ebpf.MapSpec `ebpf:"launcher"`
+	Marks         *ebpf.MapSpec `ebpf:"marks"`
+	PrefixScratch *ebpf.MapSpec `ebpf:"prefix_scratch"`
+	Prefixes      *ebpf.MapSpec `ebpf:"prefixes"`
+	Procs         *ebpf.MapSpec `ebpf:"procs"`
+	Repeats       *ebpf.MapSpec `ebpf:"repeats"`
+	Scratch       *ebpf.MapSpec `ebpf:"scratch"`
+	Stats         *ebpf.MapSpec `ebpf:"stats"`
+	Tasks         *ebpf.MapSpec `ebpf:"tasks"`
+	Tokens        *ebpf.MapSpec `ebpf:"tokens"`
 }
 
 // writewatchVariableSpecs contains global variables before they are loaded into the kernel.
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchVariableSpecs struct {
+	EnforceKill     *ebpf.VariableSpec `ebpf:"enforce_kill"`
+	EnforceTier     *ebpf.VariableSpec `ebpf:"enforce_tier"`
 	FollowGoTests   *ebpf.VariableSpec `ebpf:"follow_go_tests"`
 	PidnsDev        *ebpf.VariableSpec `ebpf:"pidns_dev"`
 	PidnsIno        *ebpf.VariableSpec `ebpf:"pidns_ino"`
+	UnusedAction    *ebpf.VariableSpec `ebpf:"unused_action"`
 	UnusedEventHdr  *ebpf.VariableSpec `ebpf:"unused_event_hdr"`
 	UnusedGoFlag    *ebpf.VariableSpec `ebpf:"unused_go_flag"`
 	UnusedGoproc    *ebpf.VariableSpec `ebpf:"unused_goproc"`
@@ -325,6 +362,7 @@ type writewatchVariableSpecs struct {
 	UnusedRepeatKey *ebpf.VariableSpec `ebpf:"unused_repeat_key"`
 	UnusedSlot      *ebpf.VariableSpec `ebpf:"unused_slot"`
 	UnusedStat      *ebpf.VariableSpec `ebpf:"unused_stat"`
+	UnusedTier      *ebpf.VariableSpec `ebpf:"unused_tier"`
 	UnusedVia       *ebpf.VariableSpec `ebpf:"unused_via"`
 	UseMarks        *ebpf.VariableSpec `ebpf:"use_marks"`
 	WakeupBytes     *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
@@ -351,18 +389,20 @@ func (o *writewatchObjects) Close() error {
 //
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchMaps struct {
-	AllowedDirs *ebpf.Map `ebpf:"allowed_dirs"`
-	Events      *ebpf.Map `ebpf:"events"`
-	Goprocs     *ebpf.Map `ebpf:"goprocs"`
-	Goroutines  *ebpf.Map `ebpf:"goroutines"`
-	Launcher    *ebpf.Map `ebpf:"launcher"`
-	Marks       *ebpf.Map `ebpf:"marks"`
-	Procs       *ebpf.Map `ebpf:"procs"`
-	Repeats     *ebpf.Map `ebpf:"repeats"`
-	Scratch     *ebpf.Map `ebpf:"scratch"`
-	Stats       *ebpf.Map `ebpf:"stats"`
-	Tasks       *ebpf.Map `ebpf:"tasks"`
-	Tokens      *ebpf.Map `ebpf:"tokens"`
+	AllowedDirs   *ebpf.Map `ebpf:"allowed_dirs"`
+	Events        *ebpf.Map `ebpf:"events"`
+	Goprocs       *ebpf.Map `ebpf:"goprocs"`
+	Goroutines    *ebpf.Map `ebpf:"goroutines"`
+	Launcher      *ebpf.Map `ebpf:"launcher"`
+	Marks         *ebpf.Map `ebpf:"marks"`
+	PrefixScratch *ebpf.Map `ebpf:"prefix_scratch"`
+	Prefixes      *ebpf.Map `ebpf:"prefixes"`
+	Procs         *ebpf.Map `ebpf:"procs"`
+	Repeats       *ebpf.Map `ebpf:"repeats"`
+	Scratch       *ebpf.Map `ebpf:"scratch"`
+	Stats         *ebpf.Map `ebpf:"stats"`
+	Tasks         *ebpf.Map `ebpf:"tasks"`
+	Tokens        *ebpf.Map `ebpf:"tokens"`
 }
 
 func (m *writewatchMaps) Close() error {
@@ -373,6 +413,8 @@ func (m *writewatchMaps) Close() error {
 		m.Goroutines,
 		m.Launcher,
 		m.Marks,
+		m.PrefixScratch,
+		m.Prefixes,
 		m.Procs,
 		m.Repeats,
 		m.Scratch,
@@ -386,9 +428,12 @@ func (m *writewatchMaps) Close() error {
 //
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchVariables struct {
+	EnforceKill     *ebpf.Variable `ebpf:"enforce_kill"`
+	EnforceTier     *ebpf.Variable `ebpf:"enforce_tier"`
 	FollowGoTests   *ebpf.Variable `ebpf:"follow_go_tests"`
 	PidnsDev        *ebpf.Variable `ebpf:"pidns_dev"`
 	PidnsIno        *ebpf.Variable `ebpf:"pidns_ino"`
+	UnusedAction    *ebpf.Variable `ebpf:"unused_action"`
 	UnusedEventHdr  *ebpf.Variable `ebpf:"unused_event_hdr"`
 	UnusedGoFlag    *ebpf.Variable `ebpf:"unused_go_flag"`
 	UnusedGoproc    *ebpf.Variable `ebpf:"unused_goproc"`
@@ -398,6 +443,7 @@ type writewatchVariables struct {
 	UnusedRepeatKey *ebpf.Variable `ebpf:"unused_repeat_key"`
 	UnusedSlot      *ebpf.Variable `ebpf:"unused_slot"`
 	UnusedStat      *ebpf.Variable `ebpf:"unused_stat"`
+	UnusedTier      *ebpf.Variable `ebpf:"unused_tier"`
 	UnusedVia       *ebpf.Variable `ebpf:"unused_via"`
 	UseMarks        *ebpf.Variable `ebpf:"use_marks"`
 	WakeupBytes     *ebpf.Variable `ebpf:"wakeup_bytes"`

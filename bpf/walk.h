@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * What the tracing programs (writewatch.bpf.c) and the enforcing LSM
+ * programs (enforce.bpf.c) share: the per-thread state of the traced tree,
+ * the allowlist's inode marks, the counters, and the walk from a dentry up
+ * to the root.
+ *
+ * Each object defines these maps; the loader hands the tracing object's
+ * maps to the enforcing one, so both see the same tree and marks.
+ */
+#ifndef WRITEWATCH_WALK_H
+#define WRITEWATCH_WALK_H
+
+#define SIGKILL 9
+
+struct args {
+	__u32 op;
+	__s32 dfd;
+	__s32 dfd2;
+	__u32 flags;
+	__u32 mode;
+	__u32 action; /* enum ww_action bits: what enforcement did */
+	__u64 path;  /* user pointer */
+	__u64 path2; /* user pointer */
+};
+
+/*
+ * Per-thread state, in the kernel's task local storage: whether the thread
+ * belongs to the traced tree, and the arguments of the write-intent
+ * syscall it is in. Every thread of the tree gets it when it is forked;
+ * the kernel frees it with the thread.
+ */
+struct task_state {
+	__u32 tracked;
+	__u32 pending; /* args hold a syscall entered and not yet exited */
+	struct args args;
+	__u64 fork_test; /* in clone/fork/vfork: the forking goroutine's test */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_state);
+} tasks SEC(".maps");
+
+/*
+ * Directories known to lie under a deciding allowed mark, keyed by their
+ * dentry; the value is the inode number, checked on every hit so that a
+ * dentry freed and reused for another directory is not taken for it.
+ * Files in them are settled in one step. Entries follow directories the
+ * way marks do: renaming one keeps it allowed.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u64);
+} allowed_dirs SEC(".maps");
+
+/* The allowlist's marked inodes (enum ww_mark bits). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct inode_key);
+	__type(value, __u32);
+} marks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, WW_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *v = bpf_map_lookup_elem(&stats, &which);
+	if (v)
+		*v += 1;
+}
+
+/* The one place that decides whether the current thread is ours: its
+ * state, or NULL. */
+static __always_inline struct task_state *tracked_state(void)
+{
+	struct task_state *st = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
+
+	return st && st->tracked ? st : NULL;
+}
+
+static __always_inline bool is_tracked(void)
+{
+	return tracked_state() != NULL;
+}
+
+static __always_inline struct mount *real_mount(struct vfsmount *m)
+{
+	return (struct mount *)((void *)m - bpf_core_field_offset(struct mount, mnt));
+}
+
+/* Internal mounts (pipes, sockets, memfd, anonymous inodes) belong to no
+ * mount namespace: the kernel marks them with an error pointer. */
+static __always_inline bool internal_mount(struct mount *m)
+{
+	unsigned long ns = (unsigned long)BPF_CORE_READ(m, mnt_ns);
+
+	return !ns || ns >= (unsigned long)-4095;
+}
+
+static __always_inline __u32 mark_of(struct dentry *d)
+{
+	struct inode *inode = BPF_CORE_READ(d, d_inode);
+	struct inode_key key = {};
+	__u32 *m;
+
+	if (!inode)
+		return 0;
+	key.ino = BPF_CORE_READ(inode, i_ino);
+	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	m = bpf_map_lookup_elem(&marks, &key);
+	return m ? *m : 0;
+}
+
+enum { UP_NAME, UP_MOUNT, UP_END };
+
+/*
+ * Where one step up from dentry d on mount *mnt leads: across a mount
+ * point (UP_MOUNT: *next and *mnt are the mount point and its mount), past
+ * the top of the tree (UP_END: *detached says whether that was a
+ * kernel-internal mount, so the file has no path), or to d's parent
+ * (UP_NAME: d's name is a component of the path, *next is the parent).
+ */
+static __always_inline int step_up(struct dentry *d, struct vfsmount **mnt,
+				   struct dentry **next, bool *detached)
+{
+	struct vfsmount *m = *mnt;
+
+	if (d == BPF_CORE_READ(m, mnt_root)) {
+		struct mount *mt = real_mount(m);
+		struct mount *parent = BPF_CORE_READ(mt, mnt_parent);
+
+		if (mt == parent) {
+			*detached = internal_mount(mt);
+			return UP_END;
+		}
+		*next = BPF_CORE_READ(mt, mnt_mountpoint);
+		*mnt = (struct vfsmount *)((void *)parent + bpf_core_field_offset(struct mount, mnt));
+		return UP_MOUNT;
+	}
+	*next = BPF_CORE_READ(d, d_parent);
+	if (*next == d) {
+		*detached = internal_mount(real_mount(m));
+		return UP_END;
+	}
+	return UP_NAME;
+}
+
+struct mark_walk {
+	struct dentry *dentry;
+	struct vfsmount *mnt;
+	bool allowed;
+	bool above_file; /* decided by a mark at or above the file's directory */
+};
+
+/* One step of the quick check: the marks of one dentry, then up. */
+static long mark_step(__u32 i, void *ctx)
+{
+	struct mark_walk *w = ctx;
+	struct dentry *d = w->dentry;
+	__u32 m = mark_of(d);
+	bool detached;
+
+	if (m & WW_MARK_DENY)
+		return 1;
+	if ((m & WW_MARK_ALLOW) && (m & WW_MARK_FINAL)) {
+		w->allowed = true;
+		w->above_file = i > 0;
+		return 1;
+	}
+	return step_up(d, &w->mnt, &w->dentry, &detached) == UP_END;
+}
+
+/*
+ * The quick check for a file the kernel already resolved: does it lie
+ * under an allowed mark with no deny mark on the way? Copies no names,
+ * and stops at the first deciding mark. A global function, verified once.
+ */
+__noinline int file_allowed(__u64 dentry, __u64 mnt)
+{
+	struct mark_walk w = {
+		.dentry = (struct dentry *)dentry,
+		.mnt = (struct vfsmount *)mnt,
+	};
+	struct dentry *dir;
+	__u64 key, ino, *cached;
+
+	if (!dentry || !mnt)
+		return 0;
+	struct dentry *file = (struct dentry *)dentry;
+
+	dir = BPF_CORE_READ(file, d_parent);
+	key = (__u64)dir;
+	ino = BPF_CORE_READ(dir, d_inode, i_ino);
+	cached = bpf_map_lookup_elem(&allowed_dirs, &key);
+	if (cached && *cached == ino)
+		return 1;
+	bpf_loop(MAX_DEPTH, mark_step, &w, 0);
+	/* A full cache only means the next file walks again. */
+	if (w.allowed && w.above_file && dir != file)
+		bpf_map_update_elem(&allowed_dirs, &key, &ino, BPF_ANY);
+	return w.allowed;
+}
+
+/* Kill the current process; the kernel delivers it on the way back to
+ * user space, after the current syscall. */
+static __always_inline bool kill_current(void)
+{
+	if (bpf_send_signal(SIGKILL)) {
+		count(WW_STAT_SIGNAL_ERR);
+		return false;
+	}
+	count(WW_STAT_KILLED);
+	return true;
+}
+
+#endif
