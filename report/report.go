@@ -31,10 +31,25 @@ const SchemaVersion = 1
 const (
 	ModeGate  = "gate"  // violations fail the run
 	ModeAudit = "audit" // violations are reported only
+	// ModeEnforce: violations fail the run, and the kernel refuses them
+	// (Report.Enforcement says how).
+	ModeEnforce = "enforce"
 )
 
-// ActionReported is the Violation.Action of a write that was reported.
-const ActionReported = "reported"
+// What writewatch did about a write (Violation.Action).
+const (
+	ActionReported      = "reported"       // reported only: the write may have taken effect
+	ActionBlocked       = "blocked"        // the kernel refused it: it did not take effect
+	ActionKilled        = "killed"         // its process was killed; the write itself may have taken effect
+	ActionBlockedKilled = "blocked+killed" // refused, and its process killed
+)
+
+// Enforcement tiers (Report.Enforcement).
+const (
+	EnforceLSM      = "lsm"      // BPF LSM programs refuse the write
+	EnforceLandlock = "landlock" // COMMAND runs under a Landlock ruleset
+	EnforceKill     = "kill"     // the writer is killed at syscall entry; the call still runs
+)
 
 // Operations (Violation.Op).
 const (
@@ -112,7 +127,8 @@ type Violation struct {
 	// Count is how many times this (Op, Path, Role) happened.
 	Count int       `json:"count"`
 	First time.Time `json:"first"`
-	// Action is what writewatch did about it: ActionReported.
+	// Action is what writewatch did about the first occurrence: one of
+	// the Action constants.
 	Action string `json:"action"`
 	// DeniedBy is the source of the deny entry that matched, e.g.
 	// ".writewatch.yaml:7", or "" when no deny rule matched.
@@ -195,11 +211,16 @@ type PackageRun struct {
 
 // Report is the result of one run.
 type Report struct {
-	Version    int      `json:"version"` // SchemaVersion
-	Mode       string   `json:"mode"`    // ModeGate or ModeAudit
-	Command    []string `json:"command"`
-	WorkDir    string   `json:"workdir"`
-	ConfigFile string   `json:"config_file"` // "" when none
+	Version int    `json:"version"` // SchemaVersion
+	Mode    string `json:"mode"`    // ModeGate, ModeAudit or ModeEnforce
+	// Enforcement is the tier that enforced the allowlist (the Enforce
+	// constants), "" when the run did not enforce.
+	Enforcement string `json:"enforcement"`
+	// EnforcementNote says what the tier cannot prevent, if anything.
+	EnforcementNote string   `json:"enforcement_note,omitempty"`
+	Command         []string `json:"command"`
+	WorkDir         string   `json:"workdir"`
+	ConfigFile      string   `json:"config_file"` // "" when none
 	// ExitCode is writewatch's own exit code.
 	ExitCode int `json:"exit_code"`
 	// CommandExit is the traced command's exit code, 128+N for signal N.

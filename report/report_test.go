@@ -148,6 +148,27 @@ func survivorsReport() *Report {
 	return r
 }
 
+// enforcedReport is a run under --enforce with the kill tier: one write
+// blocked and its writer killed, one only killed.
+func enforcedReport() *Report {
+	r := emptyReport()
+	r.Mode = ModeEnforce
+	r.Enforcement = EnforceKill
+	r.EnforcementNote = "the kill tier kills the writer at the syscall's entry; the call itself still runs"
+	r.ExitCode = 86
+	r.CommandExit = 128 + 9
+	r.Violations = []Violation{{
+		Op: OpOpen, Path: "/home/dev/.config/tool/config.toml", RequestedPath: "/home/dev/.config/tool/config.toml",
+		Flags: "O_WRONLY|O_TRUNC", PID: 4242, PPID: 4100, Comm: "pkg.test", Cmdline: pkgTest.Cmdline,
+		Chain: []Proc{goTest}, Count: 1, First: t0.Add(time.Second), Action: ActionKilled,
+	}, {
+		Op: OpUnlink, Path: "/home/dev/proj/go.mod", RequestedPath: "../go.mod", Errno: "EACCES",
+		PID: 4243, PPID: 4100, Comm: "rm", Cmdline: []string{"rm", "../go.mod"},
+		Chain: []Proc{goTest}, Count: 1, First: t0.Add(2 * time.Second), Action: ActionBlockedKilled,
+	}}
+	return r
+}
+
 var cases = []struct {
 	name   string
 	report func() *Report
@@ -157,6 +178,7 @@ var cases = []struct {
 	{"lost", lostReport},
 	{"survivors", survivorsReport},
 	{"tests", testsReport},
+	{"enforced", enforcedReport},
 }
 
 // testsReport has violations attributed to Go and pytest tests, a

@@ -116,6 +116,12 @@ func (t *textWriter) header(r *Report) {
 }
 
 func (t *textWriter) warnings(r *Report) {
+	if r.Enforcement != "" {
+		t.line("writewatch: enforced with " + displayText(r.Enforcement))
+	}
+	if r.EnforcementNote != "" {
+		t.line(t.paint(ansiYellow, "writewatch: warning: "+displayText(r.EnforcementNote)))
+	}
 	var sum uint64
 	for _, n := range r.Lost {
 		sum += n
@@ -190,6 +196,14 @@ func (t *textWriter) violation(v *Violation) {
 	}
 	if v.DeniedBy != "" {
 		op += "; denied by " + displayText(v.DeniedBy)
+	}
+	switch v.Action {
+	case ActionBlocked:
+		op += "; blocked"
+	case ActionKilled:
+		op += "; writer killed (the write may have taken effect)"
+	case ActionBlockedKilled:
+		op += "; blocked, writer killed"
 	}
 	t.line(op)
 	if attributed(v) {
