@@ -16,6 +16,7 @@ import (
 
 	"github.com/writewatch/writewatch/allowlist"
 	"github.com/writewatch/writewatch/attribution"
+	"github.com/writewatch/writewatch/enforce"
 	"github.com/writewatch/writewatch/launch"
 	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/tracer"
@@ -51,7 +52,25 @@ type Config struct {
 	// COMMAND's records are read (its Current method may be polled from
 	// another goroutine, for a progress line).
 	Tests func(*attribution.Tests)
+	// Enforce, when set, makes the kernel refuse writes outside the
+	// allowlist (Mode is then report.ModeEnforce).
+	Enforce *Enforce
 }
+
+// Enforce says how a run enforces the allowlist.
+type Enforce struct {
+	Tier enforce.Tier
+	// Kill kills the process that tried a write outside the allowlist.
+	Kill bool
+	Plan *enforce.Plan
+	// LandlockABI is the kernel's Landlock ABI, for the landlock tier.
+	LandlockABI int
+}
+
+// KillTierNote is what the kill tier cannot prevent, for the start-up
+// message and the report.
+const KillTierNote = "the kill tier kills the writer at the syscall's entry, but the call itself still runs: " +
+	"the first offending write of each process may take effect (an O_TRUNC open still empties the file)"
 
 // ErrTracer wraps a failure to start tracing: no privileges, an
 // unsupported kernel.
@@ -76,7 +95,14 @@ func Run(cfg Config) (*report.Report, error) {
 	defer cleanup()
 	cfg.Env = env
 	opts := tracer.Options{RingBufferBytes: cfg.RingBufferBytes, IgnoreMetadata: cfg.IgnoreMetadata, FollowGoTests: true}
-	if cfg.Allow != nil {
+	var landlock *launch.Landlock
+	switch {
+	case cfg.Enforce != nil:
+		opts.Marks, opts.Enforce = enforceOptions(cfg.Enforce)
+		if cfg.Enforce.Tier == enforce.Landlock {
+			landlock = landlockRules(cfg.Enforce)
+		}
+	case cfg.Allow != nil:
 		opts.Marks = kernelMarks(cfg.Allow.Entries())
 	}
 	tr, err := tracer.New(opts)
@@ -91,6 +117,12 @@ func Run(cfg Config) (*report.Report, error) {
 		Command: cfg.Args,
 		WorkDir: cfg.WorkDir,
 		Started: time.Now(),
+	}
+	if cfg.Enforce != nil {
+		rep.Enforcement = string(cfg.Enforce.Tier)
+		if cfg.Enforce.Tier == enforce.Kill {
+			rep.EnforcementNote = KillTierNote
+		}
 	}
 	if cfg.Allow != nil {
 		rep.ConfigFile = cfg.Allow.ConfigFile()
@@ -119,7 +151,7 @@ func Run(cfg Config) (*report.Report, error) {
 	proc, err := launch.Start(path, launch.Spec{
 		Args: cfg.Args, Env: cfg.Env, Dir: cfg.WorkDir,
 		Stdin: cfg.Stdin, Stdout: stdout, Stderr: cfg.Stderr,
-		User: cfg.User,
+		User: cfg.User, Landlock: landlock,
 	})
 	if teeSide != nil {
 		teeSide.Close()
@@ -343,8 +375,10 @@ func (s *session) handle(ev *tracer.Event) {
 	for _, t := range s.targets {
 		allowed, entry := s.cfg.Allow.Match(t.path)
 		// A cut path cannot be judged for sure: report it rather than
-		// let it pass.
-		if allowed && !t.truncated {
+		// let it pass. A write the allowlist allows but enforcement
+		// refused (an entry it cannot express exactly) is reported too:
+		// the writer saw an error, or was killed.
+		if allowed && !t.truncated && ev.Action == 0 {
 			continue
 		}
 		if !attributed {
@@ -385,7 +419,7 @@ func (s *session) handle(ev *tracer.Event) {
 			Cmdline:       p.Cmdline,
 			Chain:         s.tree.Chain(ev.TGID),
 			First:         ev.Time,
-			Action:        report.ActionReported,
+			Action:        action(ev.Action),
 			Exe:           p.Exe,
 		}
 		who.Fill(&v)
@@ -399,6 +433,9 @@ func (s *session) handle(ev *tracer.Event) {
 		}
 		if entry != nil && entry.Kind == allowlist.Deny {
 			v.DeniedBy = entry.Source
+		}
+		if allowed && !t.truncated {
+			v.DeniedBy = "--enforce: allowed by " + entry.Source + ", but not enforceable exactly (see --print-config)"
 		}
 		s.builder.Add(v)
 		s.progress.violation(v.Op, v.Action, true)

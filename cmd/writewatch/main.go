@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/writewatch/writewatch/allowlist"
+	"github.com/writewatch/writewatch/enforce"
 	"github.com/writewatch/writewatch/launch"
 	"github.com/writewatch/writewatch/metrics"
 	"github.com/writewatch/writewatch/report"
@@ -37,6 +38,7 @@ const (
 
 const usageText = `Usage: writewatch [flags] [--] COMMAND [ARGS...]
        writewatch --print-config [--config FILE] [--allow PATTERN]...
+       writewatch --doctor
 
 Runs COMMAND, follows every process it starts in the kernel (eBPF), and
 reports every filesystem write outside the allowlist in .writewatch.yaml
@@ -51,8 +53,9 @@ Exit codes:
   70             writewatch failed while COMMAND ran (the report says what),
                  or --json, --metrics-textfile or (with --metrics-required)
                  the push to --pushgateway could not be written
-  86             writes outside the allowlist were found
-  87             cannot trace here: no privileges, no BTF, kernel too old
+  86             writes outside the allowlist were found (and, with --enforce, refused)
+  87             cannot trace here: no privileges, no BTF, kernel too old, or
+                 the enforcement asked for is not available
   126            COMMAND is not executable
   127            COMMAND was not found
 `
@@ -77,11 +80,50 @@ type options struct {
 	metricsLabels   metrics.Labels
 	metricsTextfile string
 	metricsRequired bool
+
+	enforce     enforceFlag
+	enforceWith string
+	doctor      bool
+}
+
+// enforceFlag is --enforce (refuse and kill) or --enforce=block (refuse
+// only).
+type enforceFlag struct {
+	on, block bool
+}
+
+func (f *enforceFlag) IsBoolFlag() bool { return true }
+
+func (f *enforceFlag) String() string {
+	switch {
+	case f == nil || !f.on:
+		return "false"
+	case f.block:
+		return "block"
+	}
+	return "true"
+}
+
+func (f *enforceFlag) Set(s string) error {
+	switch s {
+	case "true", "kill":
+		*f = enforceFlag{on: true}
+	case "block":
+		*f = enforceFlag{on: true, block: true}
+	case "false":
+		*f = enforceFlag{}
+	default:
+		return fmt.Errorf("want --enforce or --enforce=block, not %q", s)
+	}
+	return nil
 }
 
 var version = "dev"
 
 func main() {
+	if launch.IsTrampoline() {
+		launch.Trampoline() // never returns
+	}
 	os.Exit(realMain(os.Args[1:], os.Stderr))
 }
 
@@ -110,6 +152,9 @@ func realMain(argv []string, stderr io.Writer) int {
 	fs.Var(&o.metricsLabels, "metrics-label", "add `key=value` to the push's grouping key and to every metric served or written; repeatable")
 	fs.StringVar(&o.metricsTextfile, "metrics-textfile", "", "when the run ends, write its metrics to `PATH` in node_exporter's textfile format, atomically")
 	fs.BoolVar(&o.metricsRequired, "metrics-required", false, "a failed push to --pushgateway makes writewatch exit with 70")
+	fs.Var(&o.enforce, "enforce", "refuse writes outside the allowlist in the kernel and kill the writer (`--enforce=block`: refuse only); exit 86 when any was tried")
+	fs.StringVar(&o.enforceWith, "enforce-with", "auto", "enforcement `TIER`: lsm, landlock, kill, or auto (the strongest this kernel offers)")
+	fs.BoolVar(&o.doctor, "doctor", false, "print what this machine supports (BTF, LSMs, Landlock, the --enforce tier) and exit")
 	fs.Usage = func() {
 		var b strings.Builder
 		fs.SetOutput(&b)
@@ -127,7 +172,19 @@ func realMain(argv []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "writewatch", version)
 		return 0
 	}
+	if o.doctor {
+		return doctor(os.Stdout)
+	}
 	args := fs.Args()
+	forced, err := enforce.ParseTier(o.enforceWith)
+	if err != nil {
+		fmt.Fprintf(stderr, "writewatch: %v\n", err)
+		return exitUsage
+	}
+	if o.enforce.on && o.audit {
+		fmt.Fprintln(stderr, "writewatch: --enforce and --audit exclude each other")
+		return exitUsage
+	}
 	if !o.printConfig && len(args) == 0 {
 		fmt.Fprintln(stderr, "writewatch: no COMMAND given; usage: writewatch [flags] [--] COMMAND [ARGS...] (see --help)")
 		return exitUsage
@@ -187,12 +244,48 @@ func realMain(argv []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "writewatch: %v\n", err)
 		return exitUsage
 	}
+	var (
+		plan    *enforce.Plan
+		support enforce.Support
+		tier    enforce.Tier
+		why     string
+		tierErr error
+	)
+	if o.printConfig || o.enforce.on {
+		if plan, err = enforce.NewPlan(list.Entries()); err != nil {
+			fmt.Fprintf(stderr, "writewatch: %v\n", err)
+			return exitUsage
+		}
+		support = enforce.Probe()
+		tier, why, tierErr = support.Choose(forced)
+		if tierErr == nil && o.enforce.block && tier == enforce.Kill {
+			tierErr = errors.New("--enforce=block: the kill tier cannot refuse a write, only kill its writer (" + why + ")")
+		}
+	}
 	if o.printConfig {
-		if err := allowlist.WritePrintConfig(os.Stdout, list); err != nil {
+		err := allowlist.WritePrintConfig(os.Stdout, list)
+		if err == nil && tierErr == nil {
+			err = enforce.WriteExplain(os.Stdout, plan, tier, why)
+		} else if err == nil {
+			_, err = fmt.Printf("\nunder --enforce: %v\n", tierErr)
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "writewatch: %v\n", err)
 			return exitInternal
 		}
 		return 0
+	}
+	var enf *run.Enforce
+	if o.enforce.on {
+		if tierErr != nil {
+			fmt.Fprintf(stderr, "writewatch: cannot trace here: %v\n", tierErr)
+			return exitCannot
+		}
+		enf = &run.Enforce{Tier: tier, Kill: !o.enforce.block, Plan: plan, LandlockABI: support.LandlockABI}
+		fmt.Fprintf(stderr, "writewatch: enforcing with %s (%s)\n", tier, why)
+		if tier == enforce.Kill {
+			fmt.Fprintf(stderr, "writewatch: warning: %s\n", run.KillTierNote)
+		}
 	}
 
 	// Open the report file now, so a bad path stops us before COMMAND runs.
@@ -221,8 +314,11 @@ func realMain(argv []string, stderr io.Writer) int {
 	}
 
 	mode := report.ModeGate
-	if o.audit {
+	switch {
+	case o.audit:
 		mode = report.ModeAudit
+	case o.enforce.on:
+		mode = report.ModeEnforce
 	}
 	progress := new(run.Progress)
 	mrun := metrics.New(progress, mode, version)
@@ -263,6 +359,7 @@ func realMain(argv []string, stderr io.Writer) int {
 		RingBufferBytes: uint32(o.ringbufMiB) << 20,
 		IgnoreMetadata:  o.noMetadata,
 		Progress:        progress,
+		Enforce:         enf,
 	})
 	if line != nil {
 		line.Stop()
@@ -281,7 +378,7 @@ func realMain(argv []string, stderr io.Writer) int {
 	case err != nil:
 		fmt.Fprintf(stderr, "writewatch: tracing failed while COMMAND ran: %v\n", err)
 		code = exitInternal
-	case mode == report.ModeGate && rep.Failed():
+	case mode != report.ModeAudit && rep.Failed():
 		code = exitViolations
 	}
 	rep.ExitCode = code

@@ -7,7 +7,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/writewatch/writewatch/enforce"
+	"github.com/writewatch/writewatch/launch"
 )
+
+func TestMain(m *testing.M) {
+	// realMain starts COMMAND through this binary under --enforce.
+	if launch.IsTrampoline() {
+		launch.Trampoline()
+	}
+	os.Exit(m.Run())
+}
 
 // Mistakes in the command line stop writewatch with exit code 2 and one
 // clear line, before anything runs.
@@ -19,7 +30,9 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{"no command", nil, "no COMMAND given"},
 		{"unknown flag", []string{"--frobnicate", "true"}, "flag provided but not defined"},
-		{"enforce is not offered yet", []string{"--enforce", "true"}, "flag provided but not defined: -enforce"},
+		{"enforce what", []string{"--enforce=maybe", "true"}, "want --enforce or --enforce=block"},
+		{"enforce with what", []string{"--enforce", "--enforce-with", "magic", "true"}, "want lsm, landlock, kill or auto"},
+		{"enforce and audit", []string{"--enforce", "--audit", "true"}, "exclude each other"},
 		{"bad ring buffer", []string{"--ringbuf-mib", "3", "true"}, "power of two"},
 		{"metrics required without a push", []string{"--metrics-required", "true"}, "--metrics-required needs --pushgateway"},
 		{"label without a value", []string{"--metrics-label", "repo", "true"}, `"repo": want key=value`},
@@ -116,5 +129,26 @@ func TestJSONPathCheckedBeforeRun(t *testing.T) {
 	}
 	if _, err := os.Stat(mark); err == nil {
 		t.Error("COMMAND ran")
+	}
+}
+
+// Asking for enforcement the kernel cannot give stops writewatch with
+// "cannot trace here" before COMMAND runs.
+func TestEnforceTierUnavailable(t *testing.T) {
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "ran")
+	cases := [][]string{{"--enforce=block", "--enforce-with", "kill"}}
+	if enforce.Probe().BPFLSMErr != nil {
+		cases = append(cases, []string{"--enforce", "--enforce-with", "lsm"})
+	}
+	for _, flags := range cases {
+		var stderr bytes.Buffer
+		code := realMain(append(flags, "--", "touch", mark), &stderr)
+		if code != exitCannot || !strings.Contains(stderr.String(), "cannot trace here") {
+			t.Errorf("%v: exit code %d, want %d\n%s", flags, code, exitCannot, stderr.String())
+		}
+		if _, err := os.Stat(mark); err == nil {
+			t.Errorf("%v: COMMAND ran", flags)
+		}
 	}
 }
