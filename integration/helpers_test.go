@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/writewatch/writewatch/report"
@@ -34,6 +35,11 @@ func testMain(m *testing.M) int {
 		skip = "needs root to load BPF programs: run `sudo go test ./integration/`"
 		return m.Run()
 	}
+	// The VM harness (make vmtest) brings binaries built beforehand.
+	if ww, op := os.Getenv("WRITEWATCH_IT_BIN"), os.Getenv("WRITEWATCH_IT_WWOP"); ww != "" && op != "" {
+		wwBin, opBin = ww, op
+		return m.Run()
+	}
 	var err error
 	binDir, err = os.MkdirTemp("", "writewatch-bin-")
 	if err != nil {
@@ -41,6 +47,11 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(binDir)
+	// Tests run COMMAND as another user too.
+	if err := os.Chmod(binDir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	wwBin = filepath.Join(binDir, "writewatch")
 	opBin = filepath.Join(binDir, "wwop")
 	for bin, pkg := range map[string]string{wwBin: "../cmd/writewatch", opBin: "./testdata/wwop"} {
@@ -164,3 +175,5 @@ func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
 }
+
+type syscallStat = syscall.Stat_t

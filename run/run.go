@@ -372,13 +372,21 @@ func (s *session) handle(ev *tracer.Event) {
 		attributed bool
 		toolchain  bool
 	)
+	// A write the allowlist allows but enforcement refused (an entry it
+	// cannot express exactly) is reported too: its writer saw an error,
+	// or was killed. Unless another path of the same call was outside
+	// the allowlist: that one explains it.
+	refusedAllowed := ev.Action != 0
+	for _, t := range s.targets {
+		if ok, _ := s.cfg.Allow.Match(t.path); !ok || t.truncated {
+			refusedAllowed = false
+		}
+	}
 	for _, t := range s.targets {
 		allowed, entry := s.cfg.Allow.Match(t.path)
 		// A cut path cannot be judged for sure: report it rather than
-		// let it pass. A write the allowlist allows but enforcement
-		// refused (an entry it cannot express exactly) is reported too:
-		// the writer saw an error, or was killed.
-		if allowed && !t.truncated && ev.Action == 0 {
+		// let it pass.
+		if allowed && !t.truncated && !refusedAllowed {
 			continue
 		}
 		if !attributed {
@@ -434,7 +442,7 @@ func (s *session) handle(ev *tracer.Event) {
 		if entry != nil && entry.Kind == allowlist.Deny {
 			v.DeniedBy = entry.Source
 		}
-		if allowed && !t.truncated {
+		if refusedAllowed {
 			v.DeniedBy = "--enforce: allowed by " + entry.Source + ", but not enforceable exactly (see --print-config)"
 		}
 		s.builder.Add(v)

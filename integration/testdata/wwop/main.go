@@ -8,7 +8,10 @@
 // link OLD NEW, mknod PATH, truncate PATH, openat DIR REL (relative to an
 // fd of DIR), chdir DIR, deep N NAME (mkdir and enter NAME N times),
 // thread-write PATH,
-// spin-write DIR SECONDS (rewrite a file in DIR until time is up).
+// spin-write DIR SECONDS (rewrite a file in DIR until time is up),
+// spin-churn DIR SECONDS (create and unlink files deep under DIR, by
+// absolute paths of about 3500 bytes, until time is up: unlinks the
+// kernel does not judge alone, so each one is a big record for user space).
 package main
 
 import (
@@ -148,6 +151,35 @@ func do(op string, a []string) error {
 		for i := 0; time.Now().Before(stop); i++ {
 			if err := openWrite(filepath.Join(a[0], "busy.txt"), unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC); err != nil {
 				return err
+			}
+		}
+		return nil
+	case "spin-churn":
+		secs, err := strconv.ParseFloat(a[1], 64)
+		if err != nil {
+			return err
+		}
+		dir, err := filepath.Abs(a[0])
+		if err != nil {
+			return err
+		}
+		// Long paths make big records, to fill the ring buffer sooner.
+		for len(dir) < 3500 {
+			dir = filepath.Join(dir, strings.Repeat("d", 200))
+			if err := unix.Mkdir(dir, 0o755); err != nil && err != unix.EEXIST {
+				return err
+			}
+		}
+		stop := time.Now().Add(time.Duration(secs * float64(time.Second)))
+		name := filepath.Join(dir, fmt.Sprintf("churn-%d", os.Getpid()))
+		for time.Now().Before(stop) {
+			for range 100 {
+				if err := openWrite(name, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC); err != nil {
+					return err
+				}
+				if err := unix.Unlink(name); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

@@ -1,0 +1,246 @@
+package integration
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/writewatch/writewatch/report"
+)
+
+// enforceTier is the tier the enforcement tests force: landlock on this
+// kind of machine, lsm in the VM harness (make vmtest).
+func enforceTier() string {
+	if tier := os.Getenv("WRITEWATCH_IT_TIER"); tier != "" {
+		return tier
+	}
+	return "landlock"
+}
+
+func hashFile(t *testing.T, path string) [32]byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("protected file: %v", err)
+	}
+	return sha256.Sum256(data)
+}
+
+// statuses reads the "NAME CODE" lines a script appended to file.
+func statuses(t *testing.T, file string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("status file: %v", err)
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		name, code, _ := strings.Cut(line, " ")
+		m[name] = code
+	}
+	return m
+}
+
+// protectedProject is a project with a precious file in its root.
+func protectedProject(t *testing.T) (root, keep string, before [32]byte) {
+	root, _ = project(t)
+	keep = filepath.Join(root, "keep.txt")
+	writeFile(t, keep, "precious: every byte of this must survive\n")
+	return root, keep, hashFile(t, keep)
+}
+
+// The four checks of enforcement, each by its own process, in one run:
+// an O_TRUNC open, rm and mv of a protected file, and a file created in
+// the project root. None lands, each writer is killed, the report says
+// blocked+killed, and a write to the test's temp dir in the same run works.
+func TestEnforceStopsWritesBeforeTheyLand(t *testing.T) {
+	tier := enforceTier()
+	root, keep, before := protectedProject(t)
+	tmp := t.TempDir()
+	status := filepath.Join(tmp, "status")
+	script := fmt.Sprintf(`
+%[1]s write %[2]s/ok.txt; echo "tmp $?" >> %[3]s
+%[1]s trunc keep.txt; echo "trunc $?" >> %[3]s
+rm keep.txt; echo "rm $?" >> %[3]s
+mv keep.txt tests/moved.txt; echo "mv $?" >> %[3]s
+%[1]s creat new.txt; echo "creat $?" >> %[3]s
+exit 0`, opBin, tmp, status)
+	res := ww(t, root, []string{"--enforce", "--enforce-with", tier}, "sh", "-c", script)
+
+	if res.code != 86 {
+		t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
+	}
+	if got := hashFile(t, keep); got != before {
+		t.Errorf("keep.txt changed under --enforce-with %s", tier)
+	}
+	if exists(filepath.Join(root, "new.txt")) {
+		t.Error("new.txt was created in the project root")
+	}
+	if !exists(filepath.Join(tmp, "ok.txt")) {
+		t.Error("the allowed write to the temp dir failed")
+	}
+	st := statuses(t, status)
+	for _, name := range []string{"trunc", "rm", "mv", "creat"} {
+		if st[name] != "137" {
+			t.Errorf("%s: exit status %q, want 137 (killed)", name, st[name])
+		}
+	}
+	if st["tmp"] != "0" {
+		t.Errorf("allowed write: exit status %q, want 0", st["tmp"])
+	}
+	if res.rep.Mode != report.ModeEnforce || res.rep.Enforcement != tier {
+		t.Errorf("report: mode %q, enforcement %q; want enforce, %s", res.rep.Mode, res.rep.Enforcement, tier)
+	}
+	for _, want := range []key{{"creat", filepath.Join(root, "new.txt"), ""}, {"open", keep, ""}, {"unlink", keep, ""}, {"rename", keep, "old"}} {
+		v := violation(res.rep, want.op, want.path)
+		switch {
+		case v == nil:
+			t.Errorf("no violation %s; got %v\n%s", want, keys(res.rep), res.stderr)
+		case v.Action != report.ActionBlockedKilled:
+			t.Errorf("%s: action %q, want blocked+killed", want, v.Action)
+		case v.Errno != "EACCES" && v.Errno != "EPERM":
+			t.Errorf("%s: errno %q, want EACCES or EPERM", want, v.Errno)
+		}
+	}
+	if !strings.Contains(res.stderr, "enforcing with "+tier) {
+		t.Errorf("start-up message does not name the tier:\n%s", res.stderr)
+	}
+}
+
+// --enforce=block refuses the write but lets the writer live.
+func TestEnforceBlockOnly(t *testing.T) {
+	tier := enforceTier()
+	root, keep, before := protectedProject(t)
+	tmp := t.TempDir()
+	status := filepath.Join(tmp, "status")
+	script := fmt.Sprintf(`%[1]s trunc keep.txt; echo "trunc $?" >> %[2]s; %[1]s write tests/after.txt; echo "after $?" >> %[2]s`, opBin, status)
+	res := ww(t, root, []string{"--enforce=block", "--enforce-with", tier}, "sh", "-c", script)
+	if res.code != 86 {
+		t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
+	}
+	if hashFile(t, keep) != before {
+		t.Error("keep.txt changed")
+	}
+	st := statuses(t, status)
+	if st["trunc"] != "1" || st["after"] != "0" {
+		t.Errorf("statuses %v: want the refused write to fail (1), not be killed, and the next to work", st)
+	}
+	if v := violation(res.rep, "open", keep); v == nil || v.Action != report.ActionBlocked {
+		t.Errorf("violation %+v, want action blocked", v)
+	}
+}
+
+// Under sudo, COMMAND runs as the invoking user and is still enforced on.
+func TestEnforceAsInvokingUser(t *testing.T) {
+	tier := enforceTier()
+	root, keep, before := protectedProject(t)
+	must(t, os.Chmod(filepath.Dir(root), 0o755))
+	must(t, os.Chmod(root, 0o777))
+	must(t, os.Chmod(filepath.Join(root, "tests"), 0o777))
+	must(t, os.Chmod(keep, 0o666)) // only enforcement stands in the way
+	cmd := exec.Command(wwBin, "--enforce", "--enforce-with", tier, "--", "sh", "-c",
+		fmt.Sprintf(`id -u; %[1]s trunc keep.txt; %[1]s write tests/mine.txt`, opBin))
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "SUDO_UID=65534", "SUDO_GID=65534", "SUDO_USER=nobody")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 86 {
+		t.Errorf("exit %v, want 86\n%s", err, stderr.String())
+	}
+	if got := strings.TrimSpace(stdout.String()); got != "65534" {
+		t.Errorf("COMMAND ran as %q, want 65534", got)
+	}
+	if hashFile(t, keep) != before {
+		t.Error("keep.txt changed")
+	}
+	st, err := os.Stat(filepath.Join(root, "tests/mine.txt"))
+	if err != nil {
+		t.Fatalf("the allowed write as the user failed: %v\n%s", err, stderr.String())
+	}
+	if uid := st.Sys().(*syscallStat).Uid; uid != 65534 {
+		t.Errorf("tests/mine.txt belongs to %d, want 65534", uid)
+	}
+}
+
+func TestEnforceExitCodes(t *testing.T) {
+	root, _ := project(t)
+	for _, tc := range []struct {
+		name string
+		cmd  []string
+		want int
+	}{
+		{"passthrough", []string{"sh", "-c", "exit 3"}, 3},
+		{"signal", []string{"sh", "-c", "kill -TERM $$"}, 128 + 15},
+		{"not found", []string{"writewatch-no-such-command"}, 127},
+		{"not executable", []string{"./.writewatch.yaml"}, 126},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if res := ww(t, root, []string{"--enforce", "--enforce-with", enforceTier()}, tc.cmd...); res.code != tc.want {
+				t.Errorf("exit code %d, want %d\n%s", res.code, tc.want, res.stderr)
+			}
+		})
+	}
+}
+
+// A flood of allowed writes that overflows the ring buffer does not let
+// a disallowed write through: the decision never waits for user space.
+func TestEnforceRingBufferFlood(t *testing.T) {
+	tier := enforceTier()
+	root, keep, before := protectedProject(t)
+	tmp := t.TempDir()
+	status := filepath.Join(tmp, "status")
+	script := fmt.Sprintf(`
+%[1]s spin-churn %[2]s 3 & %[1]s spin-churn %[2]s 3 & %[1]s spin-churn %[2]s 3 &
+sleep 1
+%[1]s trunc keep.txt; echo "trunc $?" >> %[3]s
+wait`, opBin, tmp, status)
+	res := ww(t, root, []string{"--enforce", "--enforce-with", tier, "--ringbuf-mib", "1"}, "sh", "-c", script)
+	if res.rep.Lost[report.LostRingbufFull] == 0 {
+		t.Fatalf("the ring buffer did not overflow (lost %v, %d events): the test proves nothing\n%s", res.rep.Lost, res.rep.Events, res.stderr)
+	}
+	if hashFile(t, keep) != before {
+		t.Error("keep.txt changed while the ring buffer was full")
+	}
+	if st := statuses(t, status); st["trunc"] != "137" {
+		t.Errorf("the writer's exit status %q, want 137 (killed)", st["trunc"])
+	}
+	if res.code != 86 && res.code != 70 {
+		t.Errorf("exit code %d\n%s", res.code, res.stderr)
+	}
+}
+
+// The kill tier says plainly, at start and in the report, that the first
+// offending call may still take effect; it kills the writer; allowed
+// writes by absolute path and by plain name keep working.
+func TestEnforceKillTier(t *testing.T) {
+	if os.Getenv("WRITEWATCH_IT_TIER") != "" {
+		t.Skip("the VM harness checks its own tier")
+	}
+	root, keep, _ := protectedProject(t)
+	tmp := t.TempDir()
+	status := filepath.Join(tmp, "status")
+	script := fmt.Sprintf(`
+%[1]s write %[2]s/ok.txt; echo "tmp $?" >> %[3]s
+(cd tests && %[1]s write ok.txt); echo "tests $?" >> %[3]s
+%[1]s trunc keep.txt; echo "trunc $?" >> %[3]s`, opBin, tmp, status)
+	res := ww(t, root, []string{"--enforce", "--enforce-with", "kill"}, "sh", "-c", script)
+	if res.code != 86 {
+		t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "may take effect") || !strings.Contains(res.rep.EnforcementNote, "may take effect") {
+		t.Errorf("the kill tier must say what it cannot prevent; note %q\n%s", res.rep.EnforcementNote, res.stderr)
+	}
+	st := statuses(t, status)
+	if st["tmp"] != "0" || st["tests"] != "0" || st["trunc"] != "137" {
+		t.Errorf("statuses %v: want the allowed writes to work and the writer of keep.txt killed", st)
+	}
+	if v := violation(res.rep, "open", keep); v == nil || v.Action != report.ActionKilled {
+		t.Errorf("violation %+v, want action killed", v)
+	}
+}
