@@ -110,6 +110,7 @@ type Mark struct {
 // Tracer is one loaded and attached set of writewatch programs.
 type Tracer struct {
 	objs   writewatchObjects
+	lsm    *enforceObjects // the LSM tier's programs, when loaded
 	links  []link.Link
 	rd     *ringbuf.Reader
 	rec    ringbuf.Record
@@ -195,6 +196,12 @@ func New(opts Options) (*Tracer, error) {
 		t.Close()
 		return nil, err
 	}
+	if e := opts.Enforce; e != nil && e.Tier == TierLSM {
+		if err := t.loadLSM(e.Kill); err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
 	if t.rd, err = ringbuf.NewReader(t.objs.Events); err != nil {
 		t.Close()
 		return nil, fmt.Errorf("open ring buffer: %w", err)
@@ -233,6 +240,37 @@ func (t *Tracer) attach() error {
 // WatchesIOUring reports whether io_uring requests are watched (the
 // kernel has io_uring).
 func (t *Tracer) WatchesIOUring() bool { return t.uring }
+
+// loadLSM loads the LSM tier's programs (bpf/enforce.bpf.c) with this
+// tracer's maps, so they judge the same tree by the same marks, and
+// attaches them.
+func (t *Tracer) loadLSM(kill bool) error {
+	spec, err := loadEnforce()
+	if err != nil {
+		return fmt.Errorf("parse BPF LSM object: %w", err)
+	}
+	if err := spec.Variables["enforce_kill"].Set(kill); err != nil {
+		return fmt.Errorf("set enforce_kill: %w", err)
+	}
+	t.lsm = &enforceObjects{}
+	err = spec.LoadAndAssign(t.lsm, &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{
+		"tasks": t.objs.Tasks, "marks": t.objs.Marks, "allowed_dirs": t.objs.AllowedDirs, "stats": t.objs.Stats,
+	}})
+	if err != nil {
+		t.lsm = nil
+		return classify("load BPF LSM programs", err)
+	}
+	p := &t.lsm.enforcePrograms
+	for _, prog := range []*ebpf.Program{p.WwFileOpen, p.WwPathTruncate, p.WwPathUnlink, p.WwPathRmdir,
+		p.WwPathMkdir, p.WwPathMknod, p.WwPathSymlink, p.WwPathLink, p.WwPathRename} {
+		l, err := link.AttachLSM(link.LSMOptions{Program: prog})
+		if err != nil {
+			return classify("attach BPF LSM program", err)
+		}
+		t.links = append(t.links, l)
+	}
+	return nil
+}
 
 // setPrefixes fills the allowed-prefix trie: a directory as "DIR/", a path
 // allowed itself with its NUL, so that it matches only itself.
@@ -476,6 +514,9 @@ func (t *Tracer) Close() error {
 			t.ForgetGoTest(tgid)
 		}
 		t.detaching.Wait()
+		if t.lsm != nil {
+			errs = append(errs, t.lsm.Close())
+		}
 		errs = append(errs, t.objs.Close())
 	})
 	return errors.Join(errs...)

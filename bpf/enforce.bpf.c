@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * writewatch --enforce, LSM tier: refuse every write of the traced tree
+ * that the allowlist's inode marks do not allow, in the kernel, before it
+ * changes anything, and kill the writer unless --enforce=block.
+ *
+ * A separate object from writewatch.bpf.c, loaded only where BPF LSM
+ * programs load. Its maps (walk.h) are replaced at load time by those of
+ * the tracing object, so both see the same tree, marks and counters; the
+ * refusal is noted in the thread's stored syscall arguments, and sys_exit
+ * puts it in the record.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "writewatch.h"
+#include "walk.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by the loader: kill the writer of a refused write. */
+const volatile bool enforce_kill = true;
+
+#define EPERM       1
+#define FMODE_WRITE 0x2
+#define O_TRUNC     00001000
+#define SB_NOUSER   (1U << 31)
+#define S_PRIVATE   (1U << 9)
+
+/* Refuse the current syscall of st's thread: note it for sys_exit, kill
+ * if asked. */
+static __always_inline int refuse(struct task_state *st)
+{
+	__u32 action = WW_ACT_BLOCKED;
+
+	count(WW_STAT_BLOCKED);
+	if (enforce_kill && kill_current())
+		action |= WW_ACT_KILLED;
+	if (st->pending)
+		st->args.action |= action;
+	else
+		count(WW_STAT_UNMARKED);
+	return -EPERM;
+}
+
+/* A hook's argument is a typed pointer, which a global function does not
+ * take: hand it over as the plain number it is. */
+static __always_inline __u64 scalar(const void *p)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &p);
+	return v;
+}
+
+/*
+ * Is a write at dentry (on mnt) allowed by the marks: does the walk up
+ * meet an allowed mark, with no denied one on the way? A dentry without
+ * an inode (a name about to be created) has no mark of its own; its
+ * directories decide. A denied inode is refused even when a hard link
+ * puts it in an allowed directory.
+ */
+static __always_inline bool marks_allow(struct dentry *dentry, struct vfsmount *mnt)
+{
+	if (!dentry || !mnt || (mark_of(dentry) & WW_MARK_DENY))
+		return false;
+	return file_allowed(scalar(dentry), scalar(mnt));
+}
+
+/*
+ * Pipes, sockets and other kernel-internal files, reopened through
+ * /proc/self/fd, have no place in the file system to judge: like
+ * Landlock, leave them alone.
+ */
+static __always_inline bool internal(struct dentry *d)
+{
+	struct inode *inode = BPF_CORE_READ(d, d_inode);
+
+	if (BPF_CORE_READ(d, d_sb, s_flags) & SB_NOUSER)
+		return true;
+	return inode && (BPF_CORE_READ(inode, i_flags) & S_PRIVATE);
+}
+
+/* A write at dentry (on mnt) by st's thread: allowed, or refused. */
+static __always_inline int judge(struct task_state *st, struct dentry *dentry, struct vfsmount *mnt)
+{
+	if (marks_allow(dentry, mnt))
+		return 0;
+	return refuse(st);
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(ww_file_open, struct file *file, int ret)
+{
+	struct task_state *st = tracked_state();
+	struct dentry *d;
+
+	if (ret || !st)
+		return ret;
+	/* O_TRUNC truncates even a read-only open. */
+	if (!(BPF_CORE_READ(file, f_mode) & FMODE_WRITE) && !(BPF_CORE_READ(file, f_flags) & O_TRUNC))
+		return 0;
+	d = BPF_CORE_READ(file, f_path.dentry);
+	if (internal(d))
+		return 0;
+	return judge(st, d, BPF_CORE_READ(file, f_path.mnt));
+}
+
+SEC("lsm/path_truncate")
+int BPF_PROG(ww_path_truncate, const struct path *path, int ret)
+{
+	struct task_state *st = tracked_state();
+
+	if (ret || !st)
+		return ret;
+	return judge(st, BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt));
+}
+
+/* An entry created or removed in dir: judged by the entry, whose walk
+ * goes through dir. */
+static __always_inline int entry(const struct path *dir, struct dentry *dentry, int ret)
+{
+	struct task_state *st = tracked_state();
+
+	if (ret || !st)
+		return ret;
+	return judge(st, dentry, BPF_CORE_READ(dir, mnt));
+}
+
+SEC("lsm/path_unlink")
+int BPF_PROG(ww_path_unlink, const struct path *dir, struct dentry *dentry, int ret)
+{
+	return entry(dir, dentry, ret);
+}
+
+SEC("lsm/path_rmdir")
+int BPF_PROG(ww_path_rmdir, const struct path *dir, struct dentry *dentry, int ret)
+{
+	return entry(dir, dentry, ret);
+}
+
+SEC("lsm/path_mkdir")
+int BPF_PROG(ww_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode, int ret)
+{
+	return entry(dir, dentry, ret);
+}
+
+/* Also every regular file an open creates. */
+SEC("lsm/path_mknod")
+int BPF_PROG(ww_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     unsigned int dev, int ret)
+{
+	return entry(dir, dentry, ret);
+}
+
+SEC("lsm/path_symlink")
+int BPF_PROG(ww_path_symlink, const struct path *dir, struct dentry *dentry, const char *old_name, int ret)
+{
+	return entry(dir, dentry, ret);
+}
+
+/* A hard link is judged at both ends: a new name for a protected file in
+ * an allowed directory would make it writable. */
+SEC("lsm/path_link")
+int BPF_PROG(ww_path_link, struct dentry *old_dentry, const struct path *new_dir,
+	     struct dentry *new_dentry, int ret)
+{
+	struct vfsmount *mnt = BPF_CORE_READ(new_dir, mnt);
+	struct task_state *st = tracked_state();
+
+	if (ret || !st)
+		return ret;
+	if (!marks_allow(new_dentry, mnt) || !marks_allow(old_dentry, mnt))
+		return refuse(st);
+	return 0;
+}
+
+SEC("lsm/path_rename")
+int BPF_PROG(ww_path_rename, const struct path *old_dir, struct dentry *old_dentry,
+	     const struct path *new_dir, struct dentry *new_dentry, unsigned int flags, int ret)
+{
+	struct task_state *st = tracked_state();
+
+	if (ret || !st)
+		return ret;
+	if (!marks_allow(old_dentry, BPF_CORE_READ(old_dir, mnt)) ||
+	    !marks_allow(new_dentry, BPF_CORE_READ(new_dir, mnt)))
+		return refuse(st);
+	return 0;
+}
