@@ -9,7 +9,7 @@ export BPF2GO_CC     := $(CLANG)
 export BPF2GO_STRIP  := $(STRIP)
 export BPF2GO_CFLAGS := $(CFLAGS)
 
-.PHONY: all build generate check-generate test test-deps unit-test dogfood demo lint clean bench
+.PHONY: all build generate check-generate test test-deps unit-test dogfood vmtest demo lint clean bench
 
 # Packages whose tests need no kernel: these also run under writewatch.
 UNIT_PKGS := $(shell $(GO) list ./... | grep -v /integration)
@@ -59,11 +59,19 @@ test: lint test-deps
 	else echo "make test: $(CLANG) not found; skipping the check that the committed BPF bindings are fresh"; fi
 	$(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory dogfood
+	$(MAKE) --no-print-directory vmtest
 
 # Our own unit tests under writewatch, with the strict .writewatch.yaml:
 # any write they make outside the temp dir and the Go caches fails this.
 dogfood: build
 	$(BIN) -- $(GO) test -count=1 $(UNIT_PKGS)
+
+# The enforcement tests with the LSM tier, on Debian's 6.1 and 6.12 kernels
+# under qemu (TCG; about a minute). Installs qemu-system-x86, busybox-static
+# and cpio when missing, and caches the kernels in /var/cache/writewatch-vmtest.
+# Fails, loudly, when it cannot run.
+vmtest:
+	vmtest/vmtest.sh
 
 # Runs writewatch on the sample suite in testdata/sample, whose tests
 # write a stray file into its root and a config into a fake home.
