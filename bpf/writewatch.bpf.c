@@ -131,12 +131,31 @@ struct {
 	__type(value, __u32);
 } prefixes SEC(".maps");
 
+/* Room for a path built from a directory slot and a relative path: the
+ * first PREFIX_SLOT bytes are the key, the slack keeps masked copies
+ * inside; starts holds where each component of the directory slot begins. */
+#define MAX_COMPS 64
+struct prefix_scratch {
+	struct prefix_key key;
+	char slack[PREFIX_SLOT];
+	__u16 starts[MAX_COMPS];
+	__u32 ncomps;
+	__u32 pos;
+	bool overflow;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct prefix_key);
+	__type(value, struct prefix_scratch);
 } prefix_scratch SEC(".maps");
+
+static __always_inline struct prefix_scratch *prefix_buf(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&prefix_scratch, &zero);
+}
 
 struct event {
 	struct event_hdr hdr;
@@ -502,11 +521,13 @@ static __always_inline bool has_dotdot(struct event *e, __u32 start, __u32 len)
  * prefix is longer, so a longer path can still match a directory. */
 static __always_inline bool prefix_allowed(struct event *e, __u32 start, __u32 len)
 {
-	__u32 zero = 0, n = len;
-	struct prefix_key *k = bpf_map_lookup_elem(&prefix_scratch, &zero);
+	struct prefix_scratch *b = prefix_buf();
+	struct prefix_key *k;
+	__u32 n = len;
 
-	if (!k)
+	if (!b)
 		return false;
+	k = &b->key;
 	if (n > PREFIX_SLOT)
 		n = PREFIX_SLOT;
 	barrier_var(n);
@@ -516,6 +537,109 @@ static __always_inline bool prefix_allowed(struct event *e, __u32 start, __u32 l
 		return false;
 	k->prefixlen = n * 8;
 	return bpf_map_lookup_elem(&prefixes, k) != NULL;
+}
+
+struct comps {
+	__u32 dstart; /* the directory slot in event.data */
+	__u32 dlen;
+};
+
+/* Pass 1: note where each component of the directory slot begins. */
+static long comp_start_step(__u32 i, void *ctx)
+{
+	struct comps *c = ctx;
+	struct prefix_scratch *b = prefix_buf();
+	struct event *e = scratch_event();
+
+	if (i >= c->dlen || !b || !e)
+		return 1;
+	if (i == 0 || e->data[at(c->dstart + i - 1)] == 0) {
+		__u32 n = b->ncomps;
+
+		if (n >= MAX_COMPS) {
+			b->overflow = true;
+			return 1;
+		}
+		b->starts[n & (MAX_COMPS - 1)] = i;
+		b->ncomps = n + 1;
+	}
+	return 0;
+}
+
+/* Pass 2: copy component ncomps-1-k (outermost first) after a '/'. */
+static long comp_copy_step(__u32 k, void *ctx)
+{
+	struct comps *c = ctx;
+	struct prefix_scratch *b = prefix_buf();
+	struct event *e = scratch_event();
+	__u32 idx, start, end, n, pos;
+
+	if (!b || !e || k >= b->ncomps || b->pos >= PREFIX_SLOT)
+		return 1;
+	idx = (b->ncomps - 1 - k) & (MAX_COMPS - 1);
+	start = b->starts[idx];
+	end = idx + 1 < b->ncomps ? b->starts[(idx + 1) & (MAX_COMPS - 1)] : c->dlen;
+	if (end <= start + 1)
+		return 1;
+	n = end - start - 1; /* without its NUL */
+	pos = b->pos;
+	b->key.data[pos & (PREFIX_SLOT - 1)] = '/';
+	pos++;
+	barrier_var(n);
+	n &= PREFIX_SLOT - 1;
+	barrier_var(pos);
+	pos &= PREFIX_SLOT - 1;
+	if (n && bpf_probe_read_kernel(&b->key.data[pos], n, &e->data[at(c->dstart + start)])) {
+		b->overflow = true;
+		return 1;
+	}
+	b->pos = b->pos + 1 + n;
+	return 0;
+}
+
+/*
+ * Is the relative path in data[start..start+len) (NUL included), taken
+ * from the directory in data[dstart..dstart+dlen) (components innermost
+ * first), under an allowed prefix? The absolute path is put together
+ * from both, as far as the first PREFIX_SLOT bytes, and looked up.
+ */
+static __always_inline bool relative_allowed(struct event *e, __u32 start, __u32 len,
+					    __u32 dstart, __u32 dlen)
+{
+	struct prefix_scratch *b = prefix_buf();
+	struct comps c = { .dstart = dstart, .dlen = dlen };
+	__u32 pos, n;
+
+	if (!b)
+		return false;
+	b->ncomps = 0;
+	b->pos = 0;
+	b->overflow = false;
+	bpf_loop(PATH_SLOT, comp_start_step, &c, 0);
+	if (b->overflow)
+		return false;
+	bpf_loop(MAX_COMPS, comp_copy_step, &c, 0);
+	if (b->overflow)
+		return false;
+	pos = b->pos;
+	if (pos < PREFIX_SLOT) {
+		b->key.data[pos & (PREFIX_SLOT - 1)] = '/';
+		pos++;
+		n = len;
+		if (n > PREFIX_SLOT)
+			n = PREFIX_SLOT;
+		barrier_var(n);
+		n &= 2 * PREFIX_SLOT - 1;
+		barrier_var(pos);
+		pos &= PREFIX_SLOT - 1;
+		if (bpf_probe_read_kernel(&b->key.data[pos], n, &e->data[at(start)]))
+			return false;
+		pos += len;
+	}
+	if (pos > PREFIX_SLOT)
+		pos = PREFIX_SLOT;
+	b->key.prefixlen = pos * 8;
+	return bpf_map_lookup_elem(&prefixes, &b->key) != NULL;
 }
 
 /*
@@ -587,11 +711,12 @@ static __always_inline bool fd_allowed(int fd)
  * --enforce: can the kernel tell, from the strings alone, that the path
  * in slot ps (starting at data[start], directory slot ds) is allowed,
  * even before it exists? An absolute path by the allowed prefixes (or,
- * for a link to a descriptor, by the descriptor's file), a relative one
+ * for a link to a descriptor, by the descriptor's file); a relative one
  * by the marks met above its start directory (a granted directory holds
- * nothing a deny entry names). Never a path with a ".." component, nor
- * one cut to fit. Symbolic links inside an allowed directory are taken
- * at their word.
+ * nothing a deny entry names), or else by the prefixes, put together
+ * with that directory. Never a path with a ".." component, nor one cut
+ * to fit. Symbolic links inside an allowed directory are taken at their
+ * word.
  */
 static __always_inline bool target_allowed(struct event *e, __u32 start, int ps, int ds)
 {
@@ -602,8 +727,12 @@ static __always_inline bool target_allowed(struct event *e, __u32 start, int ps,
 		return false;
 	if (has_dotdot(e, start, len))
 		return false;
-	if (e->data[at(start)] != '/')
-		return e->hdr.clean & (1 << ds);
+	if (e->data[at(start)] != '/') {
+		if (e->hdr.clean & (1 << ds))
+			return true;
+		return (e->hdr.present & (1 << ds)) &&
+		       relative_allowed(e, start, len, start + len, e->hdr.len[ds]);
+	}
 	if (prefix_allowed(e, start, len))
 		return true;
 	fd = fd_link(e, start, len);

@@ -228,6 +228,7 @@ func TestEnforceKillTier(t *testing.T) {
 	script := fmt.Sprintf(`
 %[1]s write %[2]s/ok.txt; echo "tmp $?" >> %[3]s
 (cd tests && %[1]s write ok.txt); echo "tests $?" >> %[3]s
+%[1]s write tests/sub/rel.txt; echo "rel $?" >> %[3]s
 %[1]s trunc keep.txt; echo "trunc $?" >> %[3]s`, opBin, tmp, status)
 	res := ww(t, root, []string{"--enforce", "--enforce-with", "kill"}, "sh", "-c", script)
 	if res.code != 86 {
@@ -237,10 +238,36 @@ func TestEnforceKillTier(t *testing.T) {
 		t.Errorf("the kill tier must say what it cannot prevent; note %q\n%s", res.rep.EnforcementNote, res.stderr)
 	}
 	st := statuses(t, status)
-	if st["tmp"] != "0" || st["tests"] != "0" || st["trunc"] != "137" {
+	if st["tmp"] != "0" || st["tests"] != "0" || st["rel"] != "0" || st["trunc"] != "137" {
 		t.Errorf("statuses %v: want the allowed writes to work and the writer of keep.txt killed", st)
 	}
 	if v := violation(res.rep, "open", keep); v == nil || v.Action != report.ActionKilled {
 		t.Errorf("violation %+v, want action killed", v)
+	}
+}
+
+// Neither Landlock nor the LSM programs refuse metadata changes: under
+// every tier they are judged at the syscall's entry, and their writer is
+// killed. Allowed ones, by absolute or relative path, keep working.
+func TestEnforceMetadataAtEntry(t *testing.T) {
+	tier := enforceTier()
+	root, _, _ := protectedProject(t)
+	writeFile(t, filepath.Join(root, "tests/sub/mine.txt"), "x\n")
+	tmp := t.TempDir()
+	status := filepath.Join(tmp, "status")
+	writeFile(t, filepath.Join(tmp, "t.txt"), "x\n")
+	script := fmt.Sprintf(`
+chmod 600 %[1]s/t.txt; echo "tmp $?" >> %[2]s
+chmod 600 tests/sub/mine.txt; echo "rel $?" >> %[2]s
+chmod 600 keep.txt; echo "keep $?" >> %[2]s`, tmp, status)
+	res := ww(t, root, []string{"--enforce", "--enforce-with", tier}, "sh", "-c", script)
+	if res.code != 86 {
+		t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
+	}
+	if st := statuses(t, status); st["tmp"] != "0" || st["rel"] != "0" || st["keep"] != "137" {
+		t.Errorf("statuses %v: want the allowed changes to work and the writer of keep.txt killed\n%s", st, res.stderr)
+	}
+	if v := violation(res.rep, "chmod", filepath.Join(root, "keep.txt")); v == nil || v.Action != report.ActionKilled {
+		t.Errorf("violation %+v, want chmod of keep.txt, action killed", v)
 	}
 }

@@ -84,6 +84,17 @@ type writewatchPrefixKey struct {
 	Data      [256]int8
 }
 
+type writewatchPrefixScratch struct {
+	_        structs.HostLayout
+	Key      writewatchPrefixKey
+	Slack    [256]int8
+	Starts   [64]uint16
+	Ncomps   uint32
+	Pos      uint32
+	Overflow bool
+	_        [3]byte
+}
+
 type writewatchProc struct {
 	_      structs.HostLayout
 	Parent uint32
