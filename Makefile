@@ -21,14 +21,16 @@ build:
 
 # Regenerate the BPF object and its Go bindings (needs clang and libbpf headers).
 generate:
-	$(GO) generate ./tracer/
+	$(GO) generate $(GEN_PKGS)
 
 # Fails when the bindings in the tree differ from a fresh regeneration.
-GENERATED := $(wildcard tracer/*_bpfel.go tracer/*_bpfel.o)
+GEN_PKGS  := ./tracer/ ./bench/floor/
+GENERATED := $(wildcard tracer/*_bpfel.go tracer/*_bpfel.o bench/floor/*_bpfel.go bench/floor/*_bpfel.o)
 check-generate:
-	@tmp=$$(mktemp -d) && cp $(GENERATED) $$tmp/ && $(GO) generate ./tracer/ && \
+	@tmp=$$(mktemp -d) && cp $(GENERATED) $$tmp/ && $(GO) generate $(GEN_PKGS) && \
 	for f in $(GENERATED); do cmp -s $$f $$tmp/$$(basename $$f) || { \
-		echo "$$f is stale: run make generate and commit it"; cp $$tmp/* tracer/; rm -rf $$tmp; exit 1; }; \
+		echo "$$f is stale: run make generate and commit it"; \
+		for g in $(GENERATED); do cp $$tmp/$$(basename $$g) $$g; done; rm -rf $$tmp; exit 1; }; \
 	done; rm -rf $$tmp; echo "BPF bindings are fresh"
 
 lint:

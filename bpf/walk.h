@@ -45,18 +45,26 @@ struct {
 } tasks SEC(".maps");
 
 /*
- * Directories known to lie under a deciding allowed mark, keyed by their
- * dentry; the value is the inode number, checked on every hit so that a
- * dentry freed and reused for another directory is not taken for it.
- * Files in them are settled in one step. Entries follow directories the
- * way marks do: renaming one keeps it allowed.
+ * The verdict of the walk above a directory, keyed by its dentry: whether
+ * it lies under a deciding allowed mark. The inode number is checked on
+ * every hit, so a dentry freed and reused for another directory is not
+ * taken for it. Files in a known directory are settled in one step.
+ * Verdicts follow directories the way marks do: renaming an allowed one
+ * keeps it allowed; a directory not known to be allowed only sends its
+ * writes the slow way (or, enforcing, refuses them: the safe side).
  */
+struct dir_verdict {
+	__u64 ino;
+	__u32 allowed;
+	__u32 _pad;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
+	__uint(max_entries, 16384);
 	__type(key, __u64);
-	__type(value, __u64);
-} allowed_dirs SEC(".maps");
+	__type(value, struct dir_verdict);
+} dir_verdicts SEC(".maps");
 
 /* The allowlist's marked inodes (enum ww_mark bits). */
 struct {
@@ -160,7 +168,6 @@ struct mark_walk {
 	struct dentry *dentry;
 	struct vfsmount *mnt;
 	bool allowed;
-	bool above_file; /* decided by a mark at or above the file's directory */
 };
 
 /* One step of the quick check: the marks of one dentry, then up. */
@@ -175,7 +182,6 @@ static long mark_step(__u32 i, void *ctx)
 		return 1;
 	if ((m & WW_MARK_ALLOW) && (m & WW_MARK_FINAL)) {
 		w->allowed = true;
-		w->above_file = i > 0;
 		return 1;
 	}
 	return step_up(d, &w->mnt, &w->dentry, &detached) == UP_END;
@@ -188,27 +194,44 @@ static long mark_step(__u32 i, void *ctx)
  */
 __noinline int file_allowed(__u64 dentry, __u64 mnt)
 {
+	struct dentry *file = (struct dentry *)dentry;
 	struct mark_walk w = {
-		.dentry = (struct dentry *)dentry,
 		.mnt = (struct vfsmount *)mnt,
 	};
+	struct dir_verdict v = {}, *cached;
 	struct dentry *dir;
-	__u64 key, ino, *cached;
+	__u64 key;
+	__u32 m;
 
 	if (!dentry || !mnt)
 		return 0;
-	struct dentry *file = (struct dentry *)dentry;
-
-	dir = BPF_CORE_READ(file, d_parent);
-	key = (__u64)dir;
-	ino = BPF_CORE_READ(dir, d_inode, i_ino);
-	cached = bpf_map_lookup_elem(&allowed_dirs, &key);
-	if (cached && *cached == ino)
+	/* The file's own mark first: a deny rule, or an allowed file. */
+	m = mark_of(file);
+	if (m & WW_MARK_DENY)
+		return 0;
+	if ((m & WW_MARK_ALLOW) && (m & WW_MARK_FINAL))
 		return 1;
+	dir = BPF_CORE_READ(file, d_parent);
+	if (dir == file)
+		return 0;
+	key = (__u64)dir;
+	v.ino = BPF_CORE_READ(dir, d_inode, i_ino);
+	cached = bpf_map_lookup_elem(&dir_verdicts, &key);
+	if (cached && cached->ino == v.ino)
+		return cached->allowed;
+	w.dentry = dir;
+	struct vfsmount *vm = (struct vfsmount *)mnt;
+
+	if (BPF_CORE_READ(vm, mnt_root) == file) {
+		/* The file is a mount's root: walk from it instead. */
+		w.dentry = file;
+		bpf_loop(MAX_DEPTH, mark_step, &w, 0);
+		return w.allowed;
+	}
 	bpf_loop(MAX_DEPTH, mark_step, &w, 0);
+	v.allowed = w.allowed;
 	/* A full cache only means the next file walks again. */
-	if (w.allowed && w.above_file && dir != file)
-		bpf_map_update_elem(&allowed_dirs, &key, &ino, BPF_ANY);
+	bpf_map_update_elem(&dir_verdicts, &key, &v, BPF_ANY);
 	return w.allowed;
 }
 

@@ -1043,25 +1043,60 @@ static __always_inline bool is_marker(struct event *e)
 	return true;
 }
 
+/*
+ * A write to file f that this process already made the same way, for the
+ * same test, since its last test-boundary announcement: counted in the
+ * repeats map, and nothing else to do.
+ */
+static __always_inline bool counted_repeat(struct file *f, struct args *a, struct pt_regs *regs)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct proc *pr = bpf_map_lookup_elem(&procs, &tgid);
+	struct event_hdr h = {};
+	struct repeat_key rk = {
+		.ino = BPF_CORE_READ(f, f_inode, i_ino),
+		.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev),
+		.tgid = tgid,
+		.op = a->op,
+		.flags = a->flags,
+		.test = go_attr(&h, regs),
+		.epoch = pr ? pr->epoch : 0,
+	};
+	__u64 *n;
+
+	if (!rk.ino)
+		return false;
+	n = bpf_map_lookup_elem(&repeats, &rk);
+	if (!n)
+		return false;
+	__sync_fetch_and_add(n, 1);
+	count(WW_STAT_REPEATS);
+	return true;
+}
+
 static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16 via,
 				      struct pt_regs *regs)
 {
 	bool kstr = via == WW_VIA_IO_URING;
 	bool opened = (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !kstr &&
 		      !(a->flags & __O_TMPFILE);
+	struct file *f = NULL;
 	struct event *e;
 	__u32 off = 0;
 
-	/* Most writes of a test run go to allowed places: settle those
-	 * before building anything (unless enforcement acted on it). */
-	if (use_marks && !a->action && (opened || !a->path)) {
-		struct file *f = fd_file(opened ? ret : a->dfd);
-
-		if (f && file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry),
-				      (__u64)BPF_CORE_READ(f, f_path.mnt))) {
+	if (opened || !a->path)
+		f = fd_file(opened ? ret : a->dfd);
+	/* Most writes of a test run go to allowed places, and a loop writes
+	 * the same file again and again: settle both before building
+	 * anything (unless enforcement acted on the write). */
+	if (f && !a->action) {
+		if (use_marks && file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry),
+					      (__u64)BPF_CORE_READ(f, f_path.mnt))) {
 			count(WW_STAT_ALLOWED);
 			return 0;
 		}
+		if (counted_repeat(f, a, regs))
+			return 0;
 	}
 	e = scratch_event();
 	if (!e)
@@ -1115,21 +1150,12 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 			__sync_fetch_and_add(&pr->epoch, 1);
 		e->hdr.epoch = pr->epoch;
 	}
-	/* A write to a known file that this process already made the same
-	 * way, for the same test, is only counted. */
+	/* Later identical writes will be counted under this key (see
+	 * counted_repeat). */
 	struct repeat_key rk = {
 		.ino = e->hdr.ino, .dev = e->hdr.dev, .tgid = e->hdr.tgid,
 		.op = a->op, .flags = a->flags, .test = e->hdr.test, .epoch = e->hdr.epoch,
 	};
-	if (rk.ino && !(e->hdr.truncated)) {
-		__u64 *n = bpf_map_lookup_elem(&repeats, &rk);
-
-		if (n) {
-			__sync_fetch_and_add(n, 1);
-			count(WW_STAT_REPEATS);
-			return 0;
-		}
-	}
 	count(WW_STAT_EVENTS);
 	if (send(ctx, e, off) && rk.ino && !e->hdr.truncated) {
 		__u64 zero = 0;
@@ -1140,14 +1166,28 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	return 0;
 }
 
+#define STASHING_CASE(name) case NR_##name:
+
+static __always_inline bool stashing(long nr)
+{
+	switch (nr) {
+	STASHING_SYSCALLS(STASHING_CASE)
+		return true;
+	}
+	return false;
+}
+
 /* Exit of every syscall: send the record of a stored call, always
- * clearing its arguments. One storage lookup for everything else. */
+ * clearing its arguments. Any other syscall costs one switch. */
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
-	struct task_state *st = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
+	struct task_state *st;
 	struct args a;
 
+	if (!stashing(SYSCALL_NR(regs)))
+		return 0;
+	st = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
 	if (!st || !st->pending)
 		return 0;
 	a = st->args;

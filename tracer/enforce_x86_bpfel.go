@@ -13,6 +13,13 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type enforceDirVerdict struct {
+	_       structs.HostLayout
+	Ino     uint64
+	Allowed uint32
+	Pad     uint32
+}
+
 type enforceInodeKey struct {
 	_   structs.HostLayout
 	Ino uint64
@@ -42,7 +49,7 @@ type enforceTaskState struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	enforceMapAllowedDirs     = "allowed_dirs"
+	enforceMapDirVerdicts     = "dir_verdicts"
 	enforceMapMarks           = "marks"
 	enforceMapStats           = "stats"
 	enforceMapTasks           = "tasks"
@@ -115,7 +122,7 @@ type enforceProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type enforceMapSpecs struct {
-	AllowedDirs *ebpf.MapSpec `ebpf:"allowed_dirs"`
+	DirVerdicts *ebpf.MapSpec `ebpf:"dir_verdicts"`
 	Marks       *ebpf.MapSpec `ebpf:"marks"`
 	Stats       *ebpf.MapSpec `ebpf:"stats"`
 	Tasks       *ebpf.MapSpec `ebpf:"tasks"`
@@ -148,7 +155,7 @@ func (o *enforceObjects) Close() error {
 //
 // It can be passed to loadEnforceObjects or ebpf.CollectionSpec.LoadAndAssign.
 type enforceMaps struct {
-	AllowedDirs *ebpf.Map `ebpf:"allowed_dirs"`
+	DirVerdicts *ebpf.Map `ebpf:"dir_verdicts"`
 	Marks       *ebpf.Map `ebpf:"marks"`
 	Stats       *ebpf.Map `ebpf:"stats"`
 	Tasks       *ebpf.Map `ebpf:"tasks"`
@@ -156,7 +163,7 @@ type enforceMaps struct {
 
 func (m *enforceMaps) Close() error {
 	return _EnforceClose(
-		m.AllowedDirs,
+		m.DirVerdicts,
 		m.Marks,
 		m.Stats,
 		m.Tasks,

@@ -254,7 +254,7 @@ func (t *Tracer) loadLSM(kill bool) error {
 	}
 	t.lsm = &enforceObjects{}
 	err = spec.LoadAndAssign(t.lsm, &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{
-		"tasks": t.objs.Tasks, "marks": t.objs.Marks, "allowed_dirs": t.objs.AllowedDirs, "stats": t.objs.Stats,
+		"tasks": t.objs.Tasks, "marks": t.objs.Marks, "dir_verdicts": t.objs.DirVerdicts, "stats": t.objs.Stats,
 	}})
 	if err != nil {
 		t.lsm = nil

@@ -13,6 +13,13 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type writewatchDirVerdict struct {
+	_       structs.HostLayout
+	Ino     uint64
+	Allowed uint32
+	Pad     uint32
+}
+
 type writewatchEvent struct {
 	_    structs.HostLayout
 	Hdr  writewatchEventHdr
@@ -236,7 +243,7 @@ const (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	writewatchMapAllowedDirs     = "allowed_dirs"
+	writewatchMapDirVerdicts     = "dir_verdicts"
 	writewatchMapEvents          = "events"
 	writewatchMapGoprocs         = "goprocs"
 	writewatchMapGoroutines      = "goroutines"
@@ -338,7 +345,7 @@ type writewatchProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchMapSpecs struct {
-	AllowedDirs   *ebpf.MapSpec `ebpf:"allowed_dirs"`
+	DirVerdicts   *ebpf.MapSpec `ebpf:"dir_verdicts"`
 	Events        *ebpf.MapSpec `ebpf:"events"`
 	Goprocs       *ebpf.MapSpec `ebpf:"goprocs"`
 	Goroutines    *ebpf.MapSpec `ebpf:"goroutines"`
@@ -400,7 +407,7 @@ func (o *writewatchObjects) Close() error {
 //
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchMaps struct {
-	AllowedDirs   *ebpf.Map `ebpf:"allowed_dirs"`
+	DirVerdicts   *ebpf.Map `ebpf:"dir_verdicts"`
 	Events        *ebpf.Map `ebpf:"events"`
 	Goprocs       *ebpf.Map `ebpf:"goprocs"`
 	Goroutines    *ebpf.Map `ebpf:"goroutines"`
@@ -418,7 +425,7 @@ type writewatchMaps struct {
 
 func (m *writewatchMaps) Close() error {
 	return _WritewatchClose(
-		m.AllowedDirs,
+		m.DirVerdicts,
 		m.Events,
 		m.Goprocs,
 		m.Goroutines,
