@@ -406,3 +406,19 @@ func TestInsidePIDNamespace(t *testing.T) {
 		t.Errorf("violations %+v, want stray.txt and child.txt", rep.Violations)
 	}
 }
+
+// Past --max-violations, writes to further paths are counted, not listed,
+// and still fail the run.
+func TestMaxViolations(t *testing.T) {
+	root, _ := project(t)
+	res := ww(t, root, []string{"--max-violations", "3"}, opBin, "write", "a", ",", "write", "b", ",", "write", "c", ",", "write", "d", ",", "write", "e", ",", "write", "a")
+	if res.code != 86 {
+		t.Fatalf("exit %d, want 86\n%s", res.code, res.stderr)
+	}
+	if len(res.rep.Violations) != 3 || res.rep.UnlistedViolations != 2 {
+		t.Errorf("listed %d, unlisted %d: want 3 and 2", len(res.rep.Violations), res.rep.UnlistedViolations)
+	}
+	if !strings.Contains(res.stderr, "2 more writes") {
+		t.Errorf("summary does not mention the unlisted writes:\n%s", res.stderr)
+	}
+}

@@ -27,6 +27,11 @@ func whoKey(v *Violation) string {
 type Builder struct {
 	index  map[groupKey]int
 	groups []Violation
+	// Limit caps the number of groups kept (0: no cap). Occurrences of
+	// groups beyond it are only counted, in Unlisted, so that a run
+	// writing outside the allowlist without end keeps its memory bounded.
+	Limit    int
+	Unlisted uint64
 }
 
 // NewBuilder returns an empty Builder.
@@ -50,6 +55,10 @@ func (b *Builder) Add(v Violation) {
 		b.groups[i].Count += n
 		return
 	}
+	if b.Full() {
+		b.Unlisted += uint64(n)
+		return
+	}
 	if b.index == nil {
 		b.index = make(map[groupKey]int)
 	}
@@ -60,6 +69,9 @@ func (b *Builder) Add(v Violation) {
 	b.index[k] = len(b.groups)
 	b.groups = append(b.groups, v)
 }
+
+// Full reports whether a new group would go over Limit.
+func (b *Builder) Full() bool { return b.Limit > 0 && len(b.groups) >= b.Limit }
 
 // Len returns the number of groups so far.
 func (b *Builder) Len() int { return len(b.groups) }

@@ -90,3 +90,21 @@ func BenchmarkBuilderAdd(b *testing.B) {
 		bl.Add(vs[i%len(vs)])
 	}
 }
+
+func TestBuilderLimit(t *testing.T) {
+	b := &Builder{Limit: 2}
+	for _, p := range []string{"/a", "/b", "/c", "/a", "/d"} {
+		b.Add(Violation{Op: OpOpen, Path: p})
+	}
+	vs := b.Violations()
+	if len(vs) != 2 || vs[0].Path != "/a" || vs[0].Count != 2 || vs[1].Path != "/b" {
+		t.Errorf("listed %+v, want /a twice and /b", vs)
+	}
+	if b.Unlisted != 2 || !b.Full() {
+		t.Errorf("unlisted %d, full %v: want 2, true", b.Unlisted, b.Full())
+	}
+	r := &Report{UnlistedViolations: 1}
+	if !r.Failed() {
+		t.Error("a report with only unlisted violations must fail")
+	}
+}

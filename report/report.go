@@ -247,6 +247,9 @@ type Report struct {
 	// Survivors are the processes of the tree still alive when writewatch
 	// finished.
 	Survivors []Proc `json:"survivors"`
+	// UnlistedViolations counts writes outside the allowlist to paths
+	// beyond the --max-violations first ones, which are not listed.
+	UnlistedViolations uint64 `json:"unlisted_violations,omitempty"`
 	// PeakRSS is writewatch's own peak resident memory, in bytes.
 	PeakRSS uint64 `json:"peak_rss_bytes"`
 	// SurvivorsKilled says writewatch killed the survivors (SIGKILL,
@@ -272,7 +275,7 @@ type Report struct {
 }
 
 // Failed reports whether the run found writes outside the allowlist.
-func (r *Report) Failed() bool { return len(r.Violations) > 0 }
+func (r *Report) Failed() bool { return len(r.Violations) > 0 || r.UnlistedViolations > 0 }
 
 // MarshalJSON encodes p with "cmdline" as an array even when nil.
 func (p Proc) MarshalJSON() ([]byte, error) {

@@ -116,6 +116,11 @@ func (t *textWriter) header(r *Report) {
 }
 
 func (t *textWriter) warnings(r *Report) {
+	if r.UnlistedViolations > 0 {
+		t.line(t.paint(ansiYellow, "writewatch: warning: "+plural(r.UnlistedViolations, "more write", "more writes")+
+			" outside the allowlist, to paths beyond the first "+plural(len(r.Violations), "one", "ones")+
+			", are counted but not listed (--max-violations)"))
+	}
 	if r.Enforcement != "" {
 		t.line("writewatch: enforced with " + displayText(r.Enforcement))
 	}

@@ -45,6 +45,9 @@ type Config struct {
 	RingBufferBytes uint32
 	// IgnoreMetadata leaves chmod, chown, utimes and xattr changes out.
 	IgnoreMetadata bool
+	// MaxViolations caps the violations listed (0: no cap); writes to
+	// further paths are counted in Report.UnlistedViolations.
+	MaxViolations int
 	// Progress, when not nil, receives the run's live counters, for the
 	// metrics endpoint and the status line to read while the run lasts.
 	Progress *Progress
@@ -173,7 +176,7 @@ func Run(cfg Config) (*report.Report, error) {
 		cfg:      cfg,
 		progress: cfg.Progress,
 		tr:       tr,
-		builder:  report.NewBuilder(),
+		builder:  &report.Builder{Limit: cfg.MaxViolations},
 		repeatOf: map[tracer.RepeatKey][]group{},
 		tree:     tree,
 		tests:    attribution.NewTests(tree),
@@ -222,9 +225,10 @@ func Run(cfg Config) (*report.Report, error) {
 	rep.Processes = s.tree.Seen()
 	rep.Events = s.writes + stats.AllowedInKernel + stats.Repeats
 	rep.Violations = s.builder.Violations()
+	rep.UnlistedViolations = s.builder.Unlisted
 	rep.Survivors = s.tree.Survivors(alive)
 	rep.SurvivorsKilled = cfg.KillSurvivors && len(alive) > 0
-	rep.PeakRSS = peakRSS()
+	rep.PeakRSS = PeakRSS()
 	if serr == nil {
 		s.progress.setStats(stats)
 		rep.LostEvents = stats.Lost()
@@ -408,6 +412,11 @@ func (s *session) handle(ev *tracer.Event) {
 			}
 			continue
 		}
+		if s.builder.Full() {
+			s.builder.Unlisted++
+			s.progress.violation(t.op, report.ActionReported, false)
+			continue
+		}
 		// A new violation: keep copies of the strings, which are views of
 		// buffers the next record reuses.
 		t.path, t.requested = strings.Clone(t.path), strings.Clone(t.requested)
@@ -482,8 +491,8 @@ func (s *session) followGoTest(ev *tracer.Event) {
 	syscall.Kill(int(pid), syscall.SIGCONT)
 }
 
-// peakRSS is this process's peak resident set size (VmHWM), in bytes.
-func peakRSS() uint64 {
+// PeakRSS is this process's peak resident set size (VmHWM), in bytes.
+func PeakRSS() uint64 {
 	data, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0

@@ -74,6 +74,7 @@ type options struct {
 	ringbufMiB    uint
 	version       bool
 	noMetadata    bool
+	maxViolations int
 
 	metricsAddr     string
 	pushgateway     string
@@ -146,6 +147,7 @@ func realMain(argv []string, stderr io.Writer) int {
 	fs.BoolVar(&o.killSurvivors, "kill-survivors", false, "kill the processes of the tree still running after --grace")
 	fs.UintVar(&o.ringbufMiB, "ringbuf-mib", 8, "size of the kernel ring buffer in MiB (a power of two)")
 	fs.BoolVar(&o.noMetadata, "ignore-metadata", false, "do not report chmod, chown, utimes and xattr changes")
+	fs.IntVar(&o.maxViolations, "max-violations", 10000, "list at most `N` paths written outside the allowlist; writes to more are counted (0: no limit)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on http://`ADDR`/metrics (host:port) while COMMAND runs")
 	fs.StringVar(&o.pushgateway, "pushgateway", "", "when the run ends, push its metrics to the Pushgateway at `URL`, grouped under job=writewatch and the --metrics-label labels")
@@ -187,6 +189,10 @@ func realMain(argv []string, stderr io.Writer) int {
 	}
 	if !o.printConfig && len(args) == 0 {
 		fmt.Fprintln(stderr, "writewatch: no COMMAND given; usage: writewatch [flags] [--] COMMAND [ARGS...] (see --help)")
+		return exitUsage
+	}
+	if o.maxViolations < 0 {
+		fmt.Fprintf(stderr, "writewatch: --max-violations %d: must be 0 (no limit) or more\n", o.maxViolations)
 		return exitUsage
 	}
 	if o.ringbufMiB == 0 || o.ringbufMiB&(o.ringbufMiB-1) != 0 || o.ringbufMiB > 1024 {
@@ -358,6 +364,7 @@ func realMain(argv []string, stderr io.Writer) int {
 		KillSurvivors:   o.killSurvivors,
 		RingBufferBytes: uint32(o.ringbufMiB) << 20,
 		IgnoreMetadata:  o.noMetadata,
+		MaxViolations:   o.maxViolations,
 		Progress:        progress,
 		Enforce:         enf,
 	})
@@ -389,6 +396,8 @@ func realMain(argv []string, stderr io.Writer) int {
 		}
 	}
 	if jsonOut != nil {
+		// As late as it can be read: after the summary was rendered.
+		rep.PeakRSS = run.PeakRSS()
 		if werr := report.WriteJSON(jsonOut, rep); werr != nil {
 			fmt.Fprintf(stderr, "writewatch: --json %s: %v\n", o.jsonFile, werr)
 			if code == rep.CommandExit {
