@@ -422,3 +422,14 @@ func TestMaxViolations(t *testing.T) {
 		t.Errorf("summary does not mention the unlisted writes:\n%s", res.stderr)
 	}
 }
+
+// The Go distribution's own tests pass under writewatch: the hooks in a
+// test binary must never change what it does (a uprobe on the wrong spot
+// once made the os package's tests fault).
+func TestStandardLibraryTestsStillPass(t *testing.T) {
+	root, _ := project(t)
+	res := ww(t, root, []string{"--audit"}, "go", "test", "-count=1", "-run", "TestRemove|TestMkdir|TestOpen|TestReadDir", "os", "io/fs", "path/filepath")
+	if res.code != 0 {
+		t.Fatalf("go test under writewatch: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+}
