@@ -88,7 +88,7 @@ demo: build
 bench: build
 	@command -v strace >/dev/null || apt-get install -y strace
 	$(GO) run ./bench -writewatch $(BIN)
-	$(GO) test -run '^$$' -bench . -benchmem ./tracer/ ./allowlist/
+	$(GO) test -run '^$$' -bench . -benchmem ./tracer/ ./allowlist/ ./run/
 
 clean:
 	rm -rf bin

@@ -254,7 +254,8 @@ func run(out io.Writer) error {
 		} else if w.check != nil || strings.HasPrefix(w.name, "start-up") {
 			target += " met"
 		}
-		fmt.Fprintf(out, "| %s | %s | %s | %s | %s |\n", w.name, strings.Join(cells, " | "), target, rss, lost)
+		name := strings.ReplaceAll(w.name, "|", `\|`) // Markdown cells
+		fmt.Fprintf(out, "| %s | %s | %s | %s | %s |\n", name, strings.Join(cells, " | "), target, rss, lost)
 	}
 	fmt.Fprintf(out, "\nempty hooks (floor): empty programs on the same syscall tracepoints, the kernel's own cost of watching syscalls.\n")
 	fmt.Fprintf(out, "strace stops on every syscall: on micro workloads it is timed at N/100, against bare at N/100.\n")

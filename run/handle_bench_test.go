@@ -24,6 +24,7 @@ func BenchmarkHandleViolation(b *testing.B) {
 		tree:     attribution.NewTree(10, 1, []string{"go", "test"}),
 		repeatOf: map[tracer.RepeatKey][]group{},
 	}
+	s.tests = attribution.NewTests(s.tree)
 	h := tracer.RecordHeader{Kind: uint32(tracer.KindWrite), Op: uint32(tracer.OpOpen), Tgid: 10, Ret: 3, Flags: 0o1101}
 	raw := tracer.AppendRecord(nil, h, []byte("config.toml\x00"), nil, nil, nil,
 		comps("config.toml", "app", ".config", "dev", "home"))
