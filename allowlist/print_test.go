@@ -2,31 +2,10 @@ package allowlist
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
+
+	"github.com/writewatch/writewatch/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	file := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (run go test -update to accept it)\ngot:\n%s\nwant:\n%s", file, got, want)
-	}
-}
 
 func TestWritePrintConfig(t *testing.T) {
 	const config = `# Project allowlist
@@ -59,7 +38,7 @@ defaults:
 	if err := WritePrintConfig(&buf, l); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "print-config.golden", buf.Bytes())
+	golden.Check(t, "print-config.golden", buf.Bytes())
 }
 
 func TestWritePrintConfigNoFile(t *testing.T) {
@@ -71,7 +50,7 @@ func TestWritePrintConfigNoFile(t *testing.T) {
 	if err := WritePrintConfig(&buf, l); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "print-config-none.golden", buf.Bytes())
+	golden.Check(t, "print-config-none.golden", buf.Bytes())
 
 	var empty bytes.Buffer
 	if err := WritePrintConfig(&empty, &List{}); err != nil {

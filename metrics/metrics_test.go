@@ -2,40 +2,18 @@ package metrics
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/writewatch/writewatch/internal/golden"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/run"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// checkGolden compares got with testdata/name, or rewrites the file with
-// -update.
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./metrics -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (run go test ./metrics -update to accept it)\n--- got:\n%s\n--- want:\n%s", path, got, want)
-	}
-}
 
 // promtool returns the path of Debian's promtool, failing the test when
 // it is missing: the metrics' lint is part of the suite.
@@ -123,7 +101,7 @@ func TestTextGolden(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := text(t, c.run, c.labels, c.carried)
-			checkGolden(t, c.name+".prom", got)
+			golden.Check(t, c.name+".prom", got)
 			promtoolCheck(t, got)
 		})
 	}

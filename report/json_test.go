@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/writewatch/writewatch/internal/golden"
 )
 
 func TestWriteJSONGolden(t *testing.T) {
@@ -23,7 +25,7 @@ func TestWriteJSONGolden(t *testing.T) {
 			if !bytes.HasSuffix(buf.Bytes(), []byte("}\n")) {
 				t.Errorf("output does not end with a newline")
 			}
-			checkGolden(t, c.name+".json", buf.Bytes())
+			golden.Check(t, c.name+".json", buf.Bytes())
 		})
 	}
 }

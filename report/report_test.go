@@ -2,34 +2,11 @@ package report
 
 import (
 	"bytes"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/writewatch/writewatch/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// checkGolden compares got with testdata/name, or rewrites the file with
-// -update.
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (run go test ./report -update to accept it)\n--- got:\n%s\n--- want:\n%s", path, got, want)
-	}
-}
 
 var (
 	t0       = time.Date(2025, 3, 14, 9, 26, 53, 589793238, time.UTC)
@@ -232,7 +209,7 @@ func TestWriteJUnitGolden(t *testing.T) {
 			if err := WriteJUnit(&buf, c.report()); err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, c.name+".junit.xml", buf.Bytes())
+			golden.Check(t, c.name+".junit.xml", buf.Bytes())
 		})
 	}
 }
@@ -247,7 +224,7 @@ func TestWriteGitHubGolden(t *testing.T) {
 			if err := WriteGitHubSummary(&buf, c.report()); err != nil {
 				t.Fatal(err)
 			}
-			checkGolden(t, c.name+".github.txt", buf.Bytes())
+			golden.Check(t, c.name+".github.txt", buf.Bytes())
 		})
 	}
 }

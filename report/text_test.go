@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/writewatch/writewatch/internal/golden"
 )
 
 func TestWriteTextGolden(t *testing.T) {
@@ -26,7 +28,7 @@ func TestWriteTextGolden(t *testing.T) {
 				if color && !has && c.name != "empty" {
 					t.Errorf("no ANSI escapes with Color")
 				}
-				checkGolden(t, name, buf.Bytes())
+				golden.Check(t, name, buf.Bytes())
 			})
 		}
 	}

@@ -2,10 +2,7 @@ package status
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,29 +10,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/writewatch/writewatch/internal/golden"
+
 	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/run"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-func checkGolden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./status -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (run go test ./status -update to accept it)\n--- got:\n%s\n--- want:\n%s", path, got, want)
-	}
-}
 
 var start = time.Date(2026, 11, 30, 8, 46, 11, 0, time.UTC)
 
@@ -83,7 +62,7 @@ func TestLineGolden(t *testing.T) {
 		if color {
 			name = "lines.color.txt"
 		}
-		checkGolden(t, name, buf.Bytes())
+		golden.Check(t, name, buf.Bytes())
 	}
 }
 
