@@ -79,7 +79,10 @@ vmtest:
 # write a stray file into its root and a config into a fake home.
 demo: build
 	@rm -rf testdata/fakehome testdata/sample/debug-output.txt
-	cd testdata/sample && ../../$(BIN) -- go test -count=1 ./... ; echo "writewatch exit code: $$? (86: writes outside the allowlist were found)"
+	@# Its own temp dir, so that a checkout under /tmp is not all allowed.
+	@tmp=$$(mktemp -d /var/tmp/writewatch-demo.XXXXXX); \
+	cd testdata/sample && TMPDIR=$$tmp ../../$(BIN) -- go test -count=1 ./...; code=$$?; rm -rf $$tmp; \
+	echo "writewatch exit code: $$code (86: writes outside the allowlist were found)"
 	@rm -rf testdata/fakehome testdata/sample/debug-output.txt
 
 # writewatch's cost next to running bare and next to strace, in one run
