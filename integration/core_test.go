@@ -205,6 +205,13 @@ func TestMalformedConfigStopsBeforeCommand(t *testing.T) {
 
 func TestExitCodes(t *testing.T) {
 	root, _ := project(t)
+	checkExitCodes(t, root, nil)
+}
+
+// checkExitCodes runs COMMANDs that exit in each documented way under
+// writewatch with flags, and checks writewatch's exit code.
+func checkExitCodes(t *testing.T, root string, flags []string) {
+	t.Helper()
 	for _, tc := range []struct {
 		name string
 		cmd  []string
@@ -216,7 +223,7 @@ func TestExitCodes(t *testing.T) {
 		{"not executable", []string{"./.writewatch.yaml"}, 126},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if res := ww(t, root, nil, tc.cmd...); res.code != tc.want {
+			if res := ww(t, root, flags, tc.cmd...); res.code != tc.want {
 				t.Errorf("exit code %d, want %d\n%s", res.code, tc.want, res.stderr)
 			}
 		})

@@ -170,22 +170,7 @@ func TestEnforceAsInvokingUser(t *testing.T) {
 
 func TestEnforceExitCodes(t *testing.T) {
 	root, _ := project(t)
-	for _, tc := range []struct {
-		name string
-		cmd  []string
-		want int
-	}{
-		{"passthrough", []string{"sh", "-c", "exit 3"}, 3},
-		{"signal", []string{"sh", "-c", "kill -TERM $$"}, 128 + 15},
-		{"not found", []string{"writewatch-no-such-command"}, 127},
-		{"not executable", []string{"./.writewatch.yaml"}, 126},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if res := ww(t, root, []string{"--enforce", "--enforce-with", enforceTier()}, tc.cmd...); res.code != tc.want {
-				t.Errorf("exit code %d, want %d\n%s", res.code, tc.want, res.stderr)
-			}
-		})
-	}
+	checkExitCodes(t, root, []string{"--enforce", "--enforce-with", enforceTier()})
 }
 
 // A flood of allowed writes that overflows the ring buffer does not let
