@@ -34,6 +34,11 @@ const volatile __u32 follow_go_tests = 0;
 /* --enforce: enum ww_tier, and whether to kill the writer. */
 const volatile __u32 enforce_tier = WW_TIER_NONE;
 const volatile bool enforce_kill = false;
+/* --enforce with the metadata guard (metaguard/): a seccomp filter hands
+ * COMMAND's metadata changes to writewatch, which refuses those outside
+ * the grants before they run. A refused call never reaches sys_enter;
+ * sys_exit sees it (EPERM) and reports it. */
+const volatile bool meta_guard = false;
 
 #define O_WRONLY    00000001
 #define O_RDWR      00000002
@@ -870,7 +875,7 @@ static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
 	st->args.path2 = (__u64)path2;
 	st->args.action = 0;
 	st->pending = 1;
-	if (enforce_tier == WW_TIER_KILL || (enforce_tier != WW_TIER_NONE && is_metadata(op)))
+	if (enforce_tier == WW_TIER_KILL || (enforce_tier != WW_TIER_NONE && !meta_guard && is_metadata(op)))
 		st->args.action = judge_enter(st->args.path, dfd, st->args.path2, dfd2);
 	return 0;
 }
@@ -907,6 +912,35 @@ static __always_inline int stash_unlinkat(int dfd, const char *path, __u32 flags
 #define ARG(n) ((unsigned long)SYSCALL_ARG##n(regs))
 #define STR(n) ((const char *)ARG(n))
 
+/* The metadata changes, from sys_enter, and from sys_exit for those the
+ * metadata guard refused. Returns whether id is one. */
+static __always_inline bool stash_meta_call(struct pt_regs *regs, long id)
+{
+	switch (id) {
+	case NR_chmod:      stash_meta(WW_OP_CHMOD, AT_FDCWD, STR(1)); return true;
+	case NR_fchmod:     stash_meta(WW_OP_CHMOD, ARG(1), NULL); return true;
+	case NR_fchmodat:
+	case NR_fchmodat2:  stash_meta(WW_OP_CHMOD, ARG(1), STR(2)); return true;
+	case NR_chown:
+	case NR_lchown:     stash_meta(WW_OP_CHOWN, AT_FDCWD, STR(1)); return true;
+	case NR_fchown:     stash_meta(WW_OP_CHOWN, ARG(1), NULL); return true;
+	case NR_fchownat:   stash_meta(WW_OP_CHOWN, ARG(1), STR(2)); return true;
+	case NR_utime:
+	case NR_utimes:     stash_meta(WW_OP_UTIMES, AT_FDCWD, STR(1)); return true;
+	case NR_futimesat:
+	case NR_utimensat:  stash_meta(WW_OP_UTIMES, ARG(1), STR(2)); return true; /* NULL path: the fd */
+	case NR_setxattr:
+	case NR_lsetxattr:  stash_meta(WW_OP_SETXATTR, AT_FDCWD, STR(1)); return true;
+	case NR_fsetxattr:  stash_meta(WW_OP_SETXATTR, ARG(1), NULL); return true;
+	case NR_setxattrat: stash_meta(WW_OP_SETXATTR, ARG(1), STR(2)); return true;
+	case NR_removexattr:
+	case NR_lremovexattr: stash_meta(WW_OP_REMOVEXATTR, AT_FDCWD, STR(1)); return true;
+	case NR_fremovexattr: stash_meta(WW_OP_REMOVEXATTR, ARG(1), NULL); return true;
+	case NR_removexattrat: stash_meta(WW_OP_REMOVEXATTR, ARG(1), STR(2)); return true;
+	}
+	return false;
+}
+
 /*
  * Entry of every syscall of every process: the syscall number is checked
  * first, so everything else costs one switch. link and symlink create
@@ -935,26 +969,13 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 	case NR_symlinkat:  return stash(WW_OP_SYMLINK, ARG(2), STR(3), 0, NULL, 0, 0);
 	case NR_mknod:      return stash(WW_OP_MKNOD, AT_FDCWD, STR(1), 0, NULL, 0, ARG(2));
 	case NR_mknodat:    return stash(WW_OP_MKNOD, ARG(1), STR(2), 0, NULL, 0, ARG(3));
-	case NR_chmod:      return stash_meta(WW_OP_CHMOD, AT_FDCWD, STR(1));
-	case NR_fchmod:     return stash_meta(WW_OP_CHMOD, ARG(1), NULL);
-	case NR_fchmodat:
-	case NR_fchmodat2:  return stash_meta(WW_OP_CHMOD, ARG(1), STR(2));
-	case NR_chown:
-	case NR_lchown:     return stash_meta(WW_OP_CHOWN, AT_FDCWD, STR(1));
-	case NR_fchown:     return stash_meta(WW_OP_CHOWN, ARG(1), NULL);
-	case NR_fchownat:   return stash_meta(WW_OP_CHOWN, ARG(1), STR(2));
-	case NR_utime:
-	case NR_utimes:     return stash_meta(WW_OP_UTIMES, AT_FDCWD, STR(1));
-	case NR_futimesat:
-	case NR_utimensat:  return stash_meta(WW_OP_UTIMES, ARG(1), STR(2)); /* NULL path: the fd */
-	case NR_setxattr:
-	case NR_lsetxattr:  return stash_meta(WW_OP_SETXATTR, AT_FDCWD, STR(1));
-	case NR_fsetxattr:  return stash_meta(WW_OP_SETXATTR, ARG(1), NULL);
-	case NR_setxattrat: return stash_meta(WW_OP_SETXATTR, ARG(1), STR(2));
-	case NR_removexattr:
-	case NR_lremovexattr: return stash_meta(WW_OP_REMOVEXATTR, AT_FDCWD, STR(1));
-	case NR_fremovexattr: return stash_meta(WW_OP_REMOVEXATTR, ARG(1), NULL);
-	case NR_removexattrat: return stash_meta(WW_OP_REMOVEXATTR, ARG(1), STR(2));
+	case NR_chmod: case NR_fchmod: case NR_fchmodat: case NR_fchmodat2:
+	case NR_chown: case NR_lchown: case NR_fchown: case NR_fchownat:
+	case NR_utime: case NR_utimes: case NR_futimesat: case NR_utimensat:
+	case NR_setxattr: case NR_lsetxattr: case NR_fsetxattr: case NR_setxattrat:
+	case NR_removexattr: case NR_lremovexattr: case NR_fremovexattr: case NR_removexattrat:
+		stash_meta_call(regs, id);
+		return 0;
 	case NR_clone: case NR_clone3: case NR_fork: case NR_vfork:
 		return stash_fork(regs);
 	}
@@ -1188,8 +1209,20 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	if (!stashing(SYSCALL_NR(regs)))
 		return 0;
 	st = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
-	if (!st || !st->pending)
+	if (!st)
 		return 0;
+	if (!st->pending) {
+		/* Refused by the metadata guard before sys_enter could see it:
+		 * its arguments are still in the registers. */
+		if (!meta_guard || ret != -EPERM || !st->tracked)
+			return 0;
+		if (!stash_meta_call(regs, SYSCALL_NR(regs)) || !st->pending)
+			return 0;
+		st->args.action = WW_ACT_BLOCKED;
+		count(WW_STAT_BLOCKED);
+		if (enforce_kill && kill_current())
+			st->args.action |= WW_ACT_KILLED;
+	}
 	a = st->args;
 	st->pending = 0;
 	return emit_write(ctx, &a, ret, WW_VIA_SYSCALL, regs);

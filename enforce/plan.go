@@ -225,3 +225,32 @@ func (p *Plan) Prefixes(max int) (dirs, exact []string) {
 	}
 	return dirs, exact
 }
+
+// Allows returns a judge of clean absolute paths, symlinks resolved: a
+// path is allowed when it is a grant or lies under a directory grant.
+// Grants are matched as written and with their own symlinks resolved.
+func (p *Plan) Allows() func(path string) bool {
+	type grant struct {
+		path string
+		dir  bool
+	}
+	var gs []grant
+	for _, g := range p.Grants {
+		clean := filepath.Clean(g.Path)
+		gs = append(gs, grant{clean, g.Dir})
+		if real, err := filepath.EvalSymlinks(clean); err == nil && real != clean {
+			gs = append(gs, grant{real, g.Dir})
+		}
+	}
+	return func(path string) bool {
+		for _, g := range gs {
+			if path == g.path {
+				return true
+			}
+			if g.dir && (g.path == "/" || strings.HasPrefix(path, g.path) && path[len(g.path)] == '/') {
+				return true
+			}
+		}
+		return false
+	}
+}

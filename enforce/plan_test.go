@@ -152,3 +152,36 @@ func TestParseTierAndChoose(t *testing.T) {
 		t.Errorf("kill forced: %s %v", tier, err)
 	}
 }
+
+func TestPlanAllows(t *testing.T) {
+	root := tree(t, "proj/tests/", "proj/keep.txt", "proj/file.txt")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink(filepath.Join(root, "proj"), filepath.Join(root, "link")))
+	p := &Plan{Grants: []Grant{
+		{Path: filepath.Join(root, "link/tests"), Dir: true},
+		{Path: filepath.Join(root, "proj/file.txt")},
+	}}
+	allows := p.Allows()
+	for path, want := range map[string]bool{
+		"proj/tests":         true,
+		"proj/tests/a/b.txt": true,
+		"link/tests/x":       true,
+		"proj/testsuite":     false,
+		"proj/keep.txt":      false,
+		"proj/file.txt":      true,
+		"proj/file.txt/x":    false,
+		"proj":               false,
+	} {
+		if got := allows(filepath.Join(root, path)); got != want {
+			t.Errorf("allows(%s) = %v, want %v", path, got, want)
+		}
+	}
+	if !(&Plan{Grants: []Grant{{Path: "/", Dir: true}}}).Allows()("/etc/passwd") {
+		t.Error("a grant of / must allow everything")
+	}
+}

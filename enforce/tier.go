@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/writewatch/writewatch/launch"
+	"github.com/writewatch/writewatch/metaguard"
 	"github.com/writewatch/writewatch/tracer"
 	"golang.org/x/sys/unix"
 )
@@ -58,6 +59,9 @@ type Support struct {
 	BPFLSMErr   error    // nil when a BPF LSM program loads here
 	LandlockABI int      // 0 when Landlock is not available
 	LandlockErr error
+	// MetadataGuardErr is nil when seccomp user notification works here,
+	// so that the metadata guard can refuse metadata changes.
+	MetadataGuardErr error
 }
 
 // Probe looks at the running kernel. Loading a BPF LSM program to see
@@ -81,6 +85,7 @@ func Probe() Support {
 		s.BPFLSMErr = tracer.ProbeLSM()
 	}
 	s.LandlockABI, s.LandlockErr = launch.LandlockABI()
+	s.MetadataGuardErr = metaguard.Supported()
 	return s
 }
 

@@ -8,9 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/writewatch/writewatch/report"
+	"golang.org/x/sys/unix"
 )
 
 // enforceTier is the tier the enforcement tests force: landlock on this
@@ -236,28 +238,75 @@ func TestEnforceKillTier(t *testing.T) {
 	}
 }
 
-// Neither Landlock nor the LSM programs refuse metadata changes: under
-// every tier they are judged at the syscall's entry, and their writer is
-// killed. Allowed ones, by absolute or relative path, keep working.
-func TestEnforceMetadataAtEntry(t *testing.T) {
-	tier := enforceTier()
-	root, _, _ := protectedProject(t)
-	writeFile(t, filepath.Join(root, "tests/sub/mine.txt"), "x\n")
-	tmp := t.TempDir()
-	status := filepath.Join(tmp, "status")
-	writeFile(t, filepath.Join(tmp, "t.txt"), "x\n")
-	script := fmt.Sprintf(`
+// metaState is what a metadata change could alter.
+type metaState struct {
+	mode         uint32
+	uid, gid     uint32
+	mtime, atime int64
+	xattrErr     error
+}
+
+func metaOf(t *testing.T, path string) metaState {
+	t.Helper()
+	var st syscallStat
+	must(t, syscall.Stat(path, &st))
+	_, err := unix.Getxattr(path, "user.writewatch", make([]byte, 16))
+	return metaState{st.Mode, st.Uid, st.Gid, st.Mtim.Nano(), st.Atim.Nano(), err}
+}
+
+// Neither Landlock nor the LSM programs refuse metadata changes; the
+// metadata guard does, under every tier: chmod, fchmod, chown, utimes
+// and setxattr of a protected file (also through a symlink in an allowed
+// directory) fail and change nothing, their writers are killed (or, with
+// --enforce=block, see EPERM), and allowed changes keep working.
+func TestEnforceMetadataRefused(t *testing.T) {
+	for _, mode := range []string{"kill", "block"} {
+		t.Run(mode, func(t *testing.T) {
+			tier := enforceTier()
+			root, keep, _ := protectedProject(t)
+			writeFile(t, filepath.Join(root, "tests/sub/mine.txt"), "x\n")
+			must(t, os.Symlink("../keep.txt", filepath.Join(root, "tests/link")))
+			tmp := t.TempDir()
+			status := filepath.Join(tmp, "status")
+			writeFile(t, filepath.Join(tmp, "t.txt"), "x\n")
+			before := metaOf(t, keep)
+			script := fmt.Sprintf(`
 chmod 600 %[1]s/t.txt; echo "tmp $?" >> %[2]s
 chmod 600 tests/sub/mine.txt; echo "rel $?" >> %[2]s
-chmod 600 keep.txt; echo "keep $?" >> %[2]s`, tmp, status)
-	res := ww(t, root, []string{"--enforce", "--enforce-with", tier}, "sh", "-c", script)
-	if res.code != 86 {
-		t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
-	}
-	if st := statuses(t, status); st["tmp"] != "0" || st["rel"] != "0" || st["keep"] != "137" {
-		t.Errorf("statuses %v: want the allowed changes to work and the writer of keep.txt killed\n%s", st, res.stderr)
-	}
-	if v := violation(res.rep, "chmod", filepath.Join(root, "keep.txt")); v == nil || v.Action != report.ActionKilled {
-		t.Errorf("violation %+v, want chmod of keep.txt, action killed", v)
+for op in chmod fchmod chown utimes setxattr; do %[3]s $op keep.txt; echo "$op $?" >> %[2]s; done
+%[3]s chmod tests/link; echo "link $?" >> %[2]s`, tmp, status, opBin)
+			flag := "--enforce"
+			if mode == "block" {
+				flag = "--enforce=block"
+			}
+			res := ww(t, root, []string{flag, "--enforce-with", tier}, "sh", "-c", script)
+			if res.code != 86 {
+				t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
+			}
+			refused, action := "137", report.ActionBlockedKilled
+			if mode == "block" {
+				refused, action = "1", report.ActionBlocked
+			}
+			st := statuses(t, status)
+			if st["tmp"] != "0" || st["rel"] != "0" {
+				t.Errorf("statuses %v: want the allowed changes to work\n%s", st, res.stderr)
+			}
+			for _, op := range []string{"chmod", "fchmod", "chown", "utimes", "setxattr", "link"} {
+				if st[op] != refused {
+					t.Errorf("%s of keep.txt: status %q, want %s\n%s", op, st[op], refused, res.stderr)
+				}
+			}
+			if after := metaOf(t, keep); after != before {
+				t.Errorf("keep.txt's metadata changed: %+v, was %+v", after, before)
+			}
+			for _, op := range []string{"chmod", "chown", "utimes", "setxattr"} {
+				if v := violation(res.rep, op, keep); v == nil || v.Action != action {
+					t.Errorf("%s violation %+v, want %s of keep.txt, action %s", op, v, op, action)
+				}
+			}
+			if v := violation(res.rep, "chmod", filepath.Join(root, "tests/link")); v == nil || v.Action != action {
+				t.Errorf("chmod violation %+v, want one of tests/link, action %s", v, action)
+			}
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/writewatch/writewatch/metaguard"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,15 +44,18 @@ func LandlockABI() (int, error) {
 	return int(v), nil
 }
 
-// The trampoline: Landlock must be applied between fork and exec, which
-// os/exec cannot do. So writewatch forks itself (/proc/self/exe) with
-// trampolineEnv set; that child reads its trampolineSpec from fd 3,
-// restricts itself, takes COMMAND's identity and execs COMMAND. It reports
-// a failure before exec on fd 4, which closes on a successful exec.
+// The trampoline: Landlock and the metadata guard's seccomp filter must
+// be applied between fork and exec, which os/exec cannot do. So
+// writewatch forks itself (/proc/self/exe) with trampolineEnv set; that
+// child reads its trampolineSpec from fd 3, restricts itself, sends the
+// filter's listener back over the socket on fd 5, takes COMMAND's
+// identity and execs COMMAND. It reports a failure before exec on fd 4,
+// which closes on a successful exec.
 const (
 	trampolineEnv = "WRITEWATCH_TRAMPOLINE"
 	specFD        = 3
 	statusFD      = 4
+	listenerFD    = 5
 )
 
 type trampolineSpec struct {
@@ -60,19 +64,22 @@ type trampolineSpec struct {
 	Env      []string
 	User     *Identity
 	Landlock Landlock
+	Guard    bool
 }
 
 // IsTrampoline reports whether this process was started as the
 // trampoline. The program's main must then call Trampoline first thing.
 func IsTrampoline() bool { return os.Getenv(trampolineEnv) == "1" }
 
-// Trampoline sets up COMMAND's Landlock domain and identity and execs it.
-// It never returns.
-func Trampoline() {
+// Trampoline sets up COMMAND's Landlock domain, metadata guard and
+// identity, and execs it. It returns only when that failed (the failure
+// is reported to writewatch): main must then exit with the code it
+// returns.
+func Trampoline() int {
 	err := trampoline()
 	status := os.NewFile(statusFD, "status")
 	fmt.Fprintf(status, "%d %v", errnoOf(err), err)
-	os.Exit(127)
+	return 127
 }
 
 func errnoOf(err error) int {
@@ -95,8 +102,16 @@ func trampoline() error {
 	// Landlock and the identity below apply to this thread only; exec
 	// then runs on it, and COMMAND inherits both.
 	runtime.LockOSThread()
-	if err := restrictSelf(spec.Landlock); err != nil {
-		return err
+	if spec.Landlock.Handled != 0 {
+		if err := restrictSelf(spec.Landlock); err != nil {
+			return err
+		}
+	}
+	syscall.CloseOnExec(listenerFD)
+	if spec.Guard {
+		if err := sendListener(); err != nil {
+			return err
+		}
 	}
 	if id := spec.User; id != nil {
 		if err := becomeThreadOnly(id); err != nil {
@@ -105,6 +120,43 @@ func trampoline() error {
 	}
 	err = syscall.Exec(spec.Path, spec.Args, spec.Env)
 	return fmt.Errorf("exec %s: %w", spec.Path, err)
+}
+
+// sendListener installs the metadata guard's filter on this thread and
+// sends its listener to writewatch.
+func sendListener() error {
+	l, err := metaguard.Install()
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	rights := unix.UnixRights(int(l.Fd()))
+	if err := unix.Sendmsg(listenerFD, []byte{0}, rights, nil, 0); err != nil {
+		return fmt.Errorf("metadata guard: send listener: %w", err)
+	}
+	return nil
+}
+
+// receiveListener receives the listener sendListener sent, or nil when
+// the trampoline failed before it could.
+func receiveListener(sock *os.File) (*os.File, error) {
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("metadata guard: receive listener: %w", err)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, fmt.Errorf("metadata guard: receive listener: no descriptor")
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return nil, fmt.Errorf("metadata guard: receive listener: no descriptor")
+	}
+	return os.NewFile(uintptr(fds[0]), "seccomp-listener"), nil
 }
 
 // restrictSelf applies the ruleset to the calling thread.
@@ -178,7 +230,11 @@ func startTrampoline(path string, spec Spec, env []string) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find writewatch itself: %w", err)
 	}
-	data, err := json.Marshal(trampolineSpec{Path: path, Args: spec.Args, Env: env, User: spec.User, Landlock: *spec.Landlock})
+	ts := trampolineSpec{Path: path, Args: spec.Args, Env: env, User: spec.User, Guard: spec.MetadataGuard}
+	if spec.Landlock != nil {
+		ts.Landlock = *spec.Landlock
+	}
+	data, err := json.Marshal(ts)
 	if err != nil {
 		return nil, err
 	}
@@ -199,6 +255,13 @@ func startTrampoline(path string, spec Spec, env []string) (*Process, error) {
 		return nil, err
 	}
 	defer statusR.Close()
+	socks, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		statusW.Close()
+		return nil, fmt.Errorf("socketpair: %w", err)
+	}
+	sockOurs, sockTheirs := os.NewFile(uintptr(socks[0]), "listener"), os.NewFile(uintptr(socks[1]), "listener")
+	defer sockOurs.Close()
 	cmd := &exec.Cmd{
 		Path:        self,
 		Args:        []string{spec.Args[0]},
@@ -207,17 +270,31 @@ func startTrampoline(path string, spec Spec, env []string) (*Process, error) {
 		Stdin:       spec.Stdin,
 		Stdout:      spec.Stdout,
 		Stderr:      spec.Stderr,
-		ExtraFiles:  []*os.File{specFile, statusW},
+		ExtraFiles:  []*os.File{specFile, statusW, sockTheirs},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: spec.Setpgid},
 	}
 	err = cmd.Start()
 	statusW.Close()
+	sockTheirs.Close()
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", self, err)
 	}
+	// The listener comes first; the socket closes on exec or exit.
+	var listener *os.File
+	if spec.MetadataGuard {
+		listener, err = receiveListener(sockOurs)
+		if err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return nil, err
+		}
+	}
 	msg, _ := io.ReadAll(statusR)
-	if len(msg) == 0 {
-		return &Process{cmd: cmd}, nil // exec'd: the pipe closed on exec
+	if len(msg) == 0 && (listener != nil || !spec.MetadataGuard) {
+		return &Process{cmd: cmd, listener: listener}, nil // exec'd: the pipe closed on exec
+	}
+	if listener != nil {
+		listener.Close()
 	}
 	cmd.Wait()
 	num, text, _ := strings.Cut(string(msg), " ")

@@ -12,7 +12,7 @@ import (
 
 func TestMain(m *testing.M) {
 	if IsTrampoline() {
-		Trampoline()
+		os.Exit(Trampoline())
 	}
 	os.Exit(m.Run())
 }

@@ -34,6 +34,11 @@ type Spec struct {
 	// from its first instruction. COMMAND is then started through the
 	// trampoline (see Trampoline), which the program's main must run.
 	Landlock *Landlock
+	// MetadataGuard puts COMMAND under the metadata guard's seccomp
+	// filter (package metaguard), from its first instruction, also
+	// through the trampoline. Process.MetadataListener then returns the
+	// listener to serve.
+	MetadataGuard bool
 }
 
 // Identity is the user COMMAND runs as.
@@ -139,7 +144,16 @@ func Resolve(name string, env []string) (string, error) {
 
 // Process is a started COMMAND.
 type Process struct {
-	cmd *exec.Cmd
+	cmd      *exec.Cmd
+	listener *os.File
+}
+
+// MetadataListener returns the metadata guard's listener (see
+// Spec.MetadataGuard), once; the caller serves and closes it.
+func (p *Process) MetadataListener() *os.File {
+	l := p.listener
+	p.listener = nil
+	return l
 }
 
 // Start forks and execs COMMAND (path as found by Resolve).
@@ -148,7 +162,7 @@ func Start(path string, spec Spec) (*Process, error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	if spec.Landlock != nil {
+	if spec.Landlock != nil || spec.MetadataGuard {
 		return startTrampoline(path, spec, env)
 	}
 	cmd := &exec.Cmd{

@@ -18,6 +18,7 @@ import (
 	"github.com/writewatch/writewatch/attribution"
 	"github.com/writewatch/writewatch/enforce"
 	"github.com/writewatch/writewatch/launch"
+	"github.com/writewatch/writewatch/metaguard"
 	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/tracer"
 	"golang.org/x/sys/unix"
@@ -68,6 +69,10 @@ type Enforce struct {
 	Plan *enforce.Plan
 	// LandlockABI is the kernel's Landlock ABI, for the landlock tier.
 	LandlockABI int
+	// GuardMetadata refuses metadata changes outside the grants before
+	// they run (package metaguard), rather than killing their writer at
+	// the syscall's entry, after which the change may still land.
+	GuardMetadata bool
 }
 
 // KillTierNote is what the kill tier cannot prevent, for the start-up
@@ -105,6 +110,7 @@ func Run(cfg Config) (*report.Report, error) {
 		if cfg.Enforce.Tier == enforce.Landlock {
 			landlock = landlockRules(cfg.Enforce)
 		}
+		opts.Enforce.MetadataGuarded = cfg.Enforce.GuardMetadata && !cfg.IgnoreMetadata
 	case cfg.Allow != nil:
 		opts.Marks = kernelMarks(cfg.Allow.Entries())
 	}
@@ -155,6 +161,7 @@ func Run(cfg Config) (*report.Report, error) {
 		Args: cfg.Args, Env: cfg.Env, Dir: cfg.WorkDir,
 		Stdin: cfg.Stdin, Stdout: stdout, Stderr: cfg.Stderr,
 		User: cfg.User, Landlock: landlock,
+		MetadataGuard: opts.Enforce != nil && opts.Enforce.MetadataGuarded,
 	})
 	if teeSide != nil {
 		teeSide.Close()
@@ -169,6 +176,15 @@ func Run(cfg Config) (*report.Report, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if l := proc.MetadataListener(); l != nil {
+		guard, gerr := metaguard.Start(l, cfg.Enforce.Plan.Allows())
+		if gerr != nil {
+			proc.Signal(syscall.SIGKILL)
+			proc.Wait()
+			return nil, gerr
+		}
+		defer guard.Close()
 	}
 
 	tree := attribution.NewTree(uint32(proc.Pid()), uint32(os.Getpid()), cfg.Args)

@@ -74,6 +74,11 @@ type EnforceOptions struct {
 	Tier Tier
 	// Kill sends SIGKILL to the writer of a write that is not allowed.
 	Kill bool
+	// MetadataGuarded says COMMAND runs under the metadata guard
+	// (package metaguard), which refuses metadata changes outside the
+	// grants before they run: the kernel then reports those it refused
+	// instead of judging metadata changes at their entry.
+	MetadataGuarded bool
 	// Prefixes are directories, each ending in "/", everything under
 	// which is allowed; Exact are paths allowed themselves. Entries
 	// longer than PrefixMax bytes are refused.
@@ -149,6 +154,7 @@ func New(opts Options) (*Tracer, error) {
 	if e := opts.Enforce; e != nil {
 		consts["enforce_tier"] = uint32(e.Tier)
 		consts["enforce_kill"] = e.Kill
+		consts["meta_guard"] = e.MetadataGuarded
 	}
 	for name, v := range consts {
 		if err := spec.Variables[name].Set(v); err != nil {

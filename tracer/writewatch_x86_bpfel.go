@@ -269,6 +269,7 @@ const (
 	writewatchVarEnforceKill     = "enforce_kill"
 	writewatchVarEnforceTier     = "enforce_tier"
 	writewatchVarFollowGoTests   = "follow_go_tests"
+	writewatchVarMetaGuard       = "meta_guard"
 	writewatchVarPidnsDev        = "pidns_dev"
 	writewatchVarPidnsIno        = "pidns_ino"
 	writewatchVarUnusedAction    = "unused_action"
@@ -368,6 +369,7 @@ type writewatchVariableSpecs struct {
 	EnforceKill     *ebpf.VariableSpec `ebpf:"enforce_kill"`
 	EnforceTier     *ebpf.VariableSpec `ebpf:"enforce_tier"`
 	FollowGoTests   *ebpf.VariableSpec `ebpf:"follow_go_tests"`
+	MetaGuard       *ebpf.VariableSpec `ebpf:"meta_guard"`
 	PidnsDev        *ebpf.VariableSpec `ebpf:"pidns_dev"`
 	PidnsIno        *ebpf.VariableSpec `ebpf:"pidns_ino"`
 	UnusedAction    *ebpf.VariableSpec `ebpf:"unused_action"`
@@ -449,6 +451,7 @@ type writewatchVariables struct {
 	EnforceKill     *ebpf.Variable `ebpf:"enforce_kill"`
 	EnforceTier     *ebpf.Variable `ebpf:"enforce_tier"`
 	FollowGoTests   *ebpf.Variable `ebpf:"follow_go_tests"`
+	MetaGuard       *ebpf.Variable `ebpf:"meta_guard"`
 	PidnsDev        *ebpf.Variable `ebpf:"pidns_dev"`
 	PidnsIno        *ebpf.Variable `ebpf:"pidns_ino"`
 	UnusedAction    *ebpf.Variable `ebpf:"unused_action"`

@@ -43,6 +43,10 @@ func doctor(w io.Writer) int {
 	} else {
 		t.Close()
 	}
+	guard := "yes: chmod, chown, utimes and xattr changes outside the allowlist are refused (seccomp user notification)"
+	if s.MetadataGuardErr != nil {
+		guard = "no: their writer is killed, but the change may land: " + s.MetadataGuardErr.Error()
+	}
 	tier, why, _ := s.Choose("")
 	rows := [][2]string{
 		{"kernel", s.Kernel},
@@ -53,6 +57,7 @@ func doctor(w io.Writer) int {
 		{"BPF LSM", bpfLSM},
 		{"Landlock", landlock},
 		{"--enforce", fmt.Sprintf("%s (%s)", tier, why)},
+		{"metadata", guard},
 	}
 	if tier == enforce.Kill {
 		rows = append(rows, [2]string{"", "the kill tier cannot stop the first offending call of a process, only kill it"})

@@ -123,7 +123,7 @@ var version = "dev"
 
 func main() {
 	if launch.IsTrampoline() {
-		launch.Trampoline() // never returns
+		os.Exit(launch.Trampoline()) // returns only when it could not exec COMMAND
 	}
 	os.Exit(realMain(os.Args[1:], os.Stderr))
 }
@@ -287,7 +287,8 @@ func realMain(argv []string, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "writewatch: cannot trace here: %v\n", tierErr)
 			return exitCannot
 		}
-		enf = &run.Enforce{Tier: tier, Kill: !o.enforce.block, Plan: plan, LandlockABI: support.LandlockABI}
+		enf = &run.Enforce{Tier: tier, Kill: !o.enforce.block, Plan: plan, LandlockABI: support.LandlockABI,
+			GuardMetadata: support.MetadataGuardErr == nil}
 		fmt.Fprintf(stderr, "writewatch: enforcing with %s (%s)\n", tier, why)
 		if tier == enforce.Kill {
 			fmt.Fprintf(stderr, "writewatch: warning: %s\n", run.KillTierNote)

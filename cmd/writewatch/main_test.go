@@ -15,7 +15,7 @@ import (
 func TestMain(m *testing.M) {
 	// realMain starts COMMAND through this binary under --enforce.
 	if launch.IsTrampoline() {
-		launch.Trampoline()
+		os.Exit(launch.Trampoline())
 	}
 	os.Exit(m.Run())
 }

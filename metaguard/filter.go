@@ -1,0 +1,112 @@
+// Package metaguard refuses metadata changes (chmod, chown, utimes and
+// xattrs) outside the enforcement grants before they run. Neither
+// Landlock nor writewatch's LSM programs can refuse those, so under
+// --enforce COMMAND's tree runs under a seccomp filter that hands exactly
+// these syscalls to writewatch (seccomp user notification). The calling
+// thread waits in the kernel until the Guard answers: carry on, or fail
+// with EPERM. Nothing gets through by being early: an unanswered call
+// waits, and once writewatch is gone such calls fail (ENOSYS).
+//
+// The tracer reports each refused call: it never reached sys_enter, and
+// sys_exit sees it come back with EPERM (see meta_guard in bpf/).
+package metaguard
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Syscalls are the x86-64 syscalls the filter hands to the Guard.
+var Syscalls = []uint32{
+	unix.SYS_CHMOD, unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2,
+	unix.SYS_CHOWN, unix.SYS_LCHOWN, unix.SYS_FCHOWN, unix.SYS_FCHOWNAT,
+	unix.SYS_UTIME, unix.SYS_UTIMES, unix.SYS_FUTIMESAT, unix.SYS_UTIMENSAT,
+	unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_SETXATTRAT,
+	unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, unix.SYS_REMOVEXATTRAT,
+}
+
+// Offsets in struct seccomp_data.
+const (
+	offNr   = 0
+	offArch = 4
+)
+
+// program is the classic BPF filter: x86-64 syscalls in Syscalls go to
+// the listener, everything else runs. x32 and ia32 calls are not
+// watched by writewatch at all (see README), and run.
+func program() []unix.SockFilter {
+	n := len(Syscalls)
+	// Layout: 0 load arch, 1 check it, 2 load nr, 3..3+n-1 compare,
+	// 3+n allow, 4+n notify.
+	allow, notify := 3+n, 4+n
+	prog := []unix.SockFilter{
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offArch},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.AUDIT_ARCH_X86_64, Jt: 0, Jf: uint8(allow - 2)},
+		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offNr},
+	}
+	for i, nr := range Syscalls {
+		at := 3 + i
+		prog = append(prog, unix.SockFilter{
+			Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: nr, Jt: uint8(notify - at - 1),
+		})
+	}
+	return append(prog,
+		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_USER_NOTIF},
+	)
+}
+
+// Install puts the calling thread under the filter and returns the
+// listener, for a Guard. The caller must be locked to its OS thread; what
+// the thread execs, and everything that forks from it, inherit the
+// filter. Without CAP_SYS_ADMIN it sets no_new_privs first, as the kernel
+// requires.
+func Install() (*os.File, error) {
+	prog := program()
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	install := func(flags uintptr) (uintptr, unix.Errno) {
+		fd, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
+			flags, uintptr(unsafe.Pointer(&fprog)))
+		return fd, errno
+	}
+	// WAIT_KILLABLE_RECV (Linux 5.19): once the Guard has read a call,
+	// signals such as the Go runtime's preemption no longer restart it.
+	flags := uintptr(unix.SECCOMP_FILTER_FLAG_NEW_LISTENER | unix.SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV)
+	fd, errno := install(flags)
+	if errno == unix.EINVAL {
+		flags = unix.SECCOMP_FILTER_FLAG_NEW_LISTENER
+		fd, errno = install(flags)
+	}
+	if errno == unix.EACCES {
+		if _, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
+			return nil, fmt.Errorf("metadata guard: prctl(PR_SET_NO_NEW_PRIVS): %w", e)
+		}
+		fd, errno = install(flags)
+	}
+	if errno != 0 {
+		return nil, fmt.Errorf("metadata guard: install seccomp filter: %w", errno)
+	}
+	return os.NewFile(fd, "seccomp-listener"), nil
+}
+
+// ErrUnsupported means the kernel cannot hand syscalls to a supervisor.
+var ErrUnsupported = errors.New("seccomp user notification is not available")
+
+// Supported reports whether this kernel has seccomp user notification
+// with the "carry on" answer (Linux 5.5).
+func Supported() error {
+	var sizes [3]uint16
+	_, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_NOTIF_SIZES, 0, uintptr(unsafe.Pointer(&sizes)))
+	if errno != 0 {
+		return fmt.Errorf("%w: %w", ErrUnsupported, errno)
+	}
+	// The kernel copies its own sizes: ours must hold them.
+	if sizes[0] > uint16(unsafe.Sizeof(notif{})) || sizes[1] > uint16(unsafe.Sizeof(notifResp{})) {
+		return fmt.Errorf("%w: unexpected sizes %v", ErrUnsupported, sizes)
+	}
+	return nil
+}

@@ -1,0 +1,274 @@
+package metaguard
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// struct seccomp_notif and struct seccomp_notif_resp.
+type notif struct {
+	ID    uint64
+	PID   uint32
+	Flags uint32
+	Data  struct {
+		Nr   int32
+		Arch uint32
+		IP   uint64
+		Args [6]uint64
+	}
+}
+
+type notifResp struct {
+	ID    uint64
+	Val   int64
+	Error int32
+	Flags uint32
+}
+
+// Guard answers the calls the filter hands over: a call whose file lies
+// outside the grants fails with EPERM, every other one carries on.
+type Guard struct {
+	listener *os.File
+	allowed  func(path string) bool
+	stopR    *os.File
+	stopW    *os.File
+	done     chan struct{}
+	err      error
+	once     sync.Once
+
+	// Refused and Passed count the calls answered each way.
+	Refused, Passed atomic.Uint64
+}
+
+// Start serves the listener Install returned (in COMMAND's trampoline)
+// until Close, or until no process is left under the filter. allowed
+// judges a clean absolute path; it is called from the Guard's goroutine.
+// Start takes the listener over.
+func Start(listener *os.File, allowed func(path string) bool) (*Guard, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		listener.Close()
+		return nil, fmt.Errorf("metadata guard: %w", err)
+	}
+	g := &Guard{listener: listener, allowed: allowed, stopR: r, stopW: w, done: make(chan struct{})}
+	go g.serve()
+	return g, nil
+}
+
+// Close stops answering and returns the first error the Guard met.
+// Calls made after it fail with ENOSYS.
+func (g *Guard) Close() error {
+	g.once.Do(func() {
+		g.stopW.Close()
+		<-g.done
+		g.stopR.Close()
+		g.listener.Close()
+	})
+	return g.err
+}
+
+func (g *Guard) serve() {
+	defer close(g.done)
+	lfd := int32(g.listener.Fd())
+	for {
+		fds := []unix.PollFd{{Fd: lfd, Events: unix.POLLIN}, {Fd: int32(g.stopR.Fd()), Events: unix.POLLIN}}
+		if _, err := unix.Poll(fds, -1); err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			g.err = fmt.Errorf("metadata guard: poll: %w", err)
+			return
+		}
+		if fds[1].Revents != 0 {
+			return
+		}
+		if fds[0].Revents&unix.POLLIN != 0 {
+			if err := g.answer(int(lfd)); err != nil {
+				g.err = err
+				return
+			}
+			continue
+		}
+		if fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
+			return // no process is left under the filter
+		}
+	}
+}
+
+func ioctl(fd int, req uint, arg unsafe.Pointer) error {
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// answer reads one call and answers it.
+func (g *Guard) answer(lfd int) error {
+	var n notif
+	if err := ioctl(lfd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&n)); err != nil {
+		if err == unix.ENOENT || err == unix.EINTR {
+			return nil // the caller went away (a signal, or it died)
+		}
+		return fmt.Errorf("metadata guard: receive: %w", err)
+	}
+	path, ok := resolve(&n)
+	// The caller is still waiting, so the ids read above were its own.
+	if ioctl(lfd, unix.SECCOMP_IOCTL_NOTIF_ID_VALID, unsafe.Pointer(&n.ID)) != nil {
+		return nil
+	}
+	resp := notifResp{ID: n.ID}
+	if !ok || (path != "" && !g.allowed(path)) {
+		resp.Error = -int32(unix.EPERM)
+		g.Refused.Add(1)
+	} else {
+		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
+		g.Passed.Add(1)
+	}
+	if err := ioctl(lfd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp)); err != nil && err != unix.ENOENT {
+		return fmt.Errorf("metadata guard: answer: %w", err)
+	}
+	return nil
+}
+
+const (
+	atFDCWD           = -100
+	atSymlinkNofollow = 0x100
+	atEmptyPath       = 0x1000
+)
+
+// call is what a metadata syscall acts on: path relative to dfd, or, with
+// path 0, the file open as dfd.
+type call struct {
+	dfd    int32
+	path   uint64
+	follow bool
+}
+
+// decode says what the call acts on, from its number and arguments.
+func decode(nr int32, a [6]uint64) (c call, flags uint64) {
+	c = call{dfd: atFDCWD, path: a[0], follow: true}
+	switch nr {
+	case unix.SYS_CHMOD, unix.SYS_CHOWN, unix.SYS_UTIME, unix.SYS_UTIMES, unix.SYS_SETXATTR, unix.SYS_REMOVEXATTR:
+	case unix.SYS_LCHOWN, unix.SYS_LSETXATTR, unix.SYS_LREMOVEXATTR:
+		c.follow = false
+	case unix.SYS_FCHMOD, unix.SYS_FCHOWN, unix.SYS_FSETXATTR, unix.SYS_FREMOVEXATTR:
+		c = call{dfd: int32(a[0])}
+	case unix.SYS_FCHMODAT, unix.SYS_FUTIMESAT:
+		c = call{dfd: int32(a[0]), path: a[1], follow: true}
+	case unix.SYS_FCHMODAT2, unix.SYS_UTIMENSAT:
+		c, flags = call{dfd: int32(a[0]), path: a[1], follow: true}, a[3]
+	case unix.SYS_FCHOWNAT:
+		c, flags = call{dfd: int32(a[0]), path: a[1], follow: true}, a[4]
+	case unix.SYS_SETXATTRAT, unix.SYS_REMOVEXATTRAT:
+		c, flags = call{dfd: int32(a[0]), path: a[1], follow: true}, a[2]
+	}
+	if flags&atSymlinkNofollow != 0 {
+		c.follow = false
+	}
+	return c, flags
+}
+
+// resolve finds the file a call acts on, as a clean absolute path, the
+// way the kernel will: the path read from the caller's memory, relative
+// to its cwd or dirfd, symlinks followed unless the call says not to.
+// It returns "" and true for something that is not a file (a pipe, a
+// socket), and false when the call cannot be judged (it is refused).
+func resolve(n *notif) (string, bool) {
+	proc := "/proc/" + strconv.FormatUint(uint64(n.PID), 10)
+	c, flags := decode(n.Data.Nr, n.Data.Args)
+	var name string
+	if c.path != 0 {
+		s, err := readString(proc, c.path)
+		if err != nil {
+			return "", false
+		}
+		name = s
+	}
+	if c.path == 0 || (name == "" && flags&atEmptyPath != 0) {
+		target, err := os.Readlink(proc + "/fd/" + strconv.Itoa(int(c.dfd)))
+		if err != nil {
+			return "", false
+		}
+		if !strings.HasPrefix(target, "/") {
+			return "", true // pipe:[…], socket:[…], anon_inode:…
+		}
+		return filepath.Clean(strings.TrimSuffix(target, " (deleted)")), true
+	}
+	if name == "" {
+		return "", true // ENOENT: nothing to change
+	}
+	// The caller's /proc/self is not ours.
+	for _, self := range []string{"/proc/self", "/proc/thread-self"} {
+		if rest, ok := strings.CutPrefix(name, self); ok && (rest == "" || rest[0] == '/') {
+			name = proc + rest
+		}
+	}
+	if !filepath.IsAbs(name) {
+		link := proc + "/cwd"
+		if c.dfd != atFDCWD {
+			link = proc + "/fd/" + strconv.Itoa(int(c.dfd))
+		}
+		base, err := os.Readlink(link)
+		if err != nil || !filepath.IsAbs(base) {
+			return "", false
+		}
+		name = filepath.Join(base, name)
+	}
+	name = filepath.Clean(name)
+	// /proc/PID/fd/N names what the fd holds, which may be no file.
+	if c.follow && strings.HasPrefix(name, "/proc/") && filepath.Base(filepath.Dir(name)) == "fd" {
+		if target, err := os.Readlink(name); err == nil {
+			if !strings.HasPrefix(target, "/") {
+				return "", true
+			}
+			name = strings.TrimSuffix(target, " (deleted)")
+		}
+	}
+	if c.follow {
+		if real, err := filepath.EvalSymlinks(name); err == nil {
+			return real, true
+		}
+	}
+	// Not followed, or not there (yet): the directory it is in, resolved.
+	dir, file := filepath.Split(name)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return filepath.Join(real, file), true
+	}
+	return name, true
+}
+
+// readString reads a NUL-terminated string of at most PATH_MAX bytes at
+// addr in the caller's memory, a page at a time.
+func readString(proc string, addr uint64) (string, error) {
+	f, err := os.Open(proc + "/mem")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var out []byte
+	buf := make([]byte, 4096)
+	for len(out) < unix.PathMax {
+		chunk := 4096 - int(addr%4096)
+		k, err := f.ReadAt(buf[:chunk], int64(addr))
+		if k == 0 && err != nil {
+			return "", err
+		}
+		if i := bytes.IndexByte(buf[:k], 0); i >= 0 {
+			return string(append(out, buf[:i]...)), nil
+		}
+		out = append(out, buf[:k]...)
+		addr += uint64(k)
+	}
+	return "", errors.New("path longer than PATH_MAX")
+}
