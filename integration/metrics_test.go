@@ -436,3 +436,33 @@ func TestTextfileBadPath(t *testing.T) {
 		t.Errorf("exit code %d (want 2), COMMAND ran: %v\n%s", res.code, exists(mark), res.stderr)
 	}
 }
+
+// A COMMAND that cannot start still leaves metrics: writewatch's exit
+// code, the run's time, not clean, and no COMMAND exit code.
+func TestTextfileWhenCommandNeverRuns(t *testing.T) {
+	root, _ := project(t)
+	path := filepath.Join(t.TempDir(), "writewatch.prom")
+	res := ww(t, root, []string{"--metrics-textfile", path, "--metrics-label", "repo=itest"}, "no-such-command-here")
+	if res.code != 127 {
+		t.Fatalf("exit code %d, want 127\n%s", res.code, res.stderr)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no textfile for a run whose COMMAND was not found: %v\n%s", err, res.stderr)
+	}
+	promtoolCheck(t, "the textfile", data)
+	mfs := parseMetrics(t, data)
+	labels := map[string]string{"repo": "itest"}
+	if v, ok := sample(mfs, metrics.NameExitCode, labels); !ok || v != 127 {
+		t.Errorf("%s = %v (found %v), want 127", metrics.NameExitCode, v, ok)
+	}
+	if _, ok := sample(mfs, metrics.NameLastRun, labels); !ok {
+		t.Errorf("no %s", metrics.NameLastRun)
+	}
+	if _, ok := sample(mfs, metrics.NameCommandExit, labels); ok {
+		t.Errorf("%s present, but COMMAND never ran", metrics.NameCommandExit)
+	}
+	if _, ok := sample(mfs, metrics.NameLastCleanRun, labels); ok {
+		t.Errorf("%s present, but the run was not clean", metrics.NameLastCleanRun)
+	}
+}

@@ -244,7 +244,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(c.survivors, float64(v.survivors))
 	gauge(c.exitCode, float64(v.exitCode))
-	gauge(c.commandExit, float64(v.commandExit))
+	if v.commandExit != report.NotStarted {
+		gauge(c.commandExit, float64(v.commandExit))
+	}
 	gauge(c.lastRun, unixSeconds(v.finished))
 	if v.lastClean > 0 {
 		gauge(c.lastClean, v.lastClean)

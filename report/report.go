@@ -223,7 +223,8 @@ type Report struct {
 	ConfigFile      string   `json:"config_file"` // "" when none
 	// ExitCode is writewatch's own exit code.
 	ExitCode int `json:"exit_code"`
-	// CommandExit is the traced command's exit code, 128+N for signal N.
+	// CommandExit is the traced command's exit code, 128+N for signal N;
+	// NotStarted when it never ran.
 	CommandExit int       `json:"command_exit_code"`
 	Started     time.Time `json:"started"`
 	Finished    time.Time `json:"finished"`
@@ -323,3 +324,6 @@ func marshal(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// NotStarted is Report.CommandExit when COMMAND never ran.
+const NotStarted = -1

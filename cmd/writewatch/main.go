@@ -378,7 +378,15 @@ func realMain(argv []string, stderr io.Writer) int {
 		}
 	}
 	if rep == nil {
-		return startError(stderr, args[0], err)
+		// COMMAND never ran (not found, not executable, cannot trace
+		// here): the metrics still record the run and its exit code, so
+		// that a job which cannot trace shows in Prometheus.
+		code := startError(stderr, args[0], err)
+		now := time.Now()
+		return writeMetrics(stderr, &o, mrun, &report.Report{
+			Version: report.SchemaVersion, Mode: mode, Command: args, WorkDir: wd,
+			Started: now, Finished: now, CommandExit: report.NotStarted,
+		}, err, code)
 	}
 
 	code := rep.CommandExit
