@@ -189,6 +189,7 @@ const enum ww_mark *unused_mark __attribute__((unused));
 const enum ww_via *unused_via __attribute__((unused));
 const struct repeat_key *unused_repeat_key __attribute__((unused));
 const enum ww_go_flag *unused_go_flag __attribute__((unused));
+const enum ww_meta_flag *unused_meta_flag __attribute__((unused));
 const struct goproc *unused_goproc __attribute__((unused));
 const enum ww_tier *unused_tier __attribute__((unused));
 const enum ww_action *unused_action __attribute__((unused));
@@ -896,12 +897,15 @@ static __always_inline int stash_openat2(int dfd, const char *path, const struct
 	return stash_open(dfd, path, how.flags, how.mode);
 }
 
-/* A metadata change, by path (dfd + path) or, with path NULL, by fd. */
-static __always_inline int stash_meta(__u32 op, int dfd, const char *path)
+#define AT_SYMLINK_NOFOLLOW 0x100
+
+/* A metadata change, by path (dfd + path) or, with path NULL, by fd;
+ * follow: whether it follows a symlink in the path's last component. */
+static __always_inline int stash_meta(__u32 op, int dfd, const char *path, bool follow)
 {
 	if (!watch_metadata)
 		return 0;
-	return stash(op, dfd, path, 0, NULL, 0, 0);
+	return stash(op, dfd, path, 0, NULL, follow && path ? WW_META_FOLLOW : 0, 0);
 }
 
 static __always_inline int stash_unlinkat(int dfd, const char *path, __u32 flags)
@@ -917,26 +921,26 @@ static __always_inline int stash_unlinkat(int dfd, const char *path, __u32 flags
 static __always_inline bool stash_meta_call(struct pt_regs *regs, long id)
 {
 	switch (id) {
-	case NR_chmod:      stash_meta(WW_OP_CHMOD, AT_FDCWD, STR(1)); return true;
-	case NR_fchmod:     stash_meta(WW_OP_CHMOD, ARG(1), NULL); return true;
-	case NR_fchmodat:
-	case NR_fchmodat2:  stash_meta(WW_OP_CHMOD, ARG(1), STR(2)); return true;
-	case NR_chown:
-	case NR_lchown:     stash_meta(WW_OP_CHOWN, AT_FDCWD, STR(1)); return true;
-	case NR_fchown:     stash_meta(WW_OP_CHOWN, ARG(1), NULL); return true;
-	case NR_fchownat:   stash_meta(WW_OP_CHOWN, ARG(1), STR(2)); return true;
+	case NR_chmod:      stash_meta(WW_OP_CHMOD, AT_FDCWD, STR(1), true); return true;
+	case NR_fchmod:     stash_meta(WW_OP_CHMOD, ARG(1), NULL, false); return true;
+	case NR_fchmodat:   stash_meta(WW_OP_CHMOD, ARG(1), STR(2), true); return true;
+	case NR_fchmodat2:  stash_meta(WW_OP_CHMOD, ARG(1), STR(2), !(ARG(4) & AT_SYMLINK_NOFOLLOW)); return true;
+	case NR_chown:      stash_meta(WW_OP_CHOWN, AT_FDCWD, STR(1), true); return true;
+	case NR_lchown:     stash_meta(WW_OP_CHOWN, AT_FDCWD, STR(1), false); return true;
+	case NR_fchown:     stash_meta(WW_OP_CHOWN, ARG(1), NULL, false); return true;
+	case NR_fchownat:   stash_meta(WW_OP_CHOWN, ARG(1), STR(2), !(ARG(5) & AT_SYMLINK_NOFOLLOW)); return true;
 	case NR_utime:
-	case NR_utimes:     stash_meta(WW_OP_UTIMES, AT_FDCWD, STR(1)); return true;
-	case NR_futimesat:
-	case NR_utimensat:  stash_meta(WW_OP_UTIMES, ARG(1), STR(2)); return true; /* NULL path: the fd */
-	case NR_setxattr:
-	case NR_lsetxattr:  stash_meta(WW_OP_SETXATTR, AT_FDCWD, STR(1)); return true;
-	case NR_fsetxattr:  stash_meta(WW_OP_SETXATTR, ARG(1), NULL); return true;
-	case NR_setxattrat: stash_meta(WW_OP_SETXATTR, ARG(1), STR(2)); return true;
-	case NR_removexattr:
-	case NR_lremovexattr: stash_meta(WW_OP_REMOVEXATTR, AT_FDCWD, STR(1)); return true;
-	case NR_fremovexattr: stash_meta(WW_OP_REMOVEXATTR, ARG(1), NULL); return true;
-	case NR_removexattrat: stash_meta(WW_OP_REMOVEXATTR, ARG(1), STR(2)); return true;
+	case NR_utimes:     stash_meta(WW_OP_UTIMES, AT_FDCWD, STR(1), true); return true;
+	case NR_futimesat:  stash_meta(WW_OP_UTIMES, ARG(1), STR(2), true); return true; /* NULL path: the fd */
+	case NR_utimensat:  stash_meta(WW_OP_UTIMES, ARG(1), STR(2), !(ARG(4) & AT_SYMLINK_NOFOLLOW)); return true;
+	case NR_setxattr:   stash_meta(WW_OP_SETXATTR, AT_FDCWD, STR(1), true); return true;
+	case NR_lsetxattr:  stash_meta(WW_OP_SETXATTR, AT_FDCWD, STR(1), false); return true;
+	case NR_fsetxattr:  stash_meta(WW_OP_SETXATTR, ARG(1), NULL, false); return true;
+	case NR_setxattrat: stash_meta(WW_OP_SETXATTR, ARG(1), STR(2), !(ARG(3) & AT_SYMLINK_NOFOLLOW)); return true;
+	case NR_removexattr: stash_meta(WW_OP_REMOVEXATTR, AT_FDCWD, STR(1), true); return true;
+	case NR_lremovexattr: stash_meta(WW_OP_REMOVEXATTR, AT_FDCWD, STR(1), false); return true;
+	case NR_fremovexattr: stash_meta(WW_OP_REMOVEXATTR, ARG(1), NULL, false); return true;
+	case NR_removexattrat: stash_meta(WW_OP_REMOVEXATTR, ARG(1), STR(2), !(ARG(3) & AT_SYMLINK_NOFOLLOW)); return true;
 	}
 	return false;
 }
@@ -1036,6 +1040,9 @@ static __always_inline bool allowed_here(struct event *e, struct args *a, long r
 	if (((a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !(a->flags & __O_TMPFILE)) ||
 	    !a->path)
 		return clean & (1 << WW_SLOT_RESOLVED);
+	/* The name may be a symlink to anywhere: user space follows it. */
+	if (is_metadata(a->op) && (a->flags & WW_META_FOLLOW))
+		return false;
 	if (!(clean & (1 << WW_SLOT_DIR)) || !plain_name(e, 0, e->hdr.len[WW_SLOT_PATH]))
 		return false;
 	if (!a->path2)

@@ -100,6 +100,13 @@ enum ww_mark {
 };
 
 /* How --enforce enforces (set by the loader), see enforce.Tier. */
+/* hdr.flags of a metadata change (chmod, chown, utimes, xattrs) by path:
+ * the call follows a symlink in the path's last component, so user space
+ * judges the file the link points to. */
+enum ww_meta_flag {
+	WW_META_FOLLOW = 1,
+};
+
 enum ww_tier {
 	WW_TIER_NONE     = 0, /* report only */
 	WW_TIER_LSM      = 1, /* BPF LSM programs refuse the write (bpf/enforce.bpf.c) */

@@ -440,3 +440,34 @@ func TestStandardLibraryTestsStillPass(t *testing.T) {
 		t.Fatalf("go test under writewatch: exit %d\n%s\n%s", res.code, res.stdout, res.stderr)
 	}
 }
+
+// chmod, utimes and setxattr follow a symlink in their last component:
+// through a link inside the allowlist to a file outside it, they are
+// violations on that file, by relative path and by plain name in the
+// allowed directory. lchown acts on the link itself, which is allowed.
+func TestMetadataThroughSymlink(t *testing.T) {
+	root, outside := project(t)
+	target := filepath.Join(outside, "precious.txt")
+	writeFile(t, target, "x\n")
+	must(t, os.Symlink(target, filepath.Join(root, "tests/link")))
+	script := fmt.Sprintf(`%[1]s chmod tests/link
+cd tests && %[1]s utimes link , setxattr link , chown link`, opBin)
+	res := ww(t, root, []string{"--audit"}, "sh", "-c", script)
+	if res.code != 0 {
+		t.Fatalf("exit code %d\n%s", res.code, res.stderr)
+	}
+	for _, want := range []struct{ op, requested string }{
+		{"chmod", "tests/link"}, {"utimes", "link"}, {"setxattr", "link"},
+	} {
+		v := violation(res.rep, want.op, target)
+		if v == nil || v.RequestedPath != want.requested {
+			t.Errorf("%s through the link: %+v, want a violation on %s requested as %s\n%s",
+				want.op, v, target, want.requested, res.stderr)
+		}
+	}
+	for _, v := range res.rep.Violations {
+		if v.Op == "chown" {
+			t.Errorf("lchown of the link itself reported: %+v", v)
+		}
+	}
+}

@@ -79,8 +79,15 @@ func (j *judge) targets(ev *tracer.Event, out []target) []target {
 			truncated: ev.Truncated(tracer.SlotPath) || ev.Truncated(tracer.SlotResolved),
 		})
 	}
-	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir)
-	return append(out, t.resolved())
+	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir).resolved()
+	// chmod and the like follow a symlink in the last component too:
+	// judge the file it points to, while it is there.
+	if ev.Op.Metadata() && ev.Flags&tracer.MetaFollow != 0 && !t.truncated {
+		if real, err := filepath.EvalSymlinks(t.path); err == nil {
+			t.path = real
+		}
+	}
+	return append(out, t)
 }
 
 // target builds the absolute path of a path slot, starting from its

@@ -58,6 +58,14 @@ const (
 	OpRemovexattr = Op(writewatchWwOpWW_OP_REMOVEXATTR)
 )
 
+// MetaFollow is set in Event.Flags of a metadata change by path that
+// follows a symlink in the path's last component (chmod, not lchown).
+const MetaFollow = uint32(writewatchWwMetaFlagWW_META_FOLLOW)
+
+// Metadata reports whether o changes a file's metadata rather than its
+// contents or its name.
+func (o Op) Metadata() bool { return o >= OpChmod && o <= OpRemovexattr }
+
 var opNames = [...]string{
 	OpOpen: "open", OpCreat: "creat", OpTruncate: "truncate", OpRename: "rename",
 	OpUnlink: "unlink", OpRmdir: "rmdir", OpMkdir: "mkdir", OpLink: "link",

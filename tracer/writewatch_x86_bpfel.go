@@ -172,6 +172,12 @@ const (
 	writewatchWwMarkWW_MARK_FINAL writewatchWwMark = 4
 )
 
+type writewatchWwMetaFlag uint32
+
+const (
+	writewatchWwMetaFlagWW_META_FOLLOW writewatchWwMetaFlag = 1
+)
+
 type writewatchWwOp uint32
 
 const (
@@ -278,6 +284,7 @@ const (
 	writewatchVarUnusedGoproc    = "unused_goproc"
 	writewatchVarUnusedKind      = "unused_kind"
 	writewatchVarUnusedMark      = "unused_mark"
+	writewatchVarUnusedMetaFlag  = "unused_meta_flag"
 	writewatchVarUnusedOp        = "unused_op"
 	writewatchVarUnusedRepeatKey = "unused_repeat_key"
 	writewatchVarUnusedSlot      = "unused_slot"
@@ -378,6 +385,7 @@ type writewatchVariableSpecs struct {
 	UnusedGoproc    *ebpf.VariableSpec `ebpf:"unused_goproc"`
 	UnusedKind      *ebpf.VariableSpec `ebpf:"unused_kind"`
 	UnusedMark      *ebpf.VariableSpec `ebpf:"unused_mark"`
+	UnusedMetaFlag  *ebpf.VariableSpec `ebpf:"unused_meta_flag"`
 	UnusedOp        *ebpf.VariableSpec `ebpf:"unused_op"`
 	UnusedRepeatKey *ebpf.VariableSpec `ebpf:"unused_repeat_key"`
 	UnusedSlot      *ebpf.VariableSpec `ebpf:"unused_slot"`
@@ -460,6 +468,7 @@ type writewatchVariables struct {
 	UnusedGoproc    *ebpf.Variable `ebpf:"unused_goproc"`
 	UnusedKind      *ebpf.Variable `ebpf:"unused_kind"`
 	UnusedMark      *ebpf.Variable `ebpf:"unused_mark"`
+	UnusedMetaFlag  *ebpf.Variable `ebpf:"unused_meta_flag"`
 	UnusedOp        *ebpf.Variable `ebpf:"unused_op"`
 	UnusedRepeatKey *ebpf.Variable `ebpf:"unused_repeat_key"`
 	UnusedSlot      *ebpf.Variable `ebpf:"unused_slot"`
