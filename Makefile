@@ -38,12 +38,14 @@ lint:
 	$(GO) vet ./...
 
 # Debian packages the tests run: promtool (package prometheus), the
-# Pushgateway, strace (ground truth for the edge-case suite) and a C
-# compiler (its glibc clone3 helper). Installed only when missing; needs
-# root then.
+# Pushgateway, strace (ground truth for the edge-case suite), a C
+# compiler (its glibc clone3 helper), and pytest with pytest-xdist (the
+# pytest attribution tests). Installed only when missing; needs root then.
 test-deps:
 	@missing=""; \
 	command -v prometheus-pushgateway >/dev/null 2>&1 || missing="$$missing prometheus-pushgateway"; \
+	/usr/bin/python3 -c "import pytest" >/dev/null 2>&1 || missing="$$missing python3-pytest"; \
+	/usr/bin/python3 -c "import xdist" >/dev/null 2>&1 || missing="$$missing python3-pytest-xdist"; \
 	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
 	command -v strace >/dev/null 2>&1 || missing="$$missing strace"; \
 	command -v cc >/dev/null 2>&1 || missing="$$missing gcc"; \

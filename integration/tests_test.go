@@ -249,26 +249,28 @@ func TestGitHubActionsOutput(t *testing.T) {
 	}
 }
 
+// requirePytest fails the test when Debian's pytest and pytest-xdist are
+// missing (make test-deps installs them).
+func requirePytest(t *testing.T, python string) {
+	t.Helper()
+	if out, err := exec.Command(python, "-c", "import pytest, xdist").CombinedOutput(); err != nil {
+		t.Fatalf("needs Debian's pytest and pytest-xdist (make test-deps, or apt-get install python3-pytest python3-pytest-xdist): %v\n%s", err, out)
+	}
+}
+
 // pytest: each write attributed to its node id and phase, fixtures and
 // subprocesses included; with pytest-xdist's -n too.
 func TestPytestAttribution(t *testing.T) {
 	requireRoot(t)
 	python := "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import pytest").Run(); err != nil {
-		t.Skip("needs Debian's python3-pytest: apt-get install python3-pytest")
-	}
+	requirePytest(t, python)
 	runs := map[string][]string{
 		"python -m pytest": {python, "-m", "pytest", "-p", "no:cacheprovider"},
 		"pytest":           {"/usr/bin/pytest", "-p", "no:cacheprovider"},
-	}
-	if exec.Command(python, "-c", "import xdist").Run() == nil {
-		runs["xdist"] = []string{python, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2"}
+		"xdist":            {python, "-m", "pytest", "-p", "no:cacheprovider", "-n", "2"},
 	}
 	for name, cmd := range runs {
 		t.Run(name, func(t *testing.T) {
-			if _, err := os.Stat(cmd[0]); err != nil {
-				t.Skipf("%s: %v", cmd[0], err)
-			}
 			root, outside := project(t)
 			copyDir(t, "../testdata/pytests", root)
 			home := filepath.Join(outside, "home")
@@ -320,9 +322,7 @@ func TestPytestAttribution(t *testing.T) {
 // pytest's exit code passes through in --audit mode.
 func TestPytestFailureKept(t *testing.T) {
 	requireRoot(t)
-	if err := exec.Command("/usr/bin/python3", "-c", "import pytest").Run(); err != nil {
-		t.Skip("needs Debian's python3-pytest")
-	}
+	requirePytest(t, "/usr/bin/python3")
 	root, _ := project(t)
 	writeFile(t, filepath.Join(root, "test_fail.py"), "def test_fails():\n    assert 1 == 2\n\ndef test_ok():\n    pass\n")
 	res := ww(t, root, []string{"--audit"}, "/usr/bin/python3", "-m", "pytest", "-p", "no:cacheprovider", "-q")
