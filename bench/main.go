@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -138,7 +139,13 @@ func run(out io.Writer) error {
 			if err := os.RemoveAll(dir); err != nil {
 				return err
 			}
-			return os.MkdirAll(dir, 0o755)
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			// Flush the removal now, so that its writeback does not land
+			// in the timed run.
+			syscall.Sync()
+			return nil
 		}
 	}
 	n := func(v int) string { return fmt.Sprintf("%d", v) }
