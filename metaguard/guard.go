@@ -65,20 +65,22 @@ func Start(listener *os.File, allowed func(path string) bool) (*Guard, error) {
 	return g, nil
 }
 
-// Close stops answering and returns the first error the Guard met.
-// Calls made after it fail with ENOSYS.
+// Close stops answering and returns the error that stopped the Guard
+// early, if one did. Calls made after it fail with ENOSYS.
 func (g *Guard) Close() error {
 	g.once.Do(func() {
 		g.stopW.Close()
 		<-g.done
 		g.stopR.Close()
-		g.listener.Close()
 	})
 	return g.err
 }
 
 func (g *Guard) serve() {
 	defer close(g.done)
+	// Whatever stops the Guard, nobody answers from then on: closing the
+	// listener makes the calls fail (ENOSYS) instead of waiting forever.
+	defer g.listener.Close()
 	lfd := int32(g.listener.Fd())
 	for {
 		fds := []unix.PollFd{{Fd: lfd, Events: unix.POLLIN}, {Fd: int32(g.stopR.Fd()), Events: unix.POLLIN}}

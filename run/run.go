@@ -177,14 +177,13 @@ func Run(cfg Config) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	var guard *metaguard.Guard
 	if l := proc.MetadataListener(); l != nil {
-		guard, gerr := metaguard.Start(l, cfg.Enforce.Plan.Allows())
-		if gerr != nil {
+		if guard, err = metaguard.Start(l, cfg.Enforce.Plan.Allows()); err != nil {
 			proc.Signal(syscall.SIGKILL)
 			proc.Wait()
-			return nil, gerr
+			return nil, err
 		}
-		defer guard.Close()
 	}
 
 	tree := attribution.NewTree(uint32(proc.Pid()), uint32(os.Getpid()), cfg.Args)
@@ -223,6 +222,10 @@ func Run(cfg Config) (*report.Report, error) {
 	}()
 
 	loopErr := s.loop(proc, exited, signals)
+	if guard != nil {
+		// Survivors' metadata changes fail from now on (ENOSYS).
+		loopErr = errors.Join(loopErr, guard.Close())
+	}
 
 	alive, err := tr.Tracked()
 	if err == nil && cfg.KillSurvivors {
