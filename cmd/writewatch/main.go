@@ -272,6 +272,9 @@ func realMain(argv []string, stderr io.Writer) int {
 		err := allowlist.WritePrintConfig(os.Stdout, list)
 		if err == nil && tierErr == nil {
 			err = enforce.WriteExplain(os.Stdout, plan, tier, why)
+			if err == nil {
+				_, err = fmt.Printf("  metadata changes (chmod, chown, utimes, xattrs): %s\n", metadataEnforcement(o.noMetadata, !o.enforce.block, support.MetadataGuardErr))
+			}
 		} else if err == nil {
 			_, err = fmt.Printf("\nunder --enforce: %v\n", tierErr)
 		}
@@ -520,4 +523,18 @@ func getenv(env []string) func(string) string {
 		}
 		return v
 	}
+}
+
+// metadataEnforcement says how --enforce treats metadata changes, for
+// --print-config.
+func metadataEnforcement(ignored, kill bool, guardErr error) string {
+	switch {
+	case ignored:
+		return "not watched (--ignore-metadata)"
+	case guardErr != nil:
+		return "judged at the syscall's entry, and the writer killed; the change may take effect (" + guardErr.Error() + ")"
+	case kill:
+		return "refused outside the grants by the metadata guard (EPERM) before they run, and the writer killed"
+	}
+	return "refused outside the grants by the metadata guard (EPERM) before they run"
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -149,6 +150,24 @@ func TestEnforceTierUnavailable(t *testing.T) {
 		}
 		if _, err := os.Stat(mark); err == nil {
 			t.Errorf("%v: COMMAND ran", flags)
+		}
+	}
+}
+
+func TestMetadataEnforcementSaysWhatHappens(t *testing.T) {
+	for _, tc := range []struct {
+		ignored, kill bool
+		guardErr      error
+		want, not     string
+	}{
+		{false, true, nil, "refused outside the grants by the metadata guard (EPERM) before they run, and the writer killed", ""},
+		{false, false, nil, "refused outside the grants", "killed"},
+		{false, true, errors.New("no seccomp"), "the change may take effect (no seccomp)", "refused"},
+		{true, true, nil, "not watched", "refused"},
+	} {
+		got := metadataEnforcement(tc.ignored, tc.kill, tc.guardErr)
+		if !strings.Contains(got, tc.want) || (tc.not != "" && strings.Contains(got, tc.not)) {
+			t.Errorf("metadataEnforcement(%v, %v, %v) = %q, want %q without %q", tc.ignored, tc.kill, tc.guardErr, got, tc.want, tc.not)
 		}
 	}
 }
