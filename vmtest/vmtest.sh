@@ -60,10 +60,26 @@ fi
 newest() {
 	apt-cache search --names-only "$1" 2>/dev/null | awk '{print $1}' | sort -V | tail -1
 }
+pick_kernels() {
+	kernels=("$(newest '^linux-image-6\.1\.0-[0-9]+-cloud-amd64$')" "$(newest '^linux-image-6\.12\.[0-9]+\+deb12-cloud-amd64$')")
+}
+# apt-get update, at most once.
+updated=
+refresh_lists() {
+	[ -z "$updated" ] && [ "$(id -u)" = 0 ] && apt-get update -q >/dev/null 2>&1 && updated=1
+}
 if [ -n "${VMTEST_KERNELS:-}" ]; then
 	read -r -a kernels <<<"$VMTEST_KERNELS"
 else
-	kernels=("$(newest '^linux-image-6\.1\.0-[0-9]+-cloud-amd64$')" "$(newest '^linux-image-6\.12\.[0-9]+\+deb12-cloud-amd64$')")
+	pick_kernels
+	# A kernel to download: make sure it is the archive's newest first
+	# (the lists may be missing, or name a package since replaced).
+	for k in "${kernels[@]}"; do
+		if [ -z "$k" ] || ! ls "$cache/$k"/boot/vmlinuz-* >/dev/null 2>&1; then
+			refresh_lists && pick_kernels
+			break
+		fi
+	done
 fi
 for k in "${kernels[@]}"; do
 	[ -n "$k" ] || die "no Debian 6.1 or 6.12 cloud kernel package found (apt-get update? apt-cache search linux-image)"
