@@ -650,18 +650,25 @@ static __always_inline bool relative_allowed(struct event *e, __u32 start, __u32
 
 /*
  * The descriptor an absolute path stands for when it is one of the
- * kernel's links to the process's own descriptors (/dev/stdout,
- * /dev/stderr, /dev/fd/N, /proc/self/fd/N), or -1. Opening one reopens
+ * kernel's links to the process's own descriptors (/dev/stdin,
+ * /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), or -1. Opening one reopens
  * what the descriptor holds, often a pipe or a terminal.
  */
 static __always_inline int fd_link(struct event *e, __u32 start, __u32 len)
 {
-	const char out[] = "/dev/stdout", err[] = "/dev/stderr";
+	const char in[] = "/dev/stdin", out[] = "/dev/stdout", err[] = "/dev/stderr";
 	const char dev[] = "/dev/fd/", proc[] = "/proc/self/fd/";
 	__u32 skip = 0;
 	int fd = 0;
 	bool match;
 
+	if (len == sizeof(in)) {
+		match = true;
+		for (int i = 0; i < sizeof(in); i++)
+			match = match && e->data[at(start + i)] == in[i];
+		if (match)
+			return 0;
+	}
 	if (len == sizeof(out)) {
 		match = true;
 		for (int i = 0; i < sizeof(out); i++)
@@ -1031,14 +1038,13 @@ static __always_inline bool plain_name(struct event *e, __u32 start, __u32 len)
  * successful open opened, or a plain name right inside a walked
  * directory. Everything else goes to user space, which judges by path.
  */
-static __always_inline bool allowed_here(struct event *e, struct args *a, long ret)
+static __always_inline bool allowed_here(struct event *e, struct args *a, long ret, bool by_file)
 {
 	__u16 clean = e->hdr.clean;
 
 	if (!use_marks || e->hdr.truncated)
 		return false;
-	if (((a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !(a->flags & __O_TMPFILE)) ||
-	    !a->path)
+	if (by_file)
 		return clean & (1 << WW_SLOT_RESOLVED);
 	/* The name may be a symlink to anywhere: user space follows it. */
 	if (is_metadata(a->op) && (a->flags & WW_META_FOLLOW))
@@ -1142,10 +1148,22 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	if (a->path2)
 		off = put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, (const char *)a->path2, a->dfd2,
 				 true, kstr);
+	/* Judged by a file rather than by its name: the file an open opened,
+	 * the descriptor an fd-based call acted on, or the descriptor a
+	 * metadata change names as /dev/stdout, /proc/self/fd/N and the
+	 * like, which it follows. */
+	bool by_file = opened || !a->path;
+	int link_fd = -1;
+
 	if (opened)
 		off = put_file(e, off, WW_SLOT_RESOLVED, ret);
 	else if (!a->path)
 		off = put_file(e, off, WW_SLOT_RESOLVED, a->dfd);
+	else if (is_metadata(a->op) && (a->flags & WW_META_FOLLOW) && !kstr &&
+		 (link_fd = fd_link(e, 0, e->hdr.len[WW_SLOT_PATH])) >= 0) {
+		off = put_file(e, off, WW_SLOT_RESOLVED, link_fd);
+		by_file = true;
+	}
 
 	/* Landlock refused it (or the file's permissions did): unless the
 	 * kernel can tell the write was allowed, it was an attempt outside
@@ -1160,11 +1178,11 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	e->hdr.action = a->action;
 	/* Opening /dev/stdout when it is a pipe, or /proc/self/fd/N of a
 	 * socket or memfd, writes no file. */
-	if (!a->action && (opened || !a->path) && (e->hdr.detached & (1 << WW_SLOT_RESOLVED))) {
+	if (!a->action && by_file && (e->hdr.detached & (1 << WW_SLOT_RESOLVED))) {
 		count(WW_STAT_NOT_FILES);
 		return 0;
 	}
-	if (!a->action && allowed_here(e, a, ret)) {
+	if (!a->action && allowed_here(e, a, ret, by_file)) {
 		count(WW_STAT_ALLOWED);
 		return 0;
 	}

@@ -444,30 +444,40 @@ func TestStandardLibraryTestsStillPass(t *testing.T) {
 // chmod, utimes and setxattr follow a symlink in their last component:
 // through a link inside the allowlist to a file outside it, they are
 // violations on that file, by relative path and by plain name in the
-// allowed directory. lchown acts on the link itself, which is allowed.
+// allowed directory, and so are chmods of /proc/self/fd/N and /dev/stdin
+// open on it. lchown acts on the link itself, which is allowed; a pipe
+// (/dev/stdin) is no file.
 func TestMetadataThroughSymlink(t *testing.T) {
 	root, outside := project(t)
 	target := filepath.Join(outside, "precious.txt")
 	writeFile(t, target, "x\n")
 	must(t, os.Symlink(target, filepath.Join(root, "tests/link")))
 	script := fmt.Sprintf(`%[1]s chmod tests/link
-cd tests && %[1]s utimes link , setxattr link , chown link`, opBin)
+(exec 3<%[2]s; chmod 600 /proc/self/fd/3)
+chmod 600 /dev/stdin < %[2]s
+echo | chmod 600 /dev/stdin
+cd tests && %[1]s utimes link , setxattr link , chown link`, opBin, target)
 	res := ww(t, root, []string{"--audit"}, "sh", "-c", script)
 	if res.code != 0 {
 		t.Fatalf("exit code %d\n%s", res.code, res.stderr)
 	}
-	for _, want := range []struct{ op, requested string }{
-		{"chmod", "tests/link"}, {"utimes", "link"}, {"setxattr", "link"},
+	// The chmods through /proc/self/fd/3 and /dev/stdin join the group of
+	// the first.
+	for _, want := range []struct {
+		op, requested string
+		count         int
+	}{
+		{"chmod", "tests/link", 3}, {"utimes", "link", 1}, {"setxattr", "link", 1},
 	} {
 		v := violation(res.rep, want.op, target)
-		if v == nil || v.RequestedPath != want.requested {
-			t.Errorf("%s through the link: %+v, want a violation on %s requested as %s\n%s",
-				want.op, v, target, want.requested, res.stderr)
+		if v == nil || v.RequestedPath != want.requested || v.Count != want.count {
+			t.Errorf("%s through the link: %+v, want %d on %s, first requested as %s\n%s",
+				want.op, v, want.count, target, want.requested, res.stderr)
 		}
 	}
 	for _, v := range res.rep.Violations {
-		if v.Op == "chown" {
-			t.Errorf("lchown of the link itself reported: %+v", v)
+		if v.Op == "chown" || v.Path != target {
+			t.Errorf("reported, but only the link itself or a pipe was changed: %+v", v)
 		}
 	}
 }

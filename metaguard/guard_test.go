@@ -32,7 +32,7 @@ func mode(t *testing.T, path string) os.FileMode {
 // directory carry on, by absolute and relative path, by fd and from a
 // child process; changes to the protected file fail with EPERM and change
 // nothing, also through a symlink, /proc/self/fd or a relative path from
-// another directory.
+// another directory; a pipe is not a file and carries on.
 func TestGuardAnswersRealCalls(t *testing.T) {
 	if err := metaguard.Supported(); err != nil {
 		t.Fatalf("this kernel cannot run the metadata guard: %v", err)
@@ -59,6 +59,7 @@ check keep chmod 600 keep.txt
 check dotdot sh -c 'cd allowed && chmod 600 ../keep.txt'
 check link chmod 600 allowed/link
 check procfd sh -c 'exec 3<keep.txt; chmod 600 /proc/self/fd/3'
+check pipe sh -c 'echo | chmod 600 /proc/self/fd/0'
 check touch touch keep.txt
 `
 	var out bytes.Buffer
@@ -101,7 +102,7 @@ check touch touch keep.txt
 		name, code, _ := strings.Cut(line, " ")
 		got[name] = code
 	}
-	want := map[string]string{"abs": "0", "rel": "0", "keep": "1", "dotdot": "1", "link": "1", "procfd": "1", "touch": "1"}
+	want := map[string]string{"abs": "0", "rel": "0", "keep": "1", "dotdot": "1", "link": "1", "procfd": "1", "pipe": "0", "touch": "1"}
 	for name, code := range want {
 		if got[name] != code {
 			t.Errorf("%s: exit %q, want %s", name, got[name], code)

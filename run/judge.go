@@ -66,6 +66,17 @@ func (j *judge) targets(ev *tracer.Event, out []target) []target {
 		path := j.view(ev.AppendDir(j.scratch(), tracer.SlotResolved))
 		return append(out, target{op: op, path: path, truncated: ev.Truncated(tracer.SlotResolved)})
 	}
+	// A metadata change through a descriptor's link (/dev/stdout,
+	// /proc/self/fd/N) acts on the file behind the descriptor, which the
+	// kernel sent.
+	if ev.Op.Metadata() && ev.Has(tracer.SlotResolved) {
+		return append(out, target{
+			op:        op,
+			path:      j.view(ev.AppendDir(j.scratch(), tracer.SlotResolved)),
+			requested: slotView(ev, tracer.SlotPath),
+			truncated: ev.Truncated(tracer.SlotResolved),
+		})
+	}
 	// A successful open judges the file the kernel opened, symlinks and
 	// all (the kernel sends no start directory then), except an
 	// O_TMPFILE, whose file has no name yet: its directory is what was
@@ -82,7 +93,11 @@ func (j *judge) targets(ev *tracer.Event, out []target) []target {
 	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir).resolved()
 	// chmod and the like follow a symlink in the last component too:
 	// judge the file it points to, while it is there.
-	if ev.Op.Metadata() && ev.Flags&tracer.MetaFollow != 0 && !t.truncated {
+	// Not under /proc or /dev, whose links (/proc/self, /dev/stdin) would
+	// name writewatch's own files here: the kernel resolved the
+	// descriptor links it knows (see above).
+	if ev.Op.Metadata() && ev.Flags&tracer.MetaFollow != 0 && !t.truncated &&
+		!strings.HasPrefix(t.path, "/proc/") && !strings.HasPrefix(t.path, "/dev/") {
 		if real, err := filepath.EvalSymlinks(t.path); err == nil {
 			t.path = real
 		}
