@@ -306,6 +306,9 @@ func startTrampoline(path string, spec Spec, env []string) (*Process, error) {
 			return nil, fmt.Errorf("%s: %w", text, ErrNotExecutable)
 		}
 	}
+	if strings.HasPrefix(text, "landlock: ") || strings.HasPrefix(text, "metadata guard: ") {
+		return nil, fmt.Errorf("%s: %w", text, ErrConfine)
+	}
 	return nil, fmt.Errorf("start %s: %s", path, text)
 }
 

@@ -127,3 +127,21 @@ func TestLandlockTrampolineExecErrors(t *testing.T) {
 		t.Errorf("not executable: %v, want ErrNotExecutable", err)
 	}
 }
+
+// A ruleset the kernel refuses stops the start with ErrConfine, before
+// COMMAND runs.
+func TestLandlockTrampolineRefused(t *testing.T) {
+	requireLandlock(t)
+	mark := filepath.Join(t.TempDir(), "ran")
+	sh, _ := exec.LookPath("sh")
+	_, err := Start(sh, Spec{
+		Args:     []string{"sh", "-c", "touch " + mark},
+		Landlock: &Landlock{Handled: 1 << 62}, // no such right
+	})
+	if !errors.Is(err, ErrConfine) || !strings.Contains(err.Error(), "landlock: create ruleset") {
+		t.Errorf("err %v, want ErrConfine from the ruleset", err)
+	}
+	if _, serr := os.Stat(mark); serr == nil {
+		t.Error("COMMAND ran")
+	}
+}

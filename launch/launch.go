@@ -22,6 +22,10 @@ var ErrNotFound = errors.New("command not found")
 // ErrNotExecutable means COMMAND exists but cannot be executed.
 var ErrNotExecutable = errors.New("command not executable")
 
+// ErrConfine means the kernel refused to confine COMMAND as asked: the
+// Landlock ruleset or the metadata guard's seccomp filter.
+var ErrConfine = errors.New("the kernel refused to confine COMMAND")
+
 // Spec says what to run and how.
 type Spec struct {
 	Args                  []string // COMMAND and its arguments

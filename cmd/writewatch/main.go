@@ -55,7 +55,7 @@ Exit codes:
                  the push to --pushgateway could not be written
   86             writes outside the allowlist were found (and, with --enforce, refused)
   87             cannot trace here: no privileges, no BTF, kernel too old, or
-                 the enforcement asked for is not available
+                 the enforcement asked for is not available or was refused
   126            COMMAND is not executable
   127            COMMAND was not found
 `
@@ -496,6 +496,9 @@ func startError(stderr io.Writer, name string, err error) int {
 		return exitCannot
 	case errors.Is(err, run.ErrTracer):
 		fmt.Fprintf(stderr, "writewatch: %v\n", err)
+		return exitCannot
+	case errors.Is(err, launch.ErrConfine):
+		fmt.Fprintf(stderr, "writewatch: cannot enforce here: %v (--enforce-with picks another tier; --ignore-metadata goes without the metadata guard)\n", err)
 		return exitCannot
 	}
 	fmt.Fprintf(stderr, "writewatch: %v\n", err)
