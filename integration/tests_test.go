@@ -55,24 +55,30 @@ func whoWrote(t *testing.T, rep report.Report, path string) who {
 }
 
 // The sample Go module, under every go test flag that changes how tests
-// run: each write is attributed to its test exactly, the parallel writer
-// alone (at worst ambiguous between the two parallel tests, never the
-// clean one), TestMain's write to the package's setup.
+// run, and built by each Go release whose layout writewatch tables (the
+// go command fetches those toolchains from the module proxy): each write
+// is attributed to its test exactly, the parallel writer alone (at worst
+// ambiguous between the two parallel tests, never the clean one),
+// TestMain's write to the package's setup.
 func TestGoTestAttribution(t *testing.T) {
 	requireRoot(t)
-	for _, flags := range [][]string{
-		nil,
-		{"-v"},
-		{"-json"},
-		{"-count=2", "-parallel=2"},
-		{"-p=1", "-run", "."},
-		{"-exec", "env"},
-		{"-race"},
-	} {
-		t.Run(strings.Join(flags, " "), func(t *testing.T) {
+	type run struct {
+		flags []string
+		env   []string
+	}
+	runs := []run{
+		{}, {flags: []string{"-v"}}, {flags: []string{"-json"}},
+		{flags: []string{"-count=2", "-parallel=2"}}, {flags: []string{"-p=1", "-run", "."}},
+		{flags: []string{"-exec", "env"}}, {flags: []string{"-race"}},
+	}
+	for _, toolchain := range []string{"go1.24.0", "go1.25.0", "go1.27.3"} {
+		runs = append(runs, run{env: []string{"GOTOOLCHAIN=" + toolchain}})
+	}
+	for _, r := range runs {
+		t.Run(strings.Join(append(r.env, r.flags...), " "), func(t *testing.T) {
 			root := goProject(t)
-			cmd := append(append([]string{"go", "test"}, flags...), "./...")
-			res := ww(t, root, nil, cmd...)
+			cmd := append(append([]string{"go", "test"}, r.flags...), "./...")
+			res := wwEnv(t, root, r.env, nil, cmd...)
 			if res.code != 86 {
 				t.Fatalf("exit %d, want 86\n%s", res.code, res.stderr)
 			}

@@ -34,10 +34,13 @@ type GoLayout struct {
 
 // goLayouts are the offsets per Go release for binaries without DWARF.
 // Each was read from the DWARF of a test binary built by that release
-// (go test -c); TestGoLayoutTable checks the entry of the installed
-// toolchain the same way.
+// (go test -c); TestGoLayoutTableReleases checks every entry the same
+// way, with each release's own toolchain.
 var goLayouts = map[string]GoLayout{
+	"go1.24": {GoidOff: 160, ParentGoidOff: 280, NameOff: 248},
+	"go1.25": {GoidOff: 152, ParentGoidOff: 272, NameOff: 256},
 	"go1.26": {GoidOff: 152, ParentGoidOff: 280, NameOff: 288},
+	"go1.27": {GoidOff: 152, ParentGoidOff: 280, NameOff: 288},
 }
 
 // ErrNotGoTest means the file is not a Go test binary whose tests can be

@@ -1,6 +1,7 @@
 package tracer
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -11,6 +12,14 @@ import (
 // test flags.
 func buildTestBinary(t *testing.T, flags ...string) string {
 	t.Helper()
+	return buildTestBinaryWith(t, "", flags...)
+}
+
+// buildTestBinaryWith builds it with the Go toolchain named (GOTOOLCHAIN;
+// the go command fetches it from the module proxy), or the installed one
+// for "".
+func buildTestBinaryWith(t *testing.T, toolchain string, flags ...string) string {
+	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("needs the go command")
 	}
@@ -18,6 +27,9 @@ func buildTestBinary(t *testing.T, flags ...string) string {
 	args := append(append([]string{"test", "-c", "-o", out}, flags...), ".")
 	cmd := exec.Command("go", args...)
 	cmd.Dir = "../testdata/gotests"
+	if toolchain != "" {
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN="+toolchain)
+	}
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go %v: %v\n%s", args, err, b)
 	}
@@ -45,6 +57,36 @@ func TestGoLayoutTable(t *testing.T) {
 	}
 	if lay.Package != "example.com/gotests" {
 		t.Errorf("package %q", lay.Package)
+	}
+}
+
+// Every release in the table, checked against the DWARF of a test
+// binary its own toolchain built (fetched from the Go module proxy), with
+// the functions the uprobes hook present.
+func TestGoLayoutTableReleases(t *testing.T) {
+	for rel, known := range goLayouts {
+		t.Run(rel, func(t *testing.T) {
+			toolchain := rel + ".0"
+			if rel == release(runtime.Version()) {
+				toolchain = "" // the installed one: TestGoLayoutTable
+			}
+			lay, err := ReadGoLayout(buildTestBinaryWith(t, toolchain))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if release(lay.GoVersion) != rel || !lay.FromDWARF {
+				t.Fatalf("built by %s, DWARF %v", lay.GoVersion, lay.FromDWARF)
+			}
+			if known.GoidOff != lay.GoidOff || known.ParentGoidOff != lay.ParentGoidOff || known.NameOff != lay.NameOff {
+				t.Errorf("goLayouts[%s] = %+v, DWARF says goid %d, parentGoid %d, name %d",
+					rel, known, lay.GoidOff, lay.ParentGoidOff, lay.NameOff)
+			}
+			for _, p := range goProbes {
+				if lay.funcs[p.symbol] == 0 {
+					t.Errorf("no %s in a %s test binary", p.symbol, rel)
+				}
+			}
+		})
 	}
 }
 
