@@ -866,13 +866,27 @@ static __always_inline int stash_fork(struct pt_regs *regs)
 	return 0;
 }
 
+#define TS_COMPAT 0x0002 /* arch/x86/include/asm/thread_info.h */
+
+/*
+ * A 32-bit syscall of an ia32 program: its numbers and argument registers
+ * are not x86-64's, so it must not be read as one (ia32's fork is
+ * x86-64's open). writewatch does not watch those (README, known limits).
+ */
+static __always_inline bool compat_syscall(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT;
+}
+
 /* Enter: remember the arguments of a tracked thread's syscall. */
 static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
 				 const char *path2, __u32 flags, __u32 mode)
 {
 	struct task_state *st = tracked_state();
 
-	if (!st)
+	if (!st || compat_syscall())
 		return 0;
 	st->args.op = op;
 	st->args.dfd = dfd;
@@ -1239,7 +1253,7 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	if (!st->pending) {
 		/* Refused by the metadata guard before sys_enter could see it:
 		 * its arguments are still in the registers. */
-		if (!meta_guard || ret != -EPERM || !st->tracked)
+		if (!meta_guard || ret != -EPERM || !st->tracked || compat_syscall())
 			return 0;
 		if (!stash_meta_call(regs, SYSCALL_NR(regs)) || !st->pending)
 			return 0;

@@ -302,3 +302,24 @@ func eachInvalidByte(s string) string {
 	}
 	return b.String()
 }
+
+// An ia32 program's syscalls are not read with x86-64's numbers: its
+// fork (ia32 syscall 2, x86-64's open) is neither reported as an open
+// nor, under --enforce's kill tier, a reason to kill it.
+func TestIA32SyscallsAreNotMisread(t *testing.T) {
+	requireRoot(t)
+	bin := filepath.Join(t.TempDir(), "fork32")
+	if out, err := exec.Command("cc", "-m32", "-nostdlib", "-static", "-fno-pic", "-O1", "-o", bin, "testdata/fork32.c").CombinedOutput(); err != nil {
+		t.Fatalf("cc -m32 testdata/fork32.c (install gcc): %v\n%s", err, out)
+	}
+	root, _ := project(t)
+	for _, flags := range [][]string{nil, {"--enforce", "--enforce-with", "kill"}} {
+		res := ww(t, root, flags, bin)
+		if res.code != 0 || len(res.rep.Violations) != 0 {
+			t.Errorf("%v: exit %d, %d violations, want 0 and none\n%s", flags, res.code, len(res.rep.Violations), res.stderr)
+		}
+		if res.rep.Processes != 2 {
+			t.Errorf("%v: %d processes traced, want 2 (the ia32 fork is still followed)", flags, res.rep.Processes)
+		}
+	}
+}
