@@ -59,6 +59,14 @@ func WriteGitHubSummary(w io.Writer, r *Report) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
+	if r.LostRefusals > 0 {
+		fmt.Fprintf(&b, "The kernel refused %s outside the allowlist whose %s lost (ring buffer full).\n\n",
+			plural(r.LostRefusals, "write", "writes"), pick(r.LostRefusals == 1, "record was", "records were"))
+		if len(r.Violations) == 0 {
+			_, err := io.WriteString(w, b.String())
+			return err
+		}
+	}
 	fmt.Fprintf(&b, "%s outside the allowlist by `%s`.\n\n", plural(len(r.Violations), "write", "writes"), mdCode(strings.Join(r.Command, " ")))
 	b.WriteString("| Test | Path | Operation | Process |\n|---|---|---|---|\n")
 	for i := range r.Violations {

@@ -97,6 +97,12 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		e.writes = append(e.writes, v)
 	}
 
+	// Refused writes whose records were lost fail a testcase of their own.
+	var lost *entry
+	if r.LostRefusals > 0 {
+		lost = get(caseKey{"writewatch", "refused writes whose records were lost"})
+	}
+
 	out := junitSuites{Name: "writewatch"}
 	suites := map[string]*junitSuite{}
 	var suiteOrder []string
@@ -104,6 +110,12 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		e := cases[k]
 		e.c.Time = strconv.FormatFloat(e.seconds, 'f', 3, 64)
 		switch {
+		case e == lost:
+			e.c.Failure = &junitMessage{
+				Message: "the kernel refused " + plural(r.LostRefusals, "write", "writes") + " outside the allowlist",
+				Type:    junitFailureType,
+				Text:    "Their records were lost (ring buffer full): run again with a larger --ringbuf-mib to see them.",
+			}
 		case len(e.writes) > 0:
 			e.c.Failure = &junitMessage{
 				Message: plural(len(e.writes), "write", "writes") + " outside the allowlist",

@@ -251,6 +251,10 @@ type Report struct {
 	// UnlistedViolations counts writes outside the allowlist to paths
 	// beyond the --max-violations first ones, which are not listed.
 	UnlistedViolations uint64 `json:"unlisted_violations,omitempty"`
+	// LostRefusals counts writes --enforce refused (the kernel's own
+	// count) whose records were lost: they are violations this report
+	// cannot list.
+	LostRefusals uint64 `json:"lost_refusals,omitempty"`
 	// PeakRSS is writewatch's own peak resident memory, in bytes.
 	PeakRSS uint64 `json:"peak_rss_bytes"`
 	// SurvivorsKilled says writewatch killed the survivors (SIGKILL,
@@ -276,7 +280,9 @@ type Report struct {
 }
 
 // Failed reports whether the run found writes outside the allowlist.
-func (r *Report) Failed() bool { return len(r.Violations) > 0 || r.UnlistedViolations > 0 }
+func (r *Report) Failed() bool {
+	return len(r.Violations) > 0 || r.UnlistedViolations > 0 || r.LostRefusals > 0
+}
 
 // MarshalJSON encodes p with "cmdline" as an array even when nil.
 func (p Proc) MarshalJSON() ([]byte, error) {

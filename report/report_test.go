@@ -146,6 +146,20 @@ func enforcedReport() *Report {
 	return r
 }
 
+// lostRefusalsReport is a run under --enforce whose one refused write
+// lost its record: the kernel's count still fails it.
+func lostRefusalsReport() *Report {
+	r := emptyReport()
+	r.Mode = ModeEnforce
+	r.Enforcement = EnforceLandlock
+	r.ExitCode = 86
+	r.CommandExit = 128 + 9
+	r.LostEvents, r.LostWrites = 5845, 5845
+	r.Lost = map[string]uint64{LostRingbufFull: 5845}
+	r.LostRefusals = 1
+	return r
+}
+
 var cases = []struct {
 	name   string
 	report func() *Report
@@ -156,6 +170,7 @@ var cases = []struct {
 	{"survivors", survivorsReport},
 	{"tests", testsReport},
 	{"enforced", enforcedReport},
+	{"lost-refusals", lostRefusalsReport},
 }
 
 // testsReport has violations attributed to Go and pytest tests, a
@@ -199,6 +214,9 @@ func TestFailed(t *testing.T) {
 	}
 	if !richReport().Failed() {
 		t.Error("rich report: Failed() = false")
+	}
+	if !lostRefusalsReport().Failed() {
+		t.Error("a refused write whose record was lost: Failed() = false")
 	}
 }
 

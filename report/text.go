@@ -99,6 +99,11 @@ func (t *textWriter) header(r *Report) {
 			plural(r.Processes, "process", "processes")))
 		return
 	}
+	if len(r.Violations) == 0 && r.UnlistedViolations == 0 {
+		t.line(fmt.Sprintf("writewatch: the kernel refused %s outside the allowlist, but %s lost (ring buffer full)",
+			plural(r.LostRefusals, "write", "writes"), pick(r.LostRefusals == 1, "its record was", "their records were")))
+		return
+	}
 	events := 0
 	for i := range r.Violations {
 		events += max(r.Violations[i].Count, 1)
@@ -120,6 +125,10 @@ func (t *textWriter) warnings(r *Report) {
 		t.line(t.paint(ansiYellow, "writewatch: warning: "+plural(r.UnlistedViolations, "more write", "more writes")+
 			" outside the allowlist, to paths beyond the first "+plural(len(r.Violations), "one", "ones")+
 			", are counted but not listed (--max-violations)"))
+	}
+	if r.LostRefusals > 0 && (len(r.Violations) > 0 || r.UnlistedViolations > 0) {
+		t.line(t.paint(ansiYellow, "writewatch: warning: the kernel refused "+plural(r.LostRefusals, "more write", "more writes")+
+			" outside the allowlist, whose "+pick(r.LostRefusals == 1, "record was", "records were")+" lost (ring buffer full)"))
 	}
 	if r.Enforcement != "" {
 		t.line("writewatch: enforced with " + displayText(r.Enforcement))
@@ -382,6 +391,9 @@ func (t *textWriter) howToFix(r *Report) {
 	}
 	if denied > 0 {
 		t.line("  - Writes marked \"denied by\" match a deny rule: an allow entry does not lift it; change that rule if they are expected.")
+	}
+	if r.LostRefusals > 0 {
+		t.line("  - To see every refused write, run again with a larger ring buffer (--ringbuf-mib).")
 	}
 	t.line("  - Otherwise make the tests write under a temporary directory instead:")
 	t.line("    t.TempDir() in Go, the tmp_path fixture in pytest.")

@@ -258,6 +258,9 @@ func Run(cfg Config) (*report.Report, error) {
 		if u := stats.Unattributed(); len(u) > 0 {
 			rep.Unattributed = u
 		}
+		if cfg.Enforce != nil {
+			rep.LostRefusals = s.lostRefusals(cfg.Enforce.Tier, stats)
+		}
 	}
 	if tee != nil {
 		for _, res := range tee.finish(time.Second) {
@@ -279,19 +282,23 @@ type group struct{ op, path, role, who string }
 type session struct {
 	// repeatOf maps a sent write's repeat key to the violations it made,
 	// so the kernel's counts of its repeats can be added at the end.
-	repeatOf  map[tracer.RepeatKey][]group
-	cfg       Config
-	progress  *Progress
-	tr        *tracer.Tracer
-	tree      *attribution.Tree
-	tests     *attribution.Tests
-	builder   *report.Builder
-	judge     judge
-	targets   []target
-	writes    uint64
-	toolchain uint64
-	seen      int // processes, as last stored in progress
-	exit      int
+	repeatOf map[tracer.RepeatKey][]group
+	cfg      Config
+	progress *Progress
+	tr       *tracer.Tracer
+	tree     *attribution.Tree
+	tests    *attribution.Tests
+	builder  *report.Builder
+	judge    judge
+	targets  []target
+	writes   uint64
+	// blocked and killed count the records of writes enforcement acted on,
+	// by action bit, to find those the kernel counted but whose records
+	// were lost.
+	blocked, killed uint64
+	toolchain       uint64
+	seen            int // processes, as last stored in progress
+	exit            int
 }
 
 // loop reads records until COMMAND has exited and its tree is empty (or
@@ -387,6 +394,12 @@ func (s *session) handle(ev *tracer.Event) {
 	}
 	s.writes++
 	s.progress.events.Add(1)
+	if ev.Action&tracer.ActionBlocked != 0 {
+		s.blocked++
+	}
+	if ev.Action&tracer.ActionKilled != 0 {
+		s.killed++
+	}
 	s.targets = s.judge.targets(ev, s.targets[:0])
 	rk, repeatable := ev.RepeatKey()
 	var (
@@ -476,6 +489,18 @@ func (s *session) handle(ev *tracer.Event) {
 		s.builder.Add(v)
 		s.progress.violation(v.Op, v.Action, true)
 	}
+}
+
+// lostRefusals is how many writes the kernel refused (its own count)
+// whose records never arrived: the ring buffer was full. The kill tier
+// counts kills; the others count refusals, less the LSM programs'
+// refusals of syscalls writewatch does not record.
+func (s *session) lostRefusals(tier enforce.Tier, st tracer.Stats) uint64 {
+	if tier == enforce.Kill {
+		return st.Killed - min(st.Killed, s.killed)
+	}
+	counted := st.Blocked - min(st.Blocked, st.Unmarked)
+	return counted - min(counted, s.blocked)
 }
 
 // runningText names the tests running for the status line: the first,
