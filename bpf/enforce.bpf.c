@@ -32,11 +32,8 @@ const volatile bool enforce_kill = true;
  * if asked. */
 static __always_inline int refuse(struct task_state *st)
 {
-	__u32 action = WW_ACT_BLOCKED;
+	__u32 action = refuse_current(enforce_kill);
 
-	count(WW_STAT_BLOCKED);
-	if (enforce_kill && kill_current())
-		action |= WW_ACT_KILLED;
 	if (st->pending)
 		st->args.action |= action;
 	else

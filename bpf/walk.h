@@ -247,4 +247,16 @@ static __always_inline bool kill_current(void)
 	return true;
 }
 
+/* Enforcement refused the current syscall: count it, once, and kill the
+ * writer when asked. Returns the enum ww_action bits. */
+static __always_inline __u32 refuse_current(bool kill)
+{
+	__u32 action = WW_ACT_BLOCKED;
+
+	count(WW_STAT_BLOCKED);
+	if (kill && kill_current())
+		action |= WW_ACT_KILLED;
+	return action;
+}
+
 #endif

@@ -897,7 +897,10 @@ static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
 	st->args.path2 = (__u64)path2;
 	st->args.action = 0;
 	st->pending = 1;
-	if (enforce_tier == WW_TIER_KILL || (enforce_tier != WW_TIER_NONE && !meta_guard && is_metadata(op)))
+	/* The kill tier judges every write here; the other tiers judge only
+	 * metadata changes, which they cannot refuse, unless the metadata
+	 * guard refuses those (then sys_exit reports what it refused). */
+	if (enforce_tier != WW_TIER_NONE && (is_metadata(op) ? !meta_guard : enforce_tier == WW_TIER_KILL))
 		st->args.action = judge_enter(st->args.path, dfd, st->args.path2, dfd2);
 	return 0;
 }
@@ -1182,13 +1185,9 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	/* Landlock refused it (or the file's permissions did): unless the
 	 * kernel can tell the write was allowed, it was an attempt outside
 	 * the allowlist, and the writer is killed before it returns. */
-	if (enforce_tier == WW_TIER_LANDLOCK && (ret == -EACCES || ret == -EPERM) && !kstr &&
-	    a->path && !enforce_allowed(e, a->path2)) {
-		a->action |= WW_ACT_BLOCKED;
-		count(WW_STAT_BLOCKED);
-		if (enforce_kill && kill_current())
-			a->action |= WW_ACT_KILLED;
-	}
+	if (enforce_tier == WW_TIER_LANDLOCK && !(a->action & WW_ACT_BLOCKED) &&
+	    (ret == -EACCES || ret == -EPERM) && !kstr && a->path && !enforce_allowed(e, a->path2))
+		a->action |= refuse_current(enforce_kill && !(a->action & WW_ACT_KILLED));
 	e->hdr.action = a->action;
 	/* Opening /dev/stdout when it is a pipe, or /proc/self/fd/N of a
 	 * socket or memfd, writes no file. */
@@ -1257,10 +1256,7 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 			return 0;
 		if (!stash_meta_call(regs, SYSCALL_NR(regs)) || !st->pending)
 			return 0;
-		st->args.action = WW_ACT_BLOCKED;
-		count(WW_STAT_BLOCKED);
-		if (enforce_kill && kill_current())
-			st->args.action |= WW_ACT_KILLED;
+		st->args.action = refuse_current(enforce_kill);
 	}
 	a = st->args;
 	st->pending = 0;

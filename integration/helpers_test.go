@@ -145,6 +145,11 @@ func wwEnv(t *testing.T, dir string, env []string, flags []string, command ...st
 			t.Fatalf("parse report: %v\n%s", err, data)
 		}
 	}
+	// The kernel's count of refusals agrees with the records, in every
+	// run, unless records were lost.
+	if res.rep.LostRefusals > 0 && res.rep.LostWrites == 0 {
+		t.Errorf("%d lost refusals, but no write record was lost\n%s", res.rep.LostRefusals, res.stderr)
+	}
 	return res
 }
 
