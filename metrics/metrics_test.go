@@ -63,6 +63,7 @@ func dirtyReport() *report.Report {
 		{Op: report.OpRename, Path: "/home/dev/a", Role: report.RoleOld, Count: 2, Action: report.ActionReported},
 		{Op: report.OpRename, Path: "/home/dev/b", Role: report.RoleNew, Count: 2, Action: report.ActionReported},
 		{Op: report.OpUnlink, Path: "/home/dev/gone", Action: report.ActionReported}, // Count 0 stands for 1
+		{Op: report.OpChmod, Path: "/home/dev/.bashrc", Count: 2, Action: report.ActionBlockedKilled},
 	}
 	r.Survivors = []report.Proc{{PID: 42, Comm: "sleep"}}
 	return r
@@ -131,7 +132,7 @@ func TestLiveValues(t *testing.T) {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
-	if got, _ := value(mfs, NameViolations, map[string]string{"op": "open"}); got != 5 {
+	if got, _ := value(mfs, NameViolations, map[string]string{"op": "open", "action": "reported"}); got != 5 {
 		t.Errorf("open violations %v, want 5", got)
 	}
 	if got, _ := value(mfs, NameLost, map[string]string{"cause": run.LostCauses[0]}); got != 3 {
@@ -158,6 +159,9 @@ func TestFinalValuesMatchTheReport(t *testing.T) {
 		{NameViolations, map[string]string{"op": "mkdir", "action": "reported"}, 0},
 		{NameGroups, map[string]string{"op": "open", "action": "reported"}, 2},
 		{NameGroups, map[string]string{"op": "rename", "action": "reported"}, 2},
+		{NameViolations, map[string]string{"op": "chmod", "action": "blocked+killed"}, 2},
+		{NameGroups, map[string]string{"op": "chmod", "action": "blocked+killed"}, 1},
+		{NameViolations, map[string]string{"op": "chmod", "action": "reported"}, 0},
 		{NameLost, map[string]string{"cause": "ringbuf_full"}, 5},
 		{NameLost, map[string]string{"cause": "proc_map_full"}, 2},
 		{NameEvents, nil, 1234},

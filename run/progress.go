@@ -16,11 +16,13 @@ var Ops = [...]string{
 	report.OpChmod, report.OpChown, report.OpUtimes, report.OpSetxattr, report.OpRemovexattr,
 }
 
-// Actions lists every Violation.Action, indexed like Ops.
-var Actions = [...]string{report.ActionReported}
+// Actions lists every Violation.Action, in a fixed order: the index of an
+// action in Actions is its second index in Snapshot.Violations and
+// Snapshot.Groups.
+var Actions = [...]string{report.ActionReported, report.ActionBlocked, report.ActionKilled, report.ActionBlockedKilled}
 
-// LostCauses lists the causes of lost events (the keys of Report.Lost),
-// indexed like Ops.
+// LostCauses lists the causes of lost events (the keys of Report.Lost), in
+// a fixed order: the index of a cause is its index in Snapshot.Lost.
 var LostCauses = [...]string{report.LostRingbufFull, report.LostProcMapFull}
 
 // OpIndex returns the index of op in Ops, or -1.

@@ -25,6 +25,21 @@ func TestOpsCoverTracerOps(t *testing.T) {
 	}
 }
 
+// Every action a violation can have is counted live: an action missing
+// from Actions would be dropped without a word.
+func TestActionsCoverReportActions(t *testing.T) {
+	var p Progress
+	for _, a := range []string{report.ActionReported, report.ActionBlocked, report.ActionKilled, report.ActionBlockedKilled} {
+		if ActionIndex(a) < 0 {
+			t.Errorf("action %q missing from Actions", a)
+		}
+		p.violation(report.OpChmod, a, true)
+	}
+	if s := p.Snapshot(); s.TotalGroups() != 4 {
+		t.Errorf("%d groups counted, want 4", s.TotalGroups())
+	}
+}
+
 func TestProgressSnapshot(t *testing.T) {
 	var p Progress
 	if s := p.Snapshot(); !s.Started.IsZero() || s.Events != 0 || s.Test != "" {

@@ -438,7 +438,7 @@ func (s *session) handle(ev *tracer.Event) {
 			continue
 		}
 		if s.builder.Repeat(t.op, t.path, t.role, whoKey) {
-			s.progress.violation(t.op, report.ActionReported, false)
+			s.progress.violation(t.op, action(ev.Action), false)
 			if repeatable && !slices.Contains(s.repeatOf[rk], group{t.op, t.path, t.role, whoKey}) {
 				s.repeatOf[rk] = append(s.repeatOf[rk], group{t.op, strings.Clone(t.path), t.role, whoKey})
 			}
@@ -446,7 +446,7 @@ func (s *session) handle(ev *tracer.Event) {
 		}
 		if s.builder.Full() {
 			s.builder.Unlisted++
-			s.progress.violation(t.op, report.ActionReported, false)
+			s.progress.violation(t.op, action(ev.Action), false)
 			continue
 		}
 		// A new violation: keep copies of the strings, which are views of
