@@ -390,3 +390,49 @@ a 'begin?id=B'; echo > f`
 		t.Errorf("counts by test: %v, want A:2 B:1\n%s", got, res.stderr)
 	}
 }
+
+// goTestBinary is testdata/gotests' test binary linked like go test links
+// it (no DWARF), or the one the VM harness brings (make vmtest), where
+// there is no go command.
+func goTestBinary(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("WRITEWATCH_IT_GOTESTS"); bin != "" {
+		return bin
+	}
+	bin := filepath.Join(t.TempDir(), "gotests.test")
+	cmd := exec.Command("go", "test", "-c", "-ldflags=-w", "-o", bin, ".")
+	cmd.Dir = "../testdata/gotests"
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go test -c: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// A Go test binary run directly, as COMMAND: its tests are told apart
+// through the uprobes, on every kernel the harness boots too (uprobe_multi
+// links where the kernel has them, perf-event uprobes before Linux 6.6).
+func TestGoTestBinaryFollowed(t *testing.T) {
+	requireRoot(t)
+	bin := goTestBinary(t)
+	root, _ := project(t)
+	res := ww(t, root, nil, bin, "-test.run", "^(TestSequentialWrites|TestWithSubtests|TestGoroutineWrites|TestChildProcessWrites|TestCleanupWrites|TestClean)$")
+	if res.code != 86 {
+		t.Fatalf("exit %d, want 86\n%s", res.code, res.stderr)
+	}
+	if len(res.rep.Packages) != 1 || !res.rep.Packages[0].Followed {
+		t.Fatalf("the test binary was not followed: %+v\n%s", res.rep.Packages, res.stderr)
+	}
+	const pkg = "example.com/gotests"
+	for path, want := range map[string]who{
+		"sequential.txt": {pkg: pkg, test: "TestSequentialWrites", phase: "test"},
+		"subtest.txt":    {pkg: pkg, test: "TestWithSubtests/writes", phase: "test"},
+		"goroutine.txt":  {pkg: pkg, test: "TestGoroutineWrites", phase: "test"},
+		"child.txt":      {pkg: pkg, test: "TestChildProcessWrites", phase: "test"},
+		"cleanup.txt":    {pkg: pkg, test: "TestCleanupWrites", phase: "cleanup"},
+		"testmain.txt":   {pkg: pkg, phase: "setup"},
+	} {
+		if got := whoWrote(t, res.rep, filepath.Join(root, path)); got.pkg != want.pkg || got.test != want.test || got.phase != want.phase || len(got.ambiguous) != 0 {
+			t.Errorf("%s: got %+v, want %+v", path, got, want)
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
@@ -174,19 +175,16 @@ func New(opts Options) (*Tracer, error) {
 	// The Go test uprobes use uprobe_multi links (Linux 6.6) when the
 	// kernel has them: closing one costs one RCU grace period, while
 	// closing perf-event uprobes is serialized, one grace period each.
-	goProgs := []*ebpf.ProgramSpec{spec.Programs["go_test_start"], spec.Programs["go_test_end"], spec.Programs["go_new_goroutine"]}
-	for _, p := range goProgs {
-		p.AttachType = ebpf.AttachTraceUprobeMulti
+	// Loading does not tell: older kernels load such programs and refuse
+	// only their links, so the kernel is asked with a trial link.
+	t.multi = features.HaveBPFLinkUprobeMulti() == nil
+	if t.multi {
+		for _, name := range []string{"go_test_start", "go_test_end", "go_new_goroutine"} {
+			spec.Programs[name].AttachType = ebpf.AttachTraceUprobeMulti
+		}
 	}
-	t.multi = true
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
-		for _, p := range goProgs {
-			p.AttachType = ebpf.AttachNone
-		}
-		t.multi = false
-		if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
-			return nil, classify("load BPF programs", err)
-		}
+		return nil, classify("load BPF programs", err)
 	}
 	if err := t.setMarks(opts.Marks); err != nil {
 		t.Close()

@@ -13,7 +13,8 @@
 #   VMTEST_KERNELS  package name patterns to test (default: the newest 6.1 and 6.12 cloud kernels)
 #   VMTEST_CACHE    where kernels are kept (default /var/cache/writewatch-vmtest, or $XDG_CACHE_HOME/writewatch-vmtest)
 #   VMTEST_TIMEOUT  seconds one boot may take (default 600)
-#   VMTEST_RUN      tests to run (default: the enforcement tests and two tracing ones)
+#   VMTEST_RUN      tests to run (default: the enforcement tests, two tracing
+#                   ones and Go test attribution)
 #   VMTEST_TIER     the tier the tests force (default lsm; another one shows that the checks can fail)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,7 +26,7 @@ die() {
 }
 
 timeout_s=${VMTEST_TIMEOUT:-600}
-run=${VMTEST_RUN:-'^(TestEnforce|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$)'}
+run=${VMTEST_RUN:-'^(TestEnforce|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$)'}
 if [ -n "${VMTEST_CACHE:-}" ]; then
 	cache=$VMTEST_CACHE
 elif [ "$(id -u)" = 0 ]; then
@@ -109,6 +110,7 @@ export CGO_ENABLED=0
 go build -o "$root/writewatch" ./cmd/writewatch
 go build -o "$root/wwop" ./integration/testdata/wwop
 go test -c -o "$root/integration.test" ./integration
+(cd testdata/gotests && go test -c -ldflags=-w -o "$root/gotests.test" .)
 cp /bin/busybox "$root/bin/busybox"
 cp vmtest/init "$root/init"
 chmod 755 "$root/init"
@@ -154,4 +156,4 @@ for pkg in "${kernels[@]}"; do
 	fi
 done
 [ "$failed" = 0 ] || die "see above"
-echo "vmtest: PASS: the enforcement tests pass with the lsm tier on ${kernels[*]}"
+echo "vmtest: PASS: the enforcement and Go test attribution tests pass with the lsm tier on ${kernels[*]}"
