@@ -376,7 +376,10 @@ func (s *session) handle(ev *tracer.Event) {
 	}
 	switch ev.Kind {
 	case tracer.KindWrite:
-		if ev.Op == tracer.OpOpen && s.tests.Marker(ev.TGID, ev.String(tracer.SlotPath)) {
+		// Only an announcement's path is copied for Marker, which keeps
+		// parts of it.
+		if ev.Op == tracer.OpOpen && strings.HasPrefix(slotView(ev, tracer.SlotPath), attribution.MarkerPrefix) &&
+			s.tests.Marker(ev.TGID, ev.String(tracer.SlotPath)) {
 			return // a test boundary, not a write
 		}
 	case tracer.KindExec:
@@ -413,8 +416,8 @@ func (s *session) handle(ev *tracer.Event) {
 	// or was killed. Unless another path of the same call was outside
 	// the allowlist: that one explains it.
 	refusedAllowed := ev.Action != 0
-	for _, t := range s.targets {
-		if ok, _ := s.cfg.Allow.Match(t.path); !ok || t.truncated {
+	for i := 0; refusedAllowed && i < len(s.targets); i++ {
+		if ok, _ := s.cfg.Allow.Match(s.targets[i].path); !ok || s.targets[i].truncated {
 			refusedAllowed = false
 		}
 	}
