@@ -61,15 +61,9 @@ func (j *judge) targets(ev *tracer.Event, out []target) []target {
 		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath, tracer.SlotDir).resolved())
 	}
 	// A call on a file descriptor (fchmod, fsetxattr, futimens...) acts on
-	// the file the kernel found behind it.
-	if !ev.Has(tracer.SlotPath) && ev.Has(tracer.SlotResolved) {
-		path := j.view(ev.AppendDir(j.scratch(), tracer.SlotResolved))
-		return append(out, target{op: op, path: path, truncated: ev.Truncated(tracer.SlotResolved)})
-	}
-	// A metadata change through a descriptor's link (/dev/stdout,
-	// /proc/self/fd/N) acts on the file behind the descriptor, which the
-	// kernel sent.
-	if ev.Op.Metadata() && ev.Has(tracer.SlotResolved) {
+	// the file the kernel found behind it, and so does a metadata change
+	// through a descriptor's link (/dev/stdout, /proc/self/fd/N).
+	if ev.Has(tracer.SlotResolved) && (!ev.Has(tracer.SlotPath) || ev.Op.Metadata()) {
 		return append(out, target{
 			op:        op,
 			path:      j.view(ev.AppendDir(j.scratch(), tracer.SlotResolved)),
