@@ -60,8 +60,6 @@ static __always_inline __u64 scalar(const void *p)
  */
 static __always_inline bool marks_allow(struct dentry *dentry, struct vfsmount *mnt)
 {
-	if (!dentry || !mnt || (mark_of(dentry) & WW_MARK_DENY))
-		return false;
 	return file_allowed(scalar(dentry), scalar(mnt));
 }
 

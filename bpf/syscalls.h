@@ -48,15 +48,19 @@
 #define NR_fchmodat2  452
 #define NR_setxattrat 463
 #define NR_removexattrat 466
+/* The metadata changes: their cases in sys_enter, and stash_meta_call. */
+#define META_SYSCALLS(X) \
+	X(chmod) X(fchmod) X(fchmodat) X(fchmodat2) X(chown) X(lchown) X(fchown) \
+	X(fchownat) X(utime) X(utimes) X(futimesat) X(utimensat) X(setxattr) \
+	X(lsetxattr) X(fsetxattr) X(setxattrat) X(removexattr) X(lremovexattr) \
+	X(fremovexattr) X(removexattrat)
+
 /* The syscalls whose arguments sys_enter stores for sys_exit: every case of
  * sys_enter's switch but the fork family. Keep the two in step. */
 #define STASHING_SYSCALLS(X) \
 	X(open) X(openat) X(openat2) X(creat) X(truncate) X(rename) X(renameat) \
 	X(renameat2) X(unlink) X(unlinkat) X(rmdir) X(mkdir) X(mkdirat) X(link) \
-	X(linkat) X(symlink) X(symlinkat) X(mknod) X(mknodat) X(chmod) X(fchmod) \
-	X(fchmodat) X(fchmodat2) X(chown) X(lchown) X(fchown) X(fchownat) X(utime) \
-	X(utimes) X(futimesat) X(utimensat) X(setxattr) X(lsetxattr) X(fsetxattr) \
-	X(setxattrat) X(removexattr) X(lremovexattr) X(fremovexattr) X(removexattrat)
+	X(linkat) X(symlink) X(symlinkat) X(mknod) X(mknodat) META_SYSCALLS(X)
 
 /* The syscall number, as sys_exit sees it. */
 #define SYSCALL_NR(regs) ((regs)->orig_ax)

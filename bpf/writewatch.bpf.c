@@ -3,10 +3,11 @@
  * writewatch kernel side: follow one process tree and report every
  * write-intent filesystem syscall it makes.
  *
- * Each sys_enter_* program stores its arguments for the calling thread;
- * the single sys_exit program sends the record with the return value and
- * always deletes the stored arguments. sched_process_fork adds new
- * processes of the tree before they run; sched_process_exit removes them.
+ * The sys_enter program stores a write's arguments in the calling
+ * thread's task storage; the sys_exit program sends the record with the
+ * return value and always clears the stored arguments. sched_process_fork
+ * adds new threads and processes of the tree before they run;
+ * sched_process_exit removes them.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -440,10 +441,8 @@ static __always_inline struct file *fd_file(int fd)
 	return f;
 }
 
-static __always_inline __u32 put_file(struct event *e, __u32 off, int slot, int fd)
+static __always_inline __u32 put_file(struct event *e, __u32 off, int slot, struct file *f)
 {
-	struct file *f = fd_file(fd);
-
 	if (!f)
 		return off;
 	e->hdr.ino = BPF_CORE_READ(f, f_inode, i_ino);
@@ -460,7 +459,7 @@ static __always_inline __u32 put_dir(struct event *e, __u32 off, int slot, int d
 	if (dfd == AT_FDCWD)
 		return put_path(e, off, slot, (__u64)BPF_CORE_READ(task, fs, pwd.dentry),
 				(__u64)BPF_CORE_READ(task, fs, pwd.mnt));
-	return put_file(e, off, slot, dfd);
+	return put_file(e, off, slot, fd_file(dfd));
 }
 
 /* A path string, with its start directory when it is relative and the
@@ -937,6 +936,7 @@ static __always_inline int stash_unlinkat(int dfd, const char *path, __u32 flags
 	return stash(flags & AT_REMOVEDIR ? WW_OP_RMDIR : WW_OP_UNLINK, dfd, path, 0, NULL, flags, 0);
 }
 
+#define STASHING_CASE(name) case NR_##name:
 #define ARG(n) ((unsigned long)SYSCALL_ARG##n(regs))
 #define STR(n) ((const char *)ARG(n))
 
@@ -997,11 +997,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 	case NR_symlinkat:  return stash(WW_OP_SYMLINK, ARG(2), STR(3), 0, NULL, 0, 0);
 	case NR_mknod:      return stash(WW_OP_MKNOD, AT_FDCWD, STR(1), 0, NULL, 0, ARG(2));
 	case NR_mknodat:    return stash(WW_OP_MKNOD, ARG(1), STR(2), 0, NULL, 0, ARG(3));
-	case NR_chmod: case NR_fchmod: case NR_fchmodat: case NR_fchmodat2:
-	case NR_chown: case NR_lchown: case NR_fchown: case NR_fchownat:
-	case NR_utime: case NR_utimes: case NR_futimesat: case NR_utimensat:
-	case NR_setxattr: case NR_lsetxattr: case NR_fsetxattr: case NR_setxattrat:
-	case NR_removexattr: case NR_lremovexattr: case NR_fremovexattr: case NR_removexattrat:
+	META_SYSCALLS(STASHING_CASE)
 		stash_meta_call(regs, id);
 		return 0;
 	case NR_clone: case NR_clone3: case NR_fork: case NR_vfork:
@@ -1055,7 +1051,7 @@ static __always_inline bool plain_name(struct event *e, __u32 start, __u32 len)
  * successful open opened, or a plain name right inside a walked
  * directory. Everything else goes to user space, which judges by path.
  */
-static __always_inline bool allowed_here(struct event *e, struct args *a, long ret, bool by_file)
+static __always_inline bool allowed_here(struct event *e, struct args *a, bool by_file)
 {
 	__u16 clean = e->hdr.clean;
 
@@ -1075,12 +1071,6 @@ static __always_inline bool allowed_here(struct event *e, struct args *a, long r
 			  e->hdr.len[WW_SLOT_PATH2]);
 }
 
-/*
- * Send the record of one write: its paths, the directories relative paths
- * start from, and the file an open opened or an fd-based call acted on,
- * unless the kernel can tell from the marks that it is allowed. Paths of
- * io_uring requests are kernel strings.
- */
 /* Is the path slot a test-boundary announcement (PROTOCOL.md)? */
 static __always_inline bool is_marker(struct event *e)
 {
@@ -1125,17 +1115,29 @@ static __always_inline bool counted_repeat(struct file *f, struct args *a, struc
 	return true;
 }
 
+/*
+ * Send the record of one write: its paths, the directories relative paths
+ * start from, and the file an open opened or an fd-based call acted on,
+ * unless the kernel can tell from the marks that it is allowed. Paths of
+ * io_uring requests are kernel strings.
+ */
 static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16 via,
 				      struct pt_regs *regs)
 {
 	bool kstr = via == WW_VIA_IO_URING;
 	bool opened = (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !kstr &&
 		      !(a->flags & __O_TMPFILE);
+	/* Judged by a file rather than by its name: the file an open opened,
+	 * the descriptor an fd-based call acted on, or (below) the descriptor
+	 * a metadata change names as /dev/stdout, /proc/self/fd/N and the
+	 * like, which it follows. */
+	bool by_file = opened || !a->path;
 	struct file *f = NULL;
 	struct event *e;
+	int link_fd;
 	__u32 off = 0;
 
-	if (opened || !a->path)
+	if (by_file)
 		f = fd_file(opened ? ret : a->dfd);
 	/* Most writes of a test run go to allowed places, and a loop writes
 	 * the same file again and again: settle both before building
@@ -1165,20 +1167,11 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	if (a->path2)
 		off = put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, (const char *)a->path2, a->dfd2,
 				 true, kstr);
-	/* Judged by a file rather than by its name: the file an open opened,
-	 * the descriptor an fd-based call acted on, or the descriptor a
-	 * metadata change names as /dev/stdout, /proc/self/fd/N and the
-	 * like, which it follows. */
-	bool by_file = opened || !a->path;
-	int link_fd = -1;
-
-	if (opened)
-		off = put_file(e, off, WW_SLOT_RESOLVED, ret);
-	else if (!a->path)
-		off = put_file(e, off, WW_SLOT_RESOLVED, a->dfd);
+	if (by_file)
+		off = put_file(e, off, WW_SLOT_RESOLVED, f);
 	else if (is_metadata(a->op) && (a->flags & WW_META_FOLLOW) && !kstr &&
 		 (link_fd = fd_link(e, 0, e->hdr.len[WW_SLOT_PATH])) >= 0) {
-		off = put_file(e, off, WW_SLOT_RESOLVED, link_fd);
+		off = put_file(e, off, WW_SLOT_RESOLVED, fd_file(link_fd));
 		by_file = true;
 	}
 
@@ -1195,7 +1188,7 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 		count(WW_STAT_NOT_FILES);
 		return 0;
 	}
-	if (!a->action && allowed_here(e, a, ret, by_file)) {
+	if (!a->action && allowed_here(e, a, by_file)) {
 		count(WW_STAT_ALLOWED);
 		return 0;
 	}
@@ -1224,8 +1217,6 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	}
 	return 0;
 }
-
-#define STASHING_CASE(name) case NR_##name:
 
 static __always_inline bool stashing(long nr)
 {

@@ -99,7 +99,6 @@ enum ww_mark {
 	WW_MARK_FINAL = 4, /* with ALLOW: no deny mark above it, so reaching it decides */
 };
 
-/* How --enforce enforces (set by the loader), see enforce.Tier. */
 /* hdr.flags of a metadata change (chmod, chown, utimes, xattrs) by path:
  * the call follows a symlink in the path's last component, so user space
  * judges the file the link points to. */
@@ -107,6 +106,7 @@ enum ww_meta_flag {
 	WW_META_FOLLOW = 1,
 };
 
+/* How --enforce enforces (set by the loader), see enforce.Tier. */
 enum ww_tier {
 	WW_TIER_NONE     = 0, /* report only */
 	WW_TIER_LSM      = 1, /* BPF LSM programs refuse the write (bpf/enforce.bpf.c) */
