@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 const projConfig = "/proj/.writewatch.yaml"
@@ -571,5 +573,41 @@ func TestSymlinkedDirs(t *testing.T) {
 func TestKindString(t *testing.T) {
 	if Allow.String() != "allow" || Deny.String() != "deny" || Kind(7).String() != "Kind(7)" {
 		t.Error("Kind.String")
+	}
+}
+
+// Literal names a path exactly, whatever its characters: the entry
+// matches that path and not the paths its characters would match as a
+// pattern.
+func TestLiteralEntries(t *testing.T) {
+	for name, other := range map[string]string{
+		"b[1]":   "b1",
+		`a\c`:    "ac",
+		"x*y":    "xzy",
+		"q?":     "qz",
+		"$HOME":  "/home/u",
+		"~tilde": "",
+		"plain":  "",
+	} {
+		data, err := yaml.Marshal(map[string]any{"allow": []string{Literal(name)}, "defaults": false})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := loadConfig(t, string(data), Options{Home: "/home/u", Getenv: mapEnv(map[string]string{"HOME": "/home/u"})})
+		if err != nil {
+			t.Errorf("%q: entry %q: %v", name, Literal(name), err)
+			continue
+		}
+		if ok, _ := l.Match("/proj/" + name); !ok {
+			t.Errorf("%q: entry %q does not match it", name, Literal(name))
+		}
+		if other != "" {
+			if !strings.HasPrefix(other, "/") {
+				other = "/proj/" + other
+			}
+			if ok, _ := l.Match(other); ok {
+				t.Errorf("%q: entry %q also matches %s", name, Literal(name), other)
+			}
+		}
 	}
 }

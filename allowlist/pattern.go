@@ -366,6 +366,17 @@ func escapeGlob(s string) string {
 	return b.String()
 }
 
+// Literal returns the config entry that names exactly path, whatever its
+// characters: pattern characters and '$' are escaped, and a relative path
+// starting with '~' gets "./" in front, so that nothing in it is expanded.
+func Literal(path string) string {
+	s := strings.ReplaceAll(escapeGlob(path), "$", `\$`)
+	if strings.HasPrefix(s, "~") {
+		s = "./" + s
+	}
+	return s
+}
+
 // CanMatchBelow reports whether the pattern may match some path strictly
 // below dir, an absolute, clean directory: whether a write somewhere under
 // dir could be one the pattern names. It errs on the side of true: a

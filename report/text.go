@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/writewatch/writewatch/allowlist"
 )
 
 // TextOptions controls WriteText.
@@ -19,10 +21,6 @@ type TextOptions struct {
 	// warnings. Without it the output is plain text.
 	Color bool
 }
-
-// DefaultConfigName is the config file name suggested when the run had
-// none.
-const DefaultConfigName = ".writewatch.yaml"
 
 const (
 	// lineWidth is the width that process lines are shortened to.
@@ -360,7 +358,7 @@ func (t *textWriter) howToFix(r *Report) {
 	slices.Sort(paths)
 	entries := make([]string, len(paths)) // YAML list items
 	for i, p := range paths {
-		if s, ok := yamlScalar(p); ok {
+		if s, ok := yamlScalar(allowlist.Literal(p)); ok {
 			entries[i] = "- " + s
 		} else {
 			entries[i] = "# " + displayPath(p) + " is not valid UTF-8: allow a directory above it"
@@ -371,7 +369,7 @@ func (t *textWriter) howToFix(r *Report) {
 	t.line("How to fix:")
 	if len(entries) > 0 {
 		if r.ConfigFile == "" {
-			t.line("  - If these writes are expected, create ", DefaultConfigName, " in ", displayPath(r.WorkDir), " with:")
+			t.line("  - If these writes are expected, create ", allowlist.ConfigFileName, " in ", displayPath(r.WorkDir), " with:")
 		} else {
 			t.line("  - If these writes are expected, add them to the allow list in ", displayPath(configName(r)), ":")
 		}
@@ -387,7 +385,7 @@ func (t *textWriter) howToFix(r *Report) {
 		}
 	} else if truncated > 0 {
 		t.line("  - If these writes are expected, allow a directory above the truncated ",
-			pick(truncated == 1, "path", "paths"), " in ", pick(r.ConfigFile == "", DefaultConfigName, displayPath(configName(r))), ".")
+			pick(truncated == 1, "path", "paths"), " in ", pick(r.ConfigFile == "", allowlist.ConfigFileName, displayPath(configName(r))), ".")
 	}
 	if denied > 0 {
 		t.line("  - Writes marked \"denied by\" match a deny rule: an allow entry does not lift it; change that rule if they are expected.")

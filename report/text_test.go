@@ -187,6 +187,19 @@ func TestTextHowToFix(t *testing.T) {
 	if out := writeText(t, lostReport()); strings.Contains(out, "How to fix") {
 		t.Errorf("How to fix block without violations:\n%s", out)
 	}
+
+	// A suggested entry names its path exactly: pattern characters and
+	// '$' escaped, a leading '~' kept from expanding.
+	r := survivorsReport()
+	r.Violations[0].Path = "/home/dev/proj/b[1]$x.log"
+	r.Violations = append(r.Violations, r.Violations[0])
+	r.Violations[1].Path = "/home/dev/proj/~backup"
+	out = writeText(t, r)
+	for _, want := range []string{"          - \"b\\\\[1]\\\\$x.log\"\n", "          - ./~backup\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing in:\n%s", want, out)
+		}
+	}
 }
 
 func TestTextLostNeverOmitted(t *testing.T) {
