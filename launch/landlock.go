@@ -78,16 +78,45 @@ func IsTrampoline() bool { return os.Getenv(trampolineEnv) == "1" }
 func Trampoline() int {
 	err := trampoline()
 	status := os.NewFile(statusFD, "status")
-	fmt.Fprintf(status, "%d %v", errnoOf(err), err)
+	fmt.Fprintf(status, "%s %v", failureClass(err), err)
 	return 127
 }
 
-func errnoOf(err error) int {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return int(errno)
+// The classes of a trampoline failure, as it reports them to writewatch.
+const (
+	classNotFound = "not-found"
+	classNotExec  = "not-executable"
+	classConfine  = "confine"
+	classOther    = "other"
+)
+
+// classed is a trampoline failure with its class.
+type classed struct {
+	class string
+	err   error
+}
+
+func (c classed) Error() string { return c.err.Error() }
+func (c classed) Unwrap() error { return c.err }
+
+func failureClass(err error) string {
+	var c classed
+	if errors.As(err, &c) {
+		return c.class
 	}
-	return 0
+	return classOther
+}
+
+// execFailed classes a failed exec of COMMAND the way a shell does.
+func execFailed(path string, err error) error {
+	class := classOther
+	switch {
+	case errors.Is(err, syscall.ENOENT):
+		class = classNotFound
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.ENOEXEC), errors.Is(err, syscall.EPERM):
+		class = classNotExec
+	}
+	return classed{class, fmt.Errorf("exec %s: %w", path, err)}
 }
 
 func trampoline() error {
@@ -104,13 +133,13 @@ func trampoline() error {
 	runtime.LockOSThread()
 	if spec.Landlock.Handled != 0 {
 		if err := restrictSelf(spec.Landlock); err != nil {
-			return err
+			return classed{classConfine, err}
 		}
 	}
 	syscall.CloseOnExec(listenerFD)
 	if spec.Guard {
 		if err := sendListener(); err != nil {
-			return err
+			return classed{classConfine, err}
 		}
 	}
 	if id := spec.User; id != nil {
@@ -119,7 +148,7 @@ func trampoline() error {
 		}
 	}
 	err = syscall.Exec(spec.Path, spec.Args, spec.Env)
-	return fmt.Errorf("exec %s: %w", spec.Path, err)
+	return execFailed(spec.Path, err)
 }
 
 // sendListener installs the metadata guard's filter on this thread and
@@ -297,30 +326,16 @@ func startTrampoline(path string, spec Spec, env []string) (*Process, error) {
 		listener.Close()
 	}
 	cmd.Wait()
-	num, text, _ := strings.Cut(string(msg), " ")
-	switch syscall.Errno(atoi(num)) {
-	case syscall.ENOENT:
+	class, text, _ := strings.Cut(string(msg), " ")
+	switch class {
+	case classNotFound:
 		return nil, fmt.Errorf("%s: %w", text, ErrNotFound)
-	case syscall.EACCES, syscall.ENOEXEC, syscall.EPERM:
-		if strings.HasPrefix(text, "exec ") {
-			return nil, fmt.Errorf("%s: %w", text, ErrNotExecutable)
-		}
-	}
-	if strings.HasPrefix(text, "landlock: ") || strings.HasPrefix(text, "metadata guard: ") {
+	case classNotExec:
+		return nil, fmt.Errorf("%s: %w", text, ErrNotExecutable)
+	case classConfine:
 		return nil, fmt.Errorf("%s: %w", text, ErrConfine)
 	}
 	return nil, fmt.Errorf("start %s: %s", path, text)
-}
-
-func atoi(s string) int {
-	n := 0
-	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n
 }
 
 // LandlockWriteRights are the Landlock rights that change the file system,
