@@ -104,9 +104,6 @@ func (ts *Tests) GoBinary(tgid uint32, pid int, pkg string, follow bool, problem
 	delete(ts.ctx, tgid)
 }
 
-// IsGoBinary reports whether tgid is a Go test binary.
-func (ts *Tests) IsGoBinary(tgid uint32) bool { return ts.bins[tgid] != nil }
-
 // Observe updates the tests from one record: test starts and ends, and
 // forks, whose child inherits what its parent works for.
 func (ts *Tests) Observe(ev *tracer.Event, source func(tgid uint32, pc uint64) (string, int)) {
@@ -143,7 +140,7 @@ func (ts *Tests) Observe(ev *tracer.Event, source func(tgid uint32, pc uint64) (
 	case tracer.KindFork:
 		var w Who
 		if ev.Test != 0 {
-			w = ts.goWho(ev.TGID, ts.tokens[ev.Test], nil)
+			w = ts.goWho(ts.tokens[ev.Test], nil)
 		} else if bin := ts.bins[ev.PPID]; bin != nil {
 			w = ts.unknownGoroutine(bin)
 		} else {
@@ -171,14 +168,14 @@ func (ts *Tests) Attribute(ev *tracer.Event) Who {
 	}
 	if ev.Go&tracer.GoTest != 0 {
 		if t := ts.tokens[ev.Test]; t != nil {
-			return ts.goWho(ev.TGID, t, bin)
+			return ts.goWho(t, bin)
 		}
 	}
 	return ts.unknownGoroutine(bin)
 }
 
 // goWho describes the work of Go test t.
-func (ts *Tests) goWho(tgid uint32, t *Test, bin *goBin) Who {
+func (ts *Tests) goWho(t *Test, bin *goBin) Who {
 	if t == nil {
 		return Who{}
 	}

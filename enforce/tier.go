@@ -30,9 +30,6 @@ const (
 	Kill Tier = "kill"
 )
 
-// Tiers lists the tiers, strongest first.
-var Tiers = []Tier{LSM, Landlock, Kill}
-
 // ParseTier reads the value of --enforce-with: a tier name, or "" or
 // "auto" for the strongest this kernel offers (returned as "").
 func ParseTier(s string) (Tier, error) {

@@ -46,8 +46,8 @@ type Guard struct {
 	err      error
 	once     sync.Once
 
-	// Refused and Passed count the calls answered each way.
-	Refused, Passed atomic.Uint64
+	// Refused counts the calls answered with EPERM.
+	Refused atomic.Uint64
 }
 
 // Start serves the listener Install returned (in COMMAND's trampoline)
@@ -135,7 +135,6 @@ func (g *Guard) answer(lfd int) error {
 		g.Refused.Add(1)
 	} else {
 		resp.Flags = unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE
-		g.Passed.Add(1)
 	}
 	if err := ioctl(lfd, unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp)); err != nil && err != unix.ENOENT {
 		return fmt.Errorf("metadata guard: answer: %w", err)

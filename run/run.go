@@ -196,9 +196,7 @@ func Run(cfg Config) (*report.Report, error) {
 		tree:     tree,
 		tests:    attribution.NewTests(tree),
 	}
-	if s.progress != nil {
-		s.tests.OnCurrent = func(running []string) { s.progress.SetTest(runningText(running)) }
-	}
+	s.tests.OnCurrent = func(running []string) { s.progress.SetTest(runningText(running)) }
 	if cfg.Tests != nil {
 		cfg.Tests(s.tests)
 	}

@@ -121,7 +121,6 @@ type Tracer struct {
 	rd     *ringbuf.Reader
 	rec    ringbuf.Record
 	offset int64 // wall clock minus CLOCK_BOOTTIME, in ns
-	uring  bool
 
 	gotests   map[uint32]*goTest // followed Go test binaries, by tgid
 	detaching sync.WaitGroup     // uprobes being closed
@@ -234,16 +233,11 @@ func (t *Tracer) attach() error {
 	switch {
 	case err == nil:
 		t.links = append(t.links, l)
-		t.uring = true
 	case !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.ENOENT):
 		return classify("attach raw tracepoint io_uring_submit_req", err)
 	}
 	return nil
 }
-
-// WatchesIOUring reports whether io_uring requests are watched (the
-// kernel has io_uring).
-func (t *Tracer) WatchesIOUring() bool { return t.uring }
 
 // loadLSM loads the LSM tier's programs (bpf/enforce.bpf.c) with this
 // tracer's maps, so they judge the same tree by the same marks, and
