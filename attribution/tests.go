@@ -150,11 +150,17 @@ func (ts *Tests) Observe(ev *tracer.Event, source func(tgid uint32, pc uint64) (
 			ts.ctx[ev.TGID] = w
 		}
 	case tracer.KindExit:
+		// The process makes no more records; its children keep their
+		// own copy of what it worked for.
+		w, had := ts.ctx[ev.TGID]
+		delete(ts.ctx, ev.TGID)
 		if bin := ts.bins[ev.TGID]; bin != nil {
 			for _, t := range bin.running {
 				t.ended = true
 			}
 			bin.running = nil
+			ts.setCurrent()
+		} else if had && w.Test != "" {
 			ts.setCurrent()
 		}
 	}

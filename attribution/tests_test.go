@@ -189,3 +189,30 @@ func TestOnCurrent(t *testing.T) {
 		t.Errorf("OnCurrent calls: %q, want %q", calls, want)
 	}
 }
+
+// A process that exits no longer counts as running its test, and its
+// entry is gone; the children it started keep theirs.
+func TestExitForgetsTheProcess(t *testing.T) {
+	tree := NewTree(1, 0, []string{"pytest"})
+	tree.SetRoot(10)
+	ts := NewTests(tree)
+	if !ts.Marker(10, "/dev/null/.writewatch/1/begin?runner=pytest&suite=t.py&id=t.py%3A%3Atest_a&phase=call") {
+		t.Fatal("not a marker")
+	}
+	ts.Observe(&tracer.Event{Kind: tracer.KindFork, TGID: 11, PPID: 10}, nil)
+	ts.Observe(&tracer.Event{Kind: tracer.KindFork, TGID: 12, PPID: 11}, nil)
+	ts.Observe(&tracer.Event{Kind: tracer.KindExit, TGID: 11}, nil)
+	if _, ok := ts.ctx[11]; ok || len(ts.ctx) != 2 {
+		t.Errorf("after 11 exited: %v", ts.ctx)
+	}
+	if w := ts.Attribute(&tracer.Event{Kind: tracer.KindWrite, TGID: 12}); w.Test != "t.py::test_a" {
+		t.Errorf("the grandchild lost its test: %+v", w)
+	}
+	if !ts.Marker(10, "/dev/null/.writewatch/1/end?runner=pytest&suite=t.py&phase=session") {
+		t.Fatal("not a marker")
+	}
+	ts.Observe(&tracer.Event{Kind: tracer.KindExit, TGID: 12}, nil)
+	if got := ts.Current(); len(got) != 0 {
+		t.Errorf("Current() = %v after every process of the test exited", got)
+	}
+}
