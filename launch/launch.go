@@ -106,6 +106,18 @@ func (id *Identity) Env(env []string) []string {
 	return out
 }
 
+// Getenv is the value of key in env (its last entry, as the C library
+// reads it), or "".
+func Getenv(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
 // Resolve finds COMMAND the way a shell does, in the PATH of env.
 func Resolve(name string, env []string) (string, error) {
 	if strings.Contains(name, "/") {
@@ -118,12 +130,7 @@ func Resolve(name string, env []string) (string, error) {
 		}
 		return name, nil
 	}
-	path := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
-	}
+	path := Getenv(env, "PATH")
 	var notExec error
 	for _, dir := range strings.Split(path, ":") {
 		if dir == "" {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/writewatch/writewatch/launch"
 	"github.com/writewatch/writewatch/plugins"
 )
 
@@ -25,7 +26,7 @@ func prepareEnv(cfg Config) (env []string, cleanup func(), notes []string) {
 	cleanup = func() {}
 
 	// Flags on the command line, and later GOFLAGS entries, win over this.
-	env = setEnv(env, "GOFLAGS", strings.TrimSpace("-count=1 "+getEnv(env, "GOFLAGS")))
+	env = setEnv(env, "GOFLAGS", strings.TrimSpace("-count=1 "+launch.Getenv(env, "GOFLAGS")))
 	notes = append(notes, goCountNote)
 
 	dir, err := os.MkdirTemp("", "writewatch-plugins-")
@@ -38,8 +39,8 @@ func prepareEnv(cfg Config) (env []string, cleanup func(), notes []string) {
 		os.WriteFile(filepath.Join(dir, plugins.PytestModule+".py"), plugins.Pytest, 0o644) != nil {
 		return env, cleanup, notes
 	}
-	env = setEnv(env, "PYTHONPATH", joinList(dir, getEnv(env, "PYTHONPATH"), ":"))
-	env = setEnv(env, "PYTEST_PLUGINS", joinList(getEnv(env, "PYTEST_PLUGINS"), plugins.PytestModule, ","))
+	env = setEnv(env, "PYTHONPATH", joinList(dir, launch.Getenv(env, "PYTHONPATH"), ":"))
+	env = setEnv(env, "PYTEST_PLUGINS", joinList(launch.Getenv(env, "PYTEST_PLUGINS"), plugins.PytestModule, ","))
 	return env, cleanup, notes
 }
 
@@ -51,17 +52,6 @@ func joinList(a, b, sep string) string {
 		return a
 	}
 	return a + sep + b
-}
-
-// getEnv returns the last value of key in env.
-func getEnv(env []string, key string) string {
-	v := ""
-	for _, kv := range env {
-		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
-			v = val
-		}
-	}
-	return v
 }
 
 // setEnv replaces every entry of key in env with one.

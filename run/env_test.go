@@ -1,6 +1,10 @@
 package run
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/writewatch/writewatch/launch"
+)
 
 func TestRunningText(t *testing.T) {
 	for _, c := range []struct {
@@ -16,13 +20,13 @@ func TestRunningText(t *testing.T) {
 func TestPrepareEnv(t *testing.T) {
 	env, cleanup, notes := prepareEnv(Config{Env: []string{"GOFLAGS=-count=3 -v", "PYTEST_PLUGINS=other", "PATH=/bin"}})
 	defer cleanup()
-	if got := getEnv(env, "GOFLAGS"); got != "-count=1 -count=3 -v" {
+	if got := launch.Getenv(env, "GOFLAGS"); got != "-count=1 -count=3 -v" {
 		t.Errorf("GOFLAGS=%q: the user's flags must come last, to win", got)
 	}
-	if got := getEnv(env, "PYTEST_PLUGINS"); got != "other,writewatch_pytest" {
+	if got := launch.Getenv(env, "PYTEST_PLUGINS"); got != "other,writewatch_pytest" {
 		t.Errorf("PYTEST_PLUGINS=%q", got)
 	}
-	if getEnv(env, "PYTHONPATH") == "" || getEnv(env, "PATH") != "/bin" || len(notes) != 1 {
+	if launch.Getenv(env, "PYTHONPATH") == "" || launch.Getenv(env, "PATH") != "/bin" || len(notes) != 1 {
 		t.Errorf("env %q, notes %q", env, notes)
 	}
 	for _, args := range [][]string{{"go", "test", "-json", "./..."}, {"/usr/bin/go", "test", "-v", "--json"}} {

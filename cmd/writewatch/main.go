@@ -235,7 +235,7 @@ func realMain(argv []string, stderr io.Writer) int {
 		ConfigPath: o.config,
 		WorkDir:    wd,
 		Home:       home,
-		Getenv:     getenv(env),
+		Getenv:     func(key string) string { return launch.Getenv(env, key) },
 		ExtraAllow: o.allow,
 		GoEnv: func() (map[string]string, error) {
 			return allowlist.RunGoEnv(context.Background(), func(c *exec.Cmd) {
@@ -514,18 +514,6 @@ func privilegeHint() string {
 	}
 	return "writewatch: cannot trace here: loading BPF programs needs root or CAP_BPF and CAP_PERFMON; " +
 		"run it with sudo, or once: sudo setcap cap_bpf,cap_perfmon+ep " + self
-}
-
-func getenv(env []string) func(string) string {
-	return func(key string) string {
-		v := ""
-		for _, kv := range env {
-			if k, val, ok := strings.Cut(kv, "="); ok && k == key {
-				v = val
-			}
-		}
-		return v
-	}
 }
 
 // metadataEnforcement says how --enforce treats metadata changes, for
