@@ -9,7 +9,7 @@
 // events by cause; every combination is always present, zero or not.
 //
 //	writewatch_violations_total{op,action}         counter  writes outside the allowlist, every occurrence
-//	writewatch_violation_groups{op,action}         gauge    distinct (op, path, role) groups, as the report lists them
+//	writewatch_violation_groups{op,action}         gauge    violation groups, as the report lists them
 //	writewatch_events_total                        counter  write events examined
 //	writewatch_events_lost_total{cause}            counter  events the kernel could not deliver
 //	writewatch_truncated_paths_total               counter  paths cut to fit the kernel buffers

@@ -39,7 +39,7 @@ func NewBuilder() *Builder {
 	return &Builder{index: make(map[groupKey]int)}
 }
 
-// Add records v. The first occurrence of an (Op, Path, Role) keeps its
+// Add records v. The first occurrence of an (Op, Path, Role, who) keeps its
 // process, time, requested path and other details; later ones only add to
 // its Count. v.Count is the number of occurrences v stands for, 1 when it
 // is zero. An empty Action is set to ActionReported.
@@ -106,10 +106,8 @@ func (b *Builder) Violations() []Violation {
 func WhoKey(v *Violation) string { return whoKey(v) }
 
 func compareViolations(a, b Violation) int {
-	return cmp.Or(
-		strings.Compare(a.Path, b.Path),
-		strings.Compare(a.Op, b.Op),
-		strings.Compare(a.Role, b.Role),
-		strings.Compare(whoKey(&a), whoKey(&b)),
-	)
+	if c := cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Op, b.Op), strings.Compare(a.Role, b.Role)); c != 0 {
+		return c
+	}
+	return strings.Compare(whoKey(&a), whoKey(&b)) // built only on a tie
 }

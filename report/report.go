@@ -124,7 +124,8 @@ type Violation struct {
 	// Chain lists the ancestors, nearest first, ending at the process of
 	// the traced command. It is empty when that process wrote itself.
 	Chain []Proc `json:"chain"`
-	// Count is how many times this (Op, Path, Role) happened.
+	// Count is how many times this (Op, Path, Role) happened with the
+	// same test attribution (Runner, Package, Test, Phase, Fixture).
 	Count int       `json:"count"`
 	First time.Time `json:"first"`
 	// Action is what writewatch did about the first occurrence: one of
