@@ -760,6 +760,18 @@ static __always_inline bool enforce_allowed(struct event *e, __u64 path2)
 }
 
 /*
+ * The descriptor the record's path (data[0..len)) names as /dev/stdout,
+ * /proc/self/fd/N and the like, or -1. A global function, checked once by
+ * the verifier rather than on every path of the write's record.
+ */
+__noinline int record_fd_link(__u32 len)
+{
+	struct event *e = scratch_event();
+
+	return e ? fd_link(e, 0, len) : -1;
+}
+
+/*
  * --enforce: judge a write at its entry, before it runs, and kill the
  * writer unless the kernel can tell it is allowed (the kill tier, and
  * metadata changes under every tier: neither Landlock nor the LSM
@@ -1051,13 +1063,14 @@ static __always_inline bool plain_name(struct event *e, __u32 start, __u32 len)
  * successful open opened, or a plain name right inside a walked
  * directory. Everything else goes to user space, which judges by path.
  */
-static __always_inline bool allowed_here(struct event *e, struct args *a, bool by_file)
+static __always_inline bool allowed_here(struct event *e, struct args *a)
 {
 	__u16 clean = e->hdr.clean;
 
 	if (!use_marks || e->hdr.truncated)
 		return false;
-	if (by_file)
+	/* Judged by the file behind it (see emit_write). */
+	if (e->hdr.present & (1 << WW_SLOT_RESOLVED))
 		return clean & (1 << WW_SLOT_RESOLVED);
 	/* The name may be a symlink to anywhere: user space follows it. */
 	if (is_metadata(a->op) && (a->flags & WW_META_FOLLOW))
@@ -1130,7 +1143,10 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	/* Judged by a file rather than by its name: the file an open opened,
 	 * the descriptor an fd-based call acted on, or (below) the descriptor
 	 * a metadata change names as /dev/stdout, /proc/self/fd/N and the
-	 * like, which it follows. */
+	 * like, which it follows. What follows asks the record whether it
+	 * holds such a file (its resolved slot), not a flag of its own: one
+	 * more flag doubled the paths the verifier walks, and --enforce's
+	 * start-up time. */
 	bool by_file = opened || !a->path;
 	struct file *f = NULL;
 	struct event *e;
@@ -1170,10 +1186,8 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	if (by_file)
 		off = put_file(e, off, WW_SLOT_RESOLVED, f);
 	else if (is_metadata(a->op) && (a->flags & WW_META_FOLLOW) && !kstr &&
-		 (link_fd = fd_link(e, 0, e->hdr.len[WW_SLOT_PATH])) >= 0) {
+		 (link_fd = record_fd_link(e->hdr.len[WW_SLOT_PATH])) >= 0)
 		off = put_file(e, off, WW_SLOT_RESOLVED, fd_file(link_fd));
-		by_file = true;
-	}
 
 	/* Landlock refused it (or the file's permissions did): unless the
 	 * kernel can tell the write was allowed, it was an attempt outside
@@ -1184,11 +1198,11 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	e->hdr.action = a->action;
 	/* Opening /dev/stdout when it is a pipe, or /proc/self/fd/N of a
 	 * socket or memfd, writes no file. */
-	if (!a->action && by_file && (e->hdr.detached & (1 << WW_SLOT_RESOLVED))) {
+	if (!a->action && (e->hdr.detached & (1 << WW_SLOT_RESOLVED))) {
 		count(WW_STAT_NOT_FILES);
 		return 0;
 	}
-	if (!a->action && allowed_here(e, a, by_file)) {
+	if (!a->action && allowed_here(e, a)) {
 		count(WW_STAT_ALLOWED);
 		return 0;
 	}
