@@ -24,8 +24,8 @@ generate:
 	$(GO) generate $(GEN_PKGS)
 
 # Fails when the bindings in the tree differ from a fresh regeneration.
-GEN_PKGS  := ./tracer/ ./bench/floor/
-GENERATED := $(wildcard tracer/*_bpfel.go tracer/*_bpfel.o bench/floor/*_bpfel.go bench/floor/*_bpfel.o)
+GEN_PKGS  := ./internal/tracer/ ./bench/floor/
+GENERATED := $(wildcard internal/tracer/*_bpfel.go internal/tracer/*_bpfel.o bench/floor/*_bpfel.go bench/floor/*_bpfel.o)
 check-generate:
 	@tmp=$$(mktemp -d) && cp $(GENERATED) $$tmp/ && $(GO) generate $(GEN_PKGS) && \
 	for f in $(GENERATED); do cmp -s $$f $$tmp/$$(basename $$f) || { \
@@ -93,7 +93,7 @@ demo: build
 bench: build
 	@command -v strace >/dev/null || apt-get install -y strace
 	$(GO) run ./bench -writewatch $(BIN)
-	$(GO) test -run '^$$' -bench . -benchmem ./tracer/ ./allowlist/ ./run/
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/tracer/ ./internal/allowlist/ ./internal/run/
 
 clean:
 	rm -rf bin

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/internal/report"
 	"golang.org/x/sys/unix"
 )
 

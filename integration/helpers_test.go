@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/internal/report"
 )
 
 var (

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/writewatch/writewatch/metrics"
+	"github.com/writewatch/writewatch/internal/metrics"
 )
 
 // requireTool returns the path of a program from a Debian package,

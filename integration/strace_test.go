@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/writewatch/writewatch/allowlist"
-	"github.com/writewatch/writewatch/run"
+	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/run"
 )
 
 // straceWrites runs command under `strace -f` in dir and returns the

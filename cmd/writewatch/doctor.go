@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/writewatch/writewatch/enforce"
-	"github.com/writewatch/writewatch/tracer"
+	"github.com/writewatch/writewatch/internal/enforce"
+	"github.com/writewatch/writewatch/internal/tracer"
 )
 
 // doctor prints what this machine supports, for --doctor.

@@ -16,14 +16,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/writewatch/writewatch/allowlist"
-	"github.com/writewatch/writewatch/enforce"
-	"github.com/writewatch/writewatch/launch"
-	"github.com/writewatch/writewatch/metrics"
-	"github.com/writewatch/writewatch/report"
-	"github.com/writewatch/writewatch/run"
-	"github.com/writewatch/writewatch/status"
-	"github.com/writewatch/writewatch/tracer"
+	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/enforce"
+	"github.com/writewatch/writewatch/internal/launch"
+	"github.com/writewatch/writewatch/internal/metrics"
+	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/internal/run"
+	"github.com/writewatch/writewatch/internal/status"
+	"github.com/writewatch/writewatch/internal/tracer"
 )
 
 // Exit codes, documented in README.md and in the usage text.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/writewatch/writewatch/enforce"
-	"github.com/writewatch/writewatch/launch"
+	"github.com/writewatch/writewatch/internal/enforce"
+	"github.com/writewatch/writewatch/internal/launch"
 )
 
 func TestMain(m *testing.M) {

@@ -1,0 +1,369 @@
+package attribution
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/internal/tracer"
+)
+
+// Test is one test seen in the run.
+type Test struct {
+	Runner  string
+	Package string
+	ID      string
+	File    string
+	Line    int
+	// Outcome, Seconds and Message are the runner's result, when it told.
+	Outcome string
+	Seconds float64
+	Message string
+
+	root  bool   // Go: the unnamed T running a package's tests
+	tgid  uint32 // Go: the test binary
+	ended bool   // Go: the test function returned
+}
+
+// Who is what is known of who made one write, besides the process.
+type Who struct {
+	Runner    string
+	Package   string
+	Test      string
+	Phase     string
+	Fixture   string
+	Ambiguous []string
+	File      string
+	Line      int
+}
+
+func (w Who) empty() bool {
+	return w.Runner == "" && w.Package == "" && w.Test == "" && w.Phase == "" && len(w.Ambiguous) == 0
+}
+
+// Fill copies w into a violation.
+func (w Who) Fill(v *report.Violation) {
+	v.Runner, v.Package, v.Test, v.Phase, v.Fixture = w.Runner, w.Package, w.Test, w.Phase, w.Fixture
+	v.AmbiguousTests, v.TestFile, v.TestLine = w.Ambiguous, w.File, w.Line
+}
+
+// goBin is one followed Go test binary.
+type goBin struct {
+	pkg     string
+	started bool    // a named test has started
+	running []*Test // named tests started and not ended, in start order
+	root    *Test   // the unnamed T of the current run
+	follow  bool    // its uprobes are attached
+	problem string  // why not
+	proc    *report.PackageRun
+}
+
+// Tests follows test boundaries: Go tests from the kernel's uprobe
+// records, other runners from the boundary protocol (see Marker). Records
+// must be given in the order the kernel produced them, the order of the
+// ring buffer, so a write and the boundaries around it are judged in the
+// order they happened.
+type Tests struct {
+	tree    *Tree
+	tokens  map[uint64]*Test // Go tests by kernel token
+	bins    map[uint32]*goBin
+	ctx     map[uint32]Who // per process: what it and its children work for
+	byKey   map[string]*Test
+	order   []*Test
+	pkgRuns []*report.PackageRun
+
+	mu      sync.Mutex
+	current []string // for Current
+
+	// OnCurrent, if set, is called with the tests running whenever that
+	// list changes, from the goroutine that feeds the records.
+	OnCurrent func(running []string)
+}
+
+// NewTests starts following tests of the processes of tree.
+func NewTests(tree *Tree) *Tests {
+	return &Tests{
+		tree:   tree,
+		tokens: map[uint64]*Test{},
+		bins:   map[uint32]*goBin{},
+		ctx:    map[uint32]Who{},
+		byKey:  map[string]*Test{},
+	}
+}
+
+// GoBinary records that process tgid is the Go test binary of pkg; follow
+// says whether its tests are told apart (uprobes attached), else problem
+// says why not.
+func (ts *Tests) GoBinary(tgid uint32, pid int, pkg string, follow bool, problem string) {
+	run := &report.PackageRun{Package: pkg, PID: pid, Followed: follow, Problem: problem}
+	ts.pkgRuns = append(ts.pkgRuns, run)
+	ts.bins[tgid] = &goBin{pkg: pkg, follow: follow, problem: problem, proc: run}
+	// A test binary started from inside a test keeps working for it.
+	delete(ts.ctx, tgid)
+}
+
+// Observe updates the tests from one record: test starts and ends, and
+// forks, whose child inherits what its parent works for.
+func (ts *Tests) Observe(ev *tracer.Event, source func(tgid uint32, pc uint64) (string, int)) {
+	switch ev.Kind {
+	case tracer.KindTestStart:
+		bin := ts.bins[ev.TGID]
+		if bin == nil {
+			return
+		}
+		t := &Test{Runner: report.RunnerGo, Package: bin.pkg, ID: ev.String(tracer.SlotPath), tgid: ev.TGID}
+		ts.tokens[ev.Test] = t
+		if t.ID == "" {
+			t.root = true
+			bin.root = t
+			return
+		}
+		if source != nil {
+			t.File, t.Line = source(ev.TGID, ev.EntryPC())
+		}
+		bin.started = true
+		bin.running = append(bin.running, t)
+		ts.order = append(ts.order, t)
+		ts.setCurrent()
+	case tracer.KindTestEnd:
+		t := ts.tokens[ev.Test]
+		if t == nil || t.ended {
+			return
+		}
+		t.ended = true
+		if bin := ts.bins[t.tgid]; bin != nil {
+			bin.running = slices.DeleteFunc(bin.running, func(r *Test) bool { return r == t })
+		}
+		ts.setCurrent()
+	case tracer.KindFork:
+		var w Who
+		if ev.Test != 0 {
+			w = ts.goWho(ts.tokens[ev.Test], nil)
+		} else if bin := ts.bins[ev.PPID]; bin != nil {
+			w = ts.unknownGoroutine(bin)
+		} else {
+			w = ts.ctx[ev.PPID]
+		}
+		if !w.empty() {
+			ts.ctx[ev.TGID] = w
+		}
+	case tracer.KindExit:
+		// The process makes no more records; its children keep their
+		// own copy of what it worked for.
+		w, had := ts.ctx[ev.TGID]
+		delete(ts.ctx, ev.TGID)
+		if bin := ts.bins[ev.TGID]; bin != nil {
+			for _, t := range bin.running {
+				t.ended = true
+			}
+			bin.running = nil
+			ts.setCurrent()
+		} else if had && w.Test != "" {
+			ts.setCurrent()
+		}
+	}
+}
+
+// Attribute says who made write record ev.
+func (ts *Tests) Attribute(ev *tracer.Event) Who {
+	bin := ts.bins[ev.TGID]
+	if bin == nil {
+		return ts.ctx[ev.TGID]
+	}
+	if ev.Go&tracer.GoTest != 0 {
+		if t := ts.tokens[ev.Test]; t != nil {
+			return ts.goWho(t, bin)
+		}
+	}
+	return ts.unknownGoroutine(bin)
+}
+
+// goWho describes the work of Go test t.
+func (ts *Tests) goWho(t *Test, bin *goBin) Who {
+	if t == nil {
+		return Who{}
+	}
+	if bin == nil {
+		bin = ts.bins[t.tgid]
+	}
+	if t.root {
+		return ts.packageWho(bin)
+	}
+	w := Who{Runner: report.RunnerGo, Package: t.Package, Test: t.ID, Phase: report.PhaseTest, File: t.File, Line: t.Line}
+	if t.ended {
+		w.Phase = report.PhaseCleanup
+	}
+	return w
+}
+
+// packageWho is the package outside its tests: setup before the first
+// test started, teardown after.
+func (ts *Tests) packageWho(bin *goBin) Who {
+	if bin == nil {
+		return Who{}
+	}
+	w := Who{Runner: report.RunnerGo, Package: bin.pkg, Phase: report.PhaseSetup}
+	if bin.started {
+		w.Phase = report.PhaseTeardown
+	}
+	return w
+}
+
+// unknownGoroutine describes a write by a goroutine no test is known to
+// have started: the package alone when no test runs, else the set of
+// tests running, never one name.
+func (ts *Tests) unknownGoroutine(bin *goBin) Who {
+	if len(bin.running) == 0 {
+		return ts.packageWho(bin)
+	}
+	w := Who{Runner: report.RunnerGo, Package: bin.pkg}
+	for _, t := range bin.running {
+		w.Ambiguous = append(w.Ambiguous, t.ID)
+	}
+	slices.Sort(w.Ambiguous)
+	w.Ambiguous = slices.Compact(w.Ambiguous)
+	return w
+}
+
+// IsToolchain reports whether process tgid is part of the Go toolchain
+// building the tests (the go command, or a tool under GOROOT/pkg/tool, or
+// a program such a tool ran), outside any test: its writes are not the
+// tests' doing.
+func (ts *Tests) IsToolchain(tgid uint32) bool {
+	if ts.bins[tgid] != nil {
+		return false
+	}
+	if w := ts.ctx[tgid]; w.Test != "" || len(w.Ambiguous) > 0 || w.Runner != "" {
+		return false
+	}
+	p := ts.tree.Proc(tgid)
+	for steps := 0; p != nil && steps < 64; steps++ {
+		if isGoTool(p.Exe) {
+			return true
+		}
+		if p.TGID == tgid && isGoCommand(p.Exe) {
+			return true
+		}
+		if p.TGID == ts.tree.root || ts.bins[p.Parent] != nil {
+			return false
+		}
+		parent := ts.tree.Proc(p.Parent)
+		if parent == nil || isGoCommand(parent.Exe) {
+			// The go command's children are tools, test binaries and
+			// -exec wrappers: only the tools are the toolchain.
+			return false
+		}
+		p = parent
+	}
+	return false
+}
+
+// isGoTool: GOROOT/pkg/tool/GOOS_GOARCH/NAME (compile, link, vet, ...).
+func isGoTool(exe string) bool {
+	dir := filepath.Dir(exe)
+	return filepath.Base(filepath.Dir(dir)) == "tool" && filepath.Base(filepath.Dir(filepath.Dir(dir))) == "pkg"
+}
+
+// isGoCommand: GOROOT/bin/go.
+func isGoCommand(exe string) bool {
+	return filepath.Base(exe) == "go" && filepath.Base(filepath.Dir(exe)) == "bin"
+}
+
+// Results lists every test seen, in start order.
+func (ts *Tests) Results() []report.TestResult {
+	out := make([]report.TestResult, 0, len(ts.order))
+	for _, t := range ts.order {
+		out = append(out, report.TestResult{
+			Runner: t.Runner, Package: t.Package, ID: t.ID, File: t.File, Line: t.Line,
+			Outcome: t.Outcome, Seconds: t.Seconds, Message: t.Message,
+		})
+	}
+	return out
+}
+
+// Packages lists the Go test binaries that ran.
+func (ts *Tests) Packages() []report.PackageRun {
+	out := make([]report.PackageRun, 0, len(ts.pkgRuns))
+	for _, p := range ts.pkgRuns {
+		out = append(out, *p)
+	}
+	return out
+}
+
+// Result records a runner's result for a test, creating the test when it
+// was not seen start (go test -json output is read beside the records).
+func (ts *Tests) Result(runner, pkg, id, outcome string, seconds float64, message string) {
+	t := ts.test(runner, pkg, id)
+	t.Outcome, t.Seconds = outcome, seconds
+	if message != "" {
+		t.Message = message
+	}
+}
+
+// test finds or adds the test (runner, pkg, id).
+func (ts *Tests) test(runner, pkg, id string) *Test {
+	key := runner + "\x00" + pkg + "\x00" + id
+	if t := ts.byKey[key]; t != nil {
+		return t
+	}
+	if runner == report.RunnerGo {
+		for _, t := range ts.order {
+			if t.Runner == runner && t.Package == pkg && t.ID == id {
+				ts.byKey[key] = t
+				return t
+			}
+		}
+	}
+	t := &Test{Runner: runner, Package: pkg, ID: id}
+	ts.byKey[key] = t
+	ts.order = append(ts.order, t)
+	return t
+}
+
+// Current lists the tests running now, as far as the records read so far
+// tell; safe to call from any goroutine (for a progress line).
+func (ts *Tests) Current() []string {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	return slices.Clone(ts.current)
+}
+
+func (ts *Tests) setCurrent() {
+	var cur []string
+	for _, bin := range ts.bins {
+		for _, t := range bin.running {
+			cur = append(cur, t.ID)
+		}
+	}
+	for _, w := range ts.ctx {
+		if w.Test != "" && !slices.Contains(cur, w.Test) {
+			cur = append(cur, w.Test)
+		}
+	}
+	slices.Sort(cur)
+	ts.mu.Lock()
+	changed := !slices.Equal(ts.current, cur)
+	ts.current = cur
+	ts.mu.Unlock()
+	if changed && ts.OnCurrent != nil {
+		ts.OnCurrent(cur)
+	}
+}
+
+// String renders w as one line for logs and tests.
+func (w Who) String() string {
+	var b strings.Builder
+	b.WriteString(w.Package)
+	if w.Test != "" {
+		b.WriteString(" " + w.Test)
+	}
+	if w.Phase != "" {
+		b.WriteString(" [" + w.Phase + "]")
+	}
+	if len(w.Ambiguous) > 0 {
+		b.WriteString(" one of {" + strings.Join(w.Ambiguous, ", ") + "}")
+	}
+	return b.String()
+}

@@ -1,0 +1,218 @@
+package attribution
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/internal/tracer"
+)
+
+const (
+	goCmd = 100 // go test
+	bin   = 200 // pkg.test
+	child = 300 // a process a test started
+)
+
+// run replays records in order and returns who made each write.
+type replay struct {
+	tree  *Tree
+	tests *Tests
+}
+
+func newReplay() *replay {
+	tree := NewTree(1, 0, []string{"go", "test", "./..."})
+	tree.SetRoot(goCmd)
+	tree.Observe(&tracer.Event{Kind: tracer.KindFork, TGID: bin, PPID: goCmd})
+	tests := NewTests(tree)
+	tests.GoBinary(bin, bin, "example.com/app", true, "")
+	return &replay{tree: tree, tests: tests}
+}
+
+func (r *replay) start(token uint64, name string) {
+	ev := &tracer.Event{Kind: tracer.KindTestStart, TGID: bin, Test: token, Go: tracer.GoProc | tracer.GoG | tracer.GoTest}
+	ev.SetSlot(tracer.SlotPath, []byte(name))
+	r.tests.Observe(ev, nil)
+}
+
+func (r *replay) end(token uint64) {
+	r.tests.Observe(&tracer.Event{Kind: tracer.KindTestEnd, TGID: bin, Test: token}, nil)
+}
+
+// write by the test binary's goroutine working for token (0: a
+// goroutine no test started).
+func (r *replay) write(token uint64) Who {
+	ev := &tracer.Event{Kind: tracer.KindWrite, TGID: bin, Go: tracer.GoProc | tracer.GoG}
+	if token != 0 {
+		ev.Go |= tracer.GoTest
+		ev.Test = token
+	}
+	return r.tests.Attribute(ev)
+}
+
+func TestGoAttributionFollowsRecordOrder(t *testing.T) {
+	r := newReplay()
+	if w := r.write(0); w.Phase != report.PhaseSetup || w.Test != "" || w.Package != "example.com/app" {
+		t.Errorf("before the tests: %+v", w)
+	}
+	r.start(1, "") // the root T on the main goroutine
+	r.start(2, "TestA")
+	if w := r.write(2); w.Test != "TestA" || w.Phase != report.PhaseTest {
+		t.Errorf("TestA: %+v", w)
+	}
+	r.end(2)
+	if w := r.write(2); w.Test != "TestA" || w.Phase != report.PhaseCleanup {
+		t.Errorf("TestA's cleanup: %+v", w)
+	}
+	r.start(3, "TestP1")
+	r.start(4, "TestP2")
+	if w := r.write(4); w.Test != "TestP2" || len(w.Ambiguous) != 0 {
+		t.Errorf("a parallel test's own goroutine: %+v", w)
+	}
+	// A goroutine no test is known to have started, while two run: both
+	// named, neither chosen.
+	if w := r.write(0); w.Test != "" || !slices.Equal(w.Ambiguous, []string{"TestP1", "TestP2"}) {
+		t.Errorf("unknown goroutine: %+v", w)
+	}
+	// A process forked by TestP1's goroutine, and its writes.
+	r.tests.Observe(&tracer.Event{Kind: tracer.KindFork, TGID: child, PPID: bin, Test: 3}, nil)
+	r.tree.Observe(&tracer.Event{Kind: tracer.KindFork, TGID: child, PPID: bin})
+	if w := r.tests.Attribute(&tracer.Event{Kind: tracer.KindWrite, TGID: child}); w.Test != "TestP1" {
+		t.Errorf("child of TestP1: %+v", w)
+	}
+	r.end(3)
+	r.end(4)
+	if w := r.write(0); w.Phase != report.PhaseTeardown || len(w.Ambiguous) != 0 {
+		t.Errorf("after the tests: %+v", w)
+	}
+	if w := r.write(1); w.Phase != report.PhaseTeardown || w.Test != "" {
+		t.Errorf("main goroutine after m.Run: %+v", w)
+	}
+	var ids []string
+	for _, tr := range r.tests.Results() {
+		ids = append(ids, tr.ID)
+	}
+	if !slices.Equal(ids, []string{"TestA", "TestP1", "TestP2"}) {
+		t.Errorf("tests: %v", ids)
+	}
+}
+
+func TestCurrentTests(t *testing.T) {
+	r := newReplay()
+	r.start(1, "")
+	r.start(2, "TestA")
+	r.start(3, "TestB")
+	if got := r.tests.Current(); !slices.Equal(got, []string{"TestA", "TestB"}) {
+		t.Errorf("Current() = %v", got)
+	}
+	r.end(2)
+	if got := r.tests.Current(); !slices.Equal(got, []string{"TestB"}) {
+		t.Errorf("Current() = %v", got)
+	}
+}
+
+func TestToolchainProcesses(t *testing.T) {
+	r := newReplay()
+	exec := func(tgid, parent uint32, exe string) {
+		r.tree.Observe(&tracer.Event{Kind: tracer.KindFork, TGID: tgid, PPID: parent})
+		ev := &tracer.Event{Kind: tracer.KindExec, TGID: tgid}
+		ev.SetSlot(tracer.SlotPath, []byte(exe))
+		r.tree.Observe(ev)
+	}
+	r.tree.procs[goCmd].Exe = "/usr/local/go/bin/go"
+	exec(401, goCmd, "/usr/local/go/pkg/tool/linux_amd64/compile")
+	exec(402, goCmd, "/usr/local/go/pkg/tool/linux_amd64/cgo")
+	exec(403, 402, "/usr/bin/gcc")
+	exec(404, goCmd, "/usr/bin/qemu-wrapper") // a -exec wrapper: not the toolchain
+	// go run from inside a test: its processes work for the test.
+	r.start(7, "TestGoRun")
+	r.tests.Observe(&tracer.Event{Kind: tracer.KindFork, TGID: 405, PPID: bin, Test: 7}, nil)
+	exec(405, bin, "/usr/local/go/bin/go")
+	for tgid, want := range map[uint32]bool{goCmd: true, 401: true, 402: true, 403: true, 404: false, bin: false, 405: false} {
+		if got := r.tests.IsToolchain(tgid); got != want {
+			t.Errorf("IsToolchain(%d) = %v, want %v", tgid, got, want)
+		}
+	}
+}
+
+func TestProtocolMarkers(t *testing.T) {
+	tree := NewTree(1, 0, []string{"pytest"})
+	tree.SetRoot(10)
+	ts := NewTests(tree)
+	mark := func(tgid uint32, path string) {
+		t.Helper()
+		if !ts.Marker(tgid, path) {
+			t.Fatalf("%s: not taken as a marker", path)
+		}
+	}
+	if ts.Marker(10, "/dev/null") || ts.Marker(10, "/tmp/dev/null/.writewatch/1/begin") {
+		t.Error("a path outside the prefix was taken as a marker")
+	}
+	mark(10, "/dev/null/.writewatch/1/begin?runner=pytest&suite=t.py&id=t.py%3A%3Atest_a%5Bx%2Fy%5D&phase=setup&fixture=db&file=%2Fsrc%2Ft.py&line=3")
+	w := ts.Attribute(&tracer.Event{Kind: tracer.KindWrite, TGID: 10})
+	want := Who{Runner: "pytest", Package: "t.py", Test: "t.py::test_a[x/y]", Phase: "setup", Fixture: "db", File: "/src/t.py", Line: 3}
+	if w.String() != want.String() || w.File != want.File || w.Line != 3 || w.Fixture != "db" {
+		t.Errorf("after begin: %+v", w)
+	}
+	// A child forked now works for the same test, whatever its parent
+	// does next.
+	ts.Observe(&tracer.Event{Kind: tracer.KindFork, TGID: 11, PPID: 10}, nil)
+	mark(10, "/dev/null/.writewatch/1/end?runner=pytest&suite=t.py&phase=session")
+	if w := ts.Attribute(&tracer.Event{Kind: tracer.KindWrite, TGID: 11}); w.Test != "t.py::test_a[x/y]" {
+		t.Errorf("child: %+v", w)
+	}
+	if w := ts.Attribute(&tracer.Event{Kind: tracer.KindWrite, TGID: 10}); w.Test != "" || w.Phase != "session" {
+		t.Errorf("after end: %+v", w)
+	}
+	mark(10, "/dev/null/.writewatch/1/result?runner=pytest&suite=t.py&id=t.py%3A%3Atest_a%5Bx%2Fy%5D&outcome=failed&seconds=0.25&message=boom")
+	res := ts.Results()
+	if len(res) != 1 || res[0].Outcome != "failed" || res[0].Seconds != 0.25 || res[0].Message != "boom" || res[0].File != "/src/t.py" {
+		t.Errorf("results: %+v", res)
+	}
+	// Unknown versions and verbs are markers too, ignored.
+	mark(10, "/dev/null/.writewatch/2/begin?id=x")
+	mark(10, "/dev/null/.writewatch/1/frobnicate?id=x")
+	if w := ts.Attribute(&tracer.Event{Kind: tracer.KindWrite, TGID: 10}); w.Test != "" {
+		t.Errorf("an unknown marker changed the state: %+v", w)
+	}
+}
+
+func TestOnCurrent(t *testing.T) {
+	r := newReplay()
+	var calls [][]string
+	r.tests.OnCurrent = func(running []string) { calls = append(calls, running) }
+	r.start(1, "")
+	r.start(2, "TestA")
+	r.end(2)
+	want := [][]string{{"TestA"}, nil}
+	if len(calls) != len(want) || !slices.Equal(calls[0], want[0]) || len(calls[1]) != 0 {
+		t.Errorf("OnCurrent calls: %q, want %q", calls, want)
+	}
+}
+
+// A process that exits no longer counts as running its test, and its
+// entry is gone; the children it started keep theirs.
+func TestExitForgetsTheProcess(t *testing.T) {
+	tree := NewTree(1, 0, []string{"pytest"})
+	tree.SetRoot(10)
+	ts := NewTests(tree)
+	if !ts.Marker(10, "/dev/null/.writewatch/1/begin?runner=pytest&suite=t.py&id=t.py%3A%3Atest_a&phase=call") {
+		t.Fatal("not a marker")
+	}
+	ts.Observe(&tracer.Event{Kind: tracer.KindFork, TGID: 11, PPID: 10}, nil)
+	ts.Observe(&tracer.Event{Kind: tracer.KindFork, TGID: 12, PPID: 11}, nil)
+	ts.Observe(&tracer.Event{Kind: tracer.KindExit, TGID: 11}, nil)
+	if _, ok := ts.ctx[11]; ok || len(ts.ctx) != 2 {
+		t.Errorf("after 11 exited: %v", ts.ctx)
+	}
+	if w := ts.Attribute(&tracer.Event{Kind: tracer.KindWrite, TGID: 12}); w.Test != "t.py::test_a" {
+		t.Errorf("the grandchild lost its test: %+v", w)
+	}
+	if !ts.Marker(10, "/dev/null/.writewatch/1/end?runner=pytest&suite=t.py&phase=session") {
+		t.Fatal("not a marker")
+	}
+	ts.Observe(&tracer.Event{Kind: tracer.KindExit, TGID: 12}, nil)
+	if got := ts.Current(); len(got) != 0 {
+		t.Errorf("Current() = %v after every process of the test exited", got)
+	}
+}

@@ -1,0 +1,60 @@
+package enforce
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/writewatch/writewatch/internal/allowlist"
+)
+
+// Describe says in one line how an entry is enforced under tier.
+func (e EntryPlan) Describe(tier Tier) string {
+	var s string
+	switch e.How {
+	case Exact:
+		s = "exact"
+	case Narrowed:
+		s = fmt.Sprintf("narrowed to the safe side: granted around the deny entries inside it (%d paths); new names next to a denied path are refused", e.Grants)
+	case Expanded:
+		s = fmt.Sprintf("a glob: only the %d paths matching it at start are granted; new matches are refused", e.Grants)
+	case Missing:
+		s = "missing at start: writes there are refused (create it before the run)"
+	case Inexpressible:
+		s = "not enforceable (no literal directory to start from): writes it allows are refused"
+	case Truncated:
+		s = fmt.Sprintf("more than %d paths to look at: what was not looked at is refused", MaxVisits)
+	case DenyExact:
+		s = "exact: nothing it names is granted"
+	}
+	if tier == Kill {
+		s = strings.ReplaceAll(s, "are refused", "kill the writer")
+		s = strings.ReplaceAll(s, "is refused", "kills the writer")
+	}
+	return s
+}
+
+// WriteExplain writes, for --print-config, which tier --enforce would use
+// and how each entry is enforced under it.
+func WriteExplain(w io.Writer, p *Plan, tier Tier, why string) error {
+	fmt.Fprintf(w, "\nunder --enforce: tier %s (%s)\n", tier, why)
+	switch tier {
+	case Kill:
+		fmt.Fprintln(w, "  a write the kernel cannot prove allowed kills its process at the syscall's entry; the call itself still runs, so the first offending write may take effect")
+	case Landlock:
+		fmt.Fprintln(w, "  COMMAND runs under a Landlock ruleset: the kernel refuses writes outside the grants below (EACCES), and kills the writer")
+	case LSM:
+		fmt.Fprintln(w, "  BPF LSM programs refuse writes outside the grants below (EPERM) for the traced tree, and kill the writer")
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KIND\tPATTERN\tENFORCED")
+	for _, e := range p.Entries {
+		kind := "allow"
+		if e.Entry.Kind == allowlist.Deny {
+			kind = "deny"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", kind, e.Entry.Pattern, e.Describe(tier))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,187 @@
+package enforce
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/writewatch/writewatch/internal/allowlist"
+)
+
+func tree(t *testing.T, paths ...string) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, p := range paths {
+		full := filepath.Join(root, p)
+		if strings.HasSuffix(p, "/") {
+			if err := os.MkdirAll(full, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func entry(kind allowlist.Kind, pattern string) allowlist.Entry {
+	return allowlist.Entry{Kind: kind, Pattern: pattern, Raw: pattern, Source: "test"}
+}
+
+func grants(p *Plan, root string) []string {
+	var out []string
+	for _, g := range p.Grants {
+		s := strings.TrimPrefix(g.Path, root)
+		if g.Dir {
+			s += "/"
+		}
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// No grant ever covers a path a deny entry names, and what is granted is
+// allowed: the safe side, whatever the entries.
+func TestPlanNeverGrantsDenied(t *testing.T) {
+	root := tree(t, "tests/a.txt", "tests/golden/g.txt", "tests/sub/s.txt", "tests/x.lock", "build/out/o.txt", "other/", "gen-1/f", "gen-2/f", "gen-x/f")
+	entries := []allowlist.Entry{
+		entry(allowlist.Allow, root+"/tests"),
+		entry(allowlist.Allow, root+"/build"),
+		entry(allowlist.Allow, root+"/missing"),
+		entry(allowlist.Allow, root+"/gen-[0-9]"),
+		entry(allowlist.Allow, "/**/__pycache__"),
+		entry(allowlist.Deny, root+"/tests/golden"),
+		entry(allowlist.Deny, root+"/tests/*.lock"),
+	}
+	p, err := NewPlan(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/build/", "/gen-1/", "/gen-2/", "/tests/a.txt", "/tests/sub/"}
+	if got := grants(p, root); !slices.Equal(got, want) {
+		t.Errorf("grants:\n got %v\nwant %v", got, want)
+	}
+	hows := map[string]How{}
+	for _, e := range p.Entries {
+		hows[strings.TrimPrefix(e.Entry.Pattern, root)] = e.How
+	}
+	for pat, want := range map[string]How{
+		"/tests": Narrowed, "/build": Exact, "/missing": Missing, "/gen-[0-9]": Expanded,
+		"/**/__pycache__": Inexpressible, "/tests/golden": DenyExact,
+	} {
+		if hows[pat] != want {
+			t.Errorf("%s: how %d, want %d", pat, hows[pat], want)
+		}
+	}
+	if !slices.Equal(p.Denied, []string{root + "/tests/golden", root + "/tests/x.lock"}) {
+		t.Errorf("denied: %v", p.Denied)
+	}
+
+	// Every granted path and everything under it is allowed by the list.
+	list := func(path string) bool {
+		for _, e := range entries {
+			if e.Kind == allowlist.Deny && allowlist.MustCompile(e.Pattern).Match(path) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, g := range p.Grants {
+		for _, probe := range []string{g.Path, g.Path + "/new", g.Path + "/x.lock", g.Path + "/golden/x"} {
+			if !list(probe) && (probe == g.Path || g.Dir) {
+				t.Errorf("grant %s lets through %s, which a deny entry names", g.Path, probe)
+			}
+		}
+	}
+}
+
+func TestPlanPrefixes(t *testing.T) {
+	root := tree(t, "d/", "f")
+	p, err := NewPlan([]allowlist.Entry{entry(allowlist.Allow, root+"/d"), entry(allowlist.Allow, root+"/f")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, exact := p.Prefixes(255)
+	if !slices.Equal(dirs, []string{root + "/d/"}) || !slices.Equal(exact, []string{root + "/d", root + "/f"}) {
+		t.Errorf("prefixes %v %v", dirs, exact)
+	}
+	if d, e := p.Prefixes(len(root)); len(d)+len(e) != 0 {
+		t.Errorf("prefixes longer than the limit kept: %v %v", d, e)
+	}
+}
+
+func TestDescribeKillSaysKill(t *testing.T) {
+	e := EntryPlan{How: Missing}
+	if s := e.Describe(Kill); !strings.Contains(s, "kill the writer") {
+		t.Errorf("kill tier: %q", s)
+	}
+	if s := e.Describe(Landlock); !strings.Contains(s, "refused") {
+		t.Errorf("landlock tier: %q", s)
+	}
+}
+
+func TestParseTierAndChoose(t *testing.T) {
+	if _, err := ParseTier("bogus"); err == nil {
+		t.Error("ParseTier(bogus) accepted")
+	}
+	s := Support{LSMs: []string{"landlock"}, BPFLSMErr: os.ErrPermission, LandlockABI: 2}
+	if tier, _, _ := s.Choose(""); tier != Kill {
+		t.Errorf("ABI 2, no BPF LSM: %s, want kill", tier)
+	}
+	if _, _, err := s.Choose(Landlock); err == nil {
+		t.Error("landlock forced with ABI 2 accepted")
+	}
+	if _, _, err := s.Choose(LSM); err == nil {
+		t.Error("lsm forced without BPF LSM accepted")
+	}
+	s.LandlockABI = 7
+	if tier, _, _ := s.Choose(""); tier != Landlock {
+		t.Errorf("ABI 7: %s, want landlock", tier)
+	}
+	s.BPFLSMErr = nil
+	if tier, _, _ := s.Choose(""); tier != LSM {
+		t.Errorf("BPF LSM: %s, want lsm", tier)
+	}
+	if tier, _, err := s.Choose(Kill); tier != Kill || err != nil {
+		t.Errorf("kill forced: %s %v", tier, err)
+	}
+}
+
+func TestPlanAllows(t *testing.T) {
+	root := tree(t, "proj/tests/", "proj/keep.txt", "proj/file.txt")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink(filepath.Join(root, "proj"), filepath.Join(root, "link")))
+	p := &Plan{Grants: []Grant{
+		{Path: filepath.Join(root, "link/tests"), Dir: true},
+		{Path: filepath.Join(root, "proj/file.txt")},
+	}}
+	allows := p.Allows()
+	for path, want := range map[string]bool{
+		"proj/tests":         true,
+		"proj/tests/a/b.txt": true,
+		"link/tests/x":       true,
+		"proj/testsuite":     false,
+		"proj/keep.txt":      false,
+		"proj/file.txt":      true,
+		"proj/file.txt/x":    false,
+		"proj":               false,
+	} {
+		if got := allows(filepath.Join(root, path)); got != want {
+			t.Errorf("allows(%s) = %v, want %v", path, got, want)
+		}
+	}
+	if !(&Plan{Grants: []Grant{{Path: "/", Dir: true}}}).Allows()("/etc/passwd") {
+		t.Error("a grant of / must allow everything")
+	}
+}

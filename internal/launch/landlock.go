@@ -1,0 +1,358 @@
+package launch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"github.com/writewatch/writewatch/internal/metaguard"
+	"golang.org/x/sys/unix"
+)
+
+// Landlock is the Landlock ruleset COMMAND runs under: the kernel refuses
+// every access in Handled that no rule grants.
+type Landlock struct {
+	Handled uint64 // LANDLOCK_ACCESS_FS_* rights the ruleset restricts
+	Rules   []LandlockRule
+}
+
+// LandlockRule grants Access beneath Path (or on Path, for a file).
+type LandlockRule struct {
+	Path   string
+	Access uint64
+}
+
+// Landlock rights that apply to a file itself; the others apply to the
+// entries of a directory.
+const landlockFileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+	unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
+
+// LandlockABI returns the Landlock ABI version of the running kernel, 0
+// when Landlock is not available.
+func LandlockABI() (int, error) {
+	v, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, unix.LANDLOCK_CREATE_RULESET_VERSION)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(v), nil
+}
+
+// The trampoline: Landlock and the metadata guard's seccomp filter must
+// be applied between fork and exec, which os/exec cannot do. So
+// writewatch forks itself (/proc/self/exe) with trampolineEnv set; that
+// child reads its trampolineSpec from fd 3, restricts itself, sends the
+// filter's listener back over the socket on fd 5, takes COMMAND's
+// identity and execs COMMAND. It reports a failure before exec on fd 4,
+// which closes on a successful exec.
+const (
+	trampolineEnv = "WRITEWATCH_TRAMPOLINE"
+	specFD        = 3
+	statusFD      = 4
+	listenerFD    = 5
+)
+
+type trampolineSpec struct {
+	Path     string
+	Args     []string
+	Env      []string
+	User     *Identity
+	Landlock Landlock
+	Guard    bool
+}
+
+// IsTrampoline reports whether this process was started as the
+// trampoline. The program's main must then call Trampoline first thing.
+func IsTrampoline() bool { return os.Getenv(trampolineEnv) == "1" }
+
+// Trampoline sets up COMMAND's Landlock domain, metadata guard and
+// identity, and execs it. It returns only when that failed (the failure
+// is reported to writewatch): main must then exit with the code it
+// returns.
+func Trampoline() int {
+	err := trampoline()
+	status := os.NewFile(statusFD, "status")
+	fmt.Fprintf(status, "%s %v", failureClass(err), err)
+	return 127
+}
+
+// The classes of a trampoline failure, as it reports them to writewatch.
+const (
+	classNotFound = "not-found"
+	classNotExec  = "not-executable"
+	classConfine  = "confine"
+	classOther    = "other"
+)
+
+// classed is a trampoline failure with its class.
+type classed struct {
+	class string
+	err   error
+}
+
+func (c classed) Error() string { return c.err.Error() }
+func (c classed) Unwrap() error { return c.err }
+
+func failureClass(err error) string {
+	var c classed
+	if errors.As(err, &c) {
+		return c.class
+	}
+	return classOther
+}
+
+// execFailed classes a failed exec of COMMAND the way a shell does.
+func execFailed(path string, err error) error {
+	class := classOther
+	switch {
+	case errors.Is(err, syscall.ENOENT):
+		class = classNotFound
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.ENOEXEC), errors.Is(err, syscall.EPERM):
+		class = classNotExec
+	}
+	return classed{class, fmt.Errorf("exec %s: %w", path, err)}
+}
+
+func trampoline() error {
+	syscall.CloseOnExec(statusFD)
+	f := os.NewFile(specFD, "spec")
+	var spec trampolineSpec
+	err := json.NewDecoder(f).Decode(&spec)
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("read spec: %w", err)
+	}
+	// Landlock and the identity below apply to this thread only; exec
+	// then runs on it, and COMMAND inherits both.
+	runtime.LockOSThread()
+	if spec.Landlock.Handled != 0 {
+		if err := restrictSelf(spec.Landlock); err != nil {
+			return classed{classConfine, err}
+		}
+	}
+	syscall.CloseOnExec(listenerFD)
+	if spec.Guard {
+		if err := sendListener(); err != nil {
+			return classed{classConfine, err}
+		}
+	}
+	if id := spec.User; id != nil {
+		if err := becomeThreadOnly(id); err != nil {
+			return err
+		}
+	}
+	err = syscall.Exec(spec.Path, spec.Args, spec.Env)
+	return execFailed(spec.Path, err)
+}
+
+// sendListener installs the metadata guard's filter on this thread and
+// sends its listener to writewatch.
+func sendListener() error {
+	l, err := metaguard.Install()
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	rights := unix.UnixRights(int(l.Fd()))
+	if err := unix.Sendmsg(listenerFD, []byte{0}, rights, nil, 0); err != nil {
+		return fmt.Errorf("metadata guard: send listener: %w", err)
+	}
+	return nil
+}
+
+// receiveListener receives the listener sendListener sent, or nil when
+// the trampoline failed before it could.
+func receiveListener(sock *os.File) (*os.File, error) {
+	buf, oob := make([]byte, 1), make([]byte, unix.CmsgSpace(4))
+	n, oobn, _, _, err := unix.Recvmsg(int(sock.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("metadata guard: receive listener: %w", err)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		return nil, fmt.Errorf("metadata guard: receive listener: no descriptor")
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil || len(fds) != 1 {
+		return nil, fmt.Errorf("metadata guard: receive listener: no descriptor")
+	}
+	return os.NewFile(uintptr(fds[0]), "seccomp-listener"), nil
+}
+
+// restrictSelf applies the ruleset to the calling thread.
+func restrictSelf(l Landlock) error {
+	attr := struct{ fs, net uint64 }{fs: l.Handled}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	if errno != 0 {
+		return fmt.Errorf("landlock: create ruleset: %w", errno)
+	}
+	defer unix.Close(int(fd))
+	for _, r := range l.Rules {
+		// A path that cannot be opened cannot be written either: the
+		// rule is not needed.
+		pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue
+		}
+		access := r.Access & l.Handled
+		var st unix.Stat_t
+		if unix.Fstat(pfd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			access &= landlockFileRights
+		}
+		rule := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(pfd)}
+		_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, unix.LANDLOCK_RULE_PATH_BENEATH,
+			uintptr(unsafe.Pointer(&rule)), 0, 0, 0)
+		unix.Close(pfd)
+		if errno != 0 && access != 0 {
+			return fmt.Errorf("landlock: rule for %s: %w", r.Path, errno)
+		}
+	}
+	// Without CAP_SYS_ADMIN the kernel wants no_new_privs first. As root
+	// it is left unset, so set-uid programs still work (inside the domain).
+	_, _, errno = unix.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0)
+	if errno == unix.EPERM {
+		if _, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
+			return fmt.Errorf("landlock: prctl(PR_SET_NO_NEW_PRIVS): %w", e)
+		}
+		_, _, errno = unix.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0)
+	}
+	if errno != 0 {
+		return fmt.Errorf("landlock: restrict self: %w", errno)
+	}
+	return nil
+}
+
+// becomeThreadOnly takes id's groups, gid and uid on this thread only
+// (raw syscalls, unlike syscall.Setuid, which changes every thread): the
+// thread execs COMMAND right after. The ruleset is already in place, and
+// Landlock does not care who the thread is.
+func becomeThreadOnly(id *Identity) error {
+	groups := id.Groups
+	if len(groups) == 0 {
+		groups = []uint32{id.GID}
+	}
+	if _, _, e := unix.RawSyscall(unix.SYS_SETGROUPS, uintptr(len(groups)), uintptr(unsafe.Pointer(&groups[0])), 0); e != 0 {
+		return fmt.Errorf("setgroups: %w", e)
+	}
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, uintptr(id.GID), uintptr(id.GID), uintptr(id.GID)); e != 0 {
+		return fmt.Errorf("setresgid: %w", e)
+	}
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, uintptr(id.UID), uintptr(id.UID), uintptr(id.UID)); e != 0 {
+		return fmt.Errorf("setresuid: %w", e)
+	}
+	return nil
+}
+
+// startTrampoline starts this program as the trampoline for COMMAND and
+// waits until COMMAND is exec'd (or the trampoline failed).
+func startTrampoline(path string, spec Spec, env []string) (*Process, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find writewatch itself: %w", err)
+	}
+	ts := trampolineSpec{Path: path, Args: spec.Args, Env: env, User: spec.User, Guard: spec.MetadataGuard}
+	if spec.Landlock != nil {
+		ts.Landlock = *spec.Landlock
+	}
+	data, err := json.Marshal(ts)
+	if err != nil {
+		return nil, err
+	}
+	mfd, err := unix.MemfdCreate("writewatch-spec", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("memfd: %w", err)
+	}
+	specFile := os.NewFile(uintptr(mfd), "spec")
+	defer specFile.Close()
+	if _, err := specFile.Write(data); err != nil {
+		return nil, err
+	}
+	if _, err := specFile.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer statusR.Close()
+	socks, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		statusW.Close()
+		return nil, fmt.Errorf("socketpair: %w", err)
+	}
+	sockOurs, sockTheirs := os.NewFile(uintptr(socks[0]), "listener"), os.NewFile(uintptr(socks[1]), "listener")
+	defer sockOurs.Close()
+	cmd := &exec.Cmd{
+		Path:        self,
+		Args:        []string{spec.Args[0]},
+		Env:         []string{trampolineEnv + "=1"},
+		Dir:         spec.Dir,
+		Stdin:       spec.Stdin,
+		Stdout:      spec.Stdout,
+		Stderr:      spec.Stderr,
+		ExtraFiles:  []*os.File{specFile, statusW, sockTheirs},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: spec.Setpgid},
+	}
+	err = cmd.Start()
+	statusW.Close()
+	sockTheirs.Close()
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", self, err)
+	}
+	// The listener comes first; the socket closes on exec or exit.
+	var listener *os.File
+	if spec.MetadataGuard {
+		listener, err = receiveListener(sockOurs)
+		if err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return nil, err
+		}
+	}
+	msg, _ := io.ReadAll(statusR)
+	if len(msg) == 0 && (listener != nil || !spec.MetadataGuard) {
+		return &Process{cmd: cmd, listener: listener}, nil // exec'd: the pipe closed on exec
+	}
+	if listener != nil {
+		listener.Close()
+	}
+	cmd.Wait()
+	class, text, _ := strings.Cut(string(msg), " ")
+	switch class {
+	case classNotFound:
+		return nil, fmt.Errorf("%s: %w", text, ErrNotFound)
+	case classNotExec:
+		return nil, fmt.Errorf("%s: %w", text, ErrNotExecutable)
+	case classConfine:
+		return nil, fmt.Errorf("%s: %w", text, ErrConfine)
+	}
+	return nil, fmt.Errorf("start %s: %s", path, text)
+}
+
+// LandlockWriteRights are the Landlock rights that change the file system,
+// as far as the kernel's Landlock ABI abi knows them: writing and
+// truncating files, creating, removing, renaming and linking entries.
+// Reading, executing and ioctl are never restricted.
+func LandlockWriteRights(abi int) uint64 {
+	r := uint64(unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_REMOVE_DIR |
+		unix.LANDLOCK_ACCESS_FS_REMOVE_FILE | unix.LANDLOCK_ACCESS_FS_MAKE_CHAR |
+		unix.LANDLOCK_ACCESS_FS_MAKE_DIR | unix.LANDLOCK_ACCESS_FS_MAKE_REG |
+		unix.LANDLOCK_ACCESS_FS_MAKE_SOCK | unix.LANDLOCK_ACCESS_FS_MAKE_FIFO |
+		unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK | unix.LANDLOCK_ACCESS_FS_MAKE_SYM)
+	if abi >= 2 {
+		r |= unix.LANDLOCK_ACCESS_FS_REFER
+	}
+	if abi >= 3 {
+		r |= unix.LANDLOCK_ACCESS_FS_TRUNCATE
+	}
+	return r
+}

@@ -1,0 +1,268 @@
+// Package metrics exposes a writewatch run as Prometheus metrics: live on
+// an HTTP /metrics endpoint while COMMAND runs, and, once it has ended,
+// pushed to a Pushgateway or written to a node_exporter textfile.
+//
+// # Metrics
+//
+// Every name starts with writewatch_. No label takes an unbounded set of
+// values: violations are labelled by op (one of run.Ops) and action, lost
+// events by cause; every combination is always present, zero or not.
+//
+//	writewatch_violations_total{op,action}         counter  writes outside the allowlist, every occurrence
+//	writewatch_violation_groups{op,action}         gauge    violation groups, as the report lists them
+//	writewatch_events_total                        counter  write events examined
+//	writewatch_events_lost_total{cause}            counter  events the kernel could not deliver
+//	writewatch_truncated_paths_total               counter  paths cut to fit the kernel buffers
+//	writewatch_traced_processes_total              counter  processes traced
+//	writewatch_run_duration_seconds                gauge    time since COMMAND started; at the end, the run's length
+//	writewatch_surviving_processes                 gauge    processes still running when writewatch finished (end only)
+//	writewatch_exit_code                           gauge    writewatch's exit code (end only)
+//	writewatch_command_exit_code                   gauge    COMMAND's exit code, 128+N for signal N (end only)
+//	writewatch_last_run_timestamp_seconds          gauge    when the run ended, Unix time (end only)
+//	writewatch_last_clean_run_timestamp_seconds    gauge    when the last clean run ended (end only; see below)
+//	writewatch_info{mode,version}                  gauge    always 1
+//
+// The counters count within one run. Pushed or written to a textfile,
+// they are the last run's totals: read them as they are, not through
+// rate() or increase().
+//
+// A run is clean when it found no write outside the allowlist, lost no
+// event and tracing did not fail. writewatch_last_clean_run_timestamp_seconds
+// keeps the time of the last clean run of the same job across runs: a
+// textfile carries the value over from the file it replaces, and a push
+// uses the Pushgateway's POST (push-add) semantics, which replace only the
+// metrics pushed: a run that is not clean does not push this metric, so
+// the Pushgateway keeps the previous value. It is absent until a run has
+// been clean.
+package metrics
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/internal/run"
+)
+
+// Job is the job label under which runs are pushed.
+const Job = "writewatch"
+
+// Names of the metrics.
+const (
+	NameViolations    = "writewatch_violations_total"
+	NameGroups        = "writewatch_violation_groups"
+	NameEvents        = "writewatch_events_total"
+	NameLost          = "writewatch_events_lost_total"
+	NameTruncated     = "writewatch_truncated_paths_total"
+	NameProcesses     = "writewatch_traced_processes_total"
+	NameDuration      = "writewatch_run_duration_seconds"
+	NameSurvivors     = "writewatch_surviving_processes"
+	NameExitCode      = "writewatch_exit_code"
+	NameCommandExit   = "writewatch_command_exit_code"
+	NameLastRun       = "writewatch_last_run_timestamp_seconds"
+	NameLastCleanRun  = "writewatch_last_clean_run_timestamp_seconds"
+	NameInfo          = "writewatch_info"
+	labelOp           = "op"
+	labelAction       = "action"
+	labelCause        = "cause"
+	labelMode         = "mode"
+	labelVersion      = "version"
+	reservedLabelJob  = "job"
+	reservedLabelPref = "__"
+)
+
+// Live gives a run's live counters: *run.Progress does.
+type Live interface {
+	Snapshot() run.Snapshot
+}
+
+// Run is one writewatch run as the metrics see it: its live counters
+// while it lasts, then its report. Its methods are safe for concurrent
+// use.
+type Run struct {
+	progress Live
+	mode     string
+	version  string
+	now      func() time.Time
+
+	mu    sync.Mutex
+	rep   *report.Report // nil while the run lasts
+	clean bool
+}
+
+// New describes the run whose live counters are p, in mode (report.ModeGate
+// or report.ModeAudit), by writewatch version.
+func New(p Live, mode, version string) *Run {
+	return &Run{progress: p, mode: mode, version: version, now: time.Now}
+}
+
+// Finish gives the run's report: from now on the metrics are its final
+// values. traceErr is the error tracing ended with, if any; a run with one
+// is not clean.
+func (r *Run) Finish(rep *report.Report, traceErr error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.rep = rep
+	r.clean = traceErr == nil && !rep.Failed() && rep.LostEvents == 0
+}
+
+// Clean reports whether the run finished clean (see the package
+// documentation); false while it lasts.
+func (r *Run) Clean() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rep != nil && r.clean
+}
+
+// values are the numbers the metrics show at one moment.
+type values struct {
+	run.Snapshot
+	duration float64
+	final    bool
+	// Only when final:
+	survivors, exitCode, commandExit int
+	finished                         time.Time
+	lastClean                        float64 // Unix seconds; 0: unknown
+}
+
+// values reads the run now. carried is the time of the last clean run
+// known from before this one, in Unix seconds (0: none).
+func (r *Run) values(carried float64) values {
+	r.mu.Lock()
+	rep, clean := r.rep, r.clean
+	r.mu.Unlock()
+	if rep == nil {
+		v := values{Snapshot: r.progress.Snapshot()}
+		if !v.Started.IsZero() {
+			v.duration = r.now().Sub(v.Started).Seconds()
+		}
+		return v
+	}
+	v := values{final: true, Snapshot: fromReport(rep)}
+	v.duration = rep.Finished.Sub(rep.Started).Seconds()
+	v.survivors = len(rep.Survivors)
+	v.exitCode, v.commandExit = rep.ExitCode, rep.CommandExit
+	v.finished = rep.Finished
+	v.lastClean = carried
+	if clean {
+		v.lastClean = unixSeconds(rep.Finished)
+	}
+	return v
+}
+
+// fromReport computes the counters from a finished run's report, so that
+// the final metrics agree with the JSON report to the event.
+func fromReport(rep *report.Report) run.Snapshot {
+	s := run.Snapshot{
+		Started:   rep.Started,
+		Processes: uint64(rep.Processes),
+		Events:    rep.Events,
+		Truncated: rep.TruncatedPaths,
+	}
+	for i, c := range run.LostCauses {
+		s.Lost[i] = rep.Lost[c]
+	}
+	for _, v := range rep.Violations {
+		i, j := run.OpIndex(v.Op), run.ActionIndex(v.Action)
+		if i < 0 || j < 0 {
+			continue
+		}
+		s.Violations[i][j] += uint64(max(v.Count, 1))
+		s.Groups[i][j]++
+	}
+	return s
+}
+
+// collector turns a Run into metrics. Its descriptions carry constant
+// labels; carried is the last clean run's time from before this run, in
+// Unix seconds (0: none).
+type collector struct {
+	run     *Run
+	carried float64
+
+	violations, groups, events, lost, truncated, processes, duration,
+	survivors, exitCode, commandExit, lastRun, lastClean, info *prometheus.Desc
+}
+
+func newCollector(r *Run, labels map[string]string, carried float64) *collector {
+	l := prometheus.Labels(labels)
+	d := func(name, help string, variable ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, variable, l)
+	}
+	return &collector{
+		run:         r,
+		carried:     carried,
+		violations:  d(NameViolations, "Writes outside the allowlist, every occurrence, by operation and action.", labelOp, labelAction),
+		groups:      d(NameGroups, "Violation groups (distinct operation, path and role, as the report lists them), by operation and action.", labelOp, labelAction),
+		events:      d(NameEvents, "Write events examined."),
+		lost:        d(NameLost, "Events the kernel could not deliver, by cause.", labelCause),
+		truncated:   d(NameTruncated, "Paths cut to fit the kernel buffers."),
+		processes:   d(NameProcesses, "Processes traced: COMMAND and every process it started."),
+		duration:    d(NameDuration, "Time since COMMAND started; once the run has ended, its length."),
+		survivors:   d(NameSurvivors, "Processes of the tree still running when writewatch finished."),
+		exitCode:    d(NameExitCode, "writewatch's exit code."),
+		commandExit: d(NameCommandExit, "COMMAND's exit code, 128+N when it died of signal N."),
+		lastRun:     d(NameLastRun, "When the last run ended, in seconds since the Unix epoch."),
+		lastClean:   d(NameLastCleanRun, "When the last run without violations, lost events or tracing errors ended, in seconds since the Unix epoch."),
+		info:        d(NameInfo, "Always 1: the writewatch version and mode of the run.", labelMode, labelVersion),
+	}
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.violations, c.groups, c.events, c.lost, c.truncated, c.processes,
+		c.duration, c.survivors, c.exitCode, c.commandExit, c.lastRun, c.lastClean, c.info} {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	v := c.run.values(c.carried)
+	counter := func(d *prometheus.Desc, x uint64, lv ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(x), lv...)
+	}
+	gauge := func(d *prometheus.Desc, x float64, lv ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, x, lv...)
+	}
+	for i, op := range run.Ops {
+		for j, action := range run.Actions {
+			counter(c.violations, v.Violations[i][j], op, action)
+			gauge(c.groups, float64(v.Groups[i][j]), op, action)
+		}
+	}
+	counter(c.events, v.Events)
+	for i, cause := range run.LostCauses {
+		counter(c.lost, v.Lost[i], cause)
+	}
+	counter(c.truncated, v.Truncated)
+	counter(c.processes, v.Processes)
+	gauge(c.duration, v.duration)
+	gauge(c.info, 1, c.run.mode, c.run.version)
+	if !v.final {
+		return
+	}
+	gauge(c.survivors, float64(v.survivors))
+	gauge(c.exitCode, float64(v.exitCode))
+	if v.commandExit != report.NotStarted {
+		gauge(c.commandExit, float64(v.commandExit))
+	}
+	gauge(c.lastRun, unixSeconds(v.finished))
+	if v.lastClean > 0 {
+		gauge(c.lastClean, v.lastClean)
+	}
+}
+
+func unixSeconds(t time.Time) float64 {
+	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
+}
+
+// registry returns a registry holding only the run's metrics, each with
+// the constant labels given.
+func (r *Run) registry(labels map[string]string, carried float64) (*prometheus.Registry, error) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(newCollector(r, labels, carried)); err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	return reg, nil
+}

@@ -1,0 +1,758 @@
+package report
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/writewatch/writewatch/internal/allowlist"
+)
+
+// TextOptions controls WriteText.
+type TextOptions struct {
+	// Color enables ANSI colors: bold paths, red operations, yellow
+	// warnings. Without it the output is plain text.
+	Color bool
+}
+
+const (
+	// lineWidth is the width that process lines are shortened to.
+	lineWidth = 120
+	// minBudget is the least room a shortened command line is given.
+	minBudget = 24
+	// maxChain is the most ancestors listed for one violation.
+	maxChain = 8
+)
+
+const (
+	ansiBold   = "\x1b[1m"
+	ansiRed    = "\x1b[31m"
+	ansiYellow = "\x1b[33m"
+	ansiReset  = "\x1b[0m"
+)
+
+// WriteText writes the human summary of r to w: a header line, warnings
+// about lost events, truncated paths and surviving processes, one block per
+// violation with the process that wrote and its ancestors, and advice on
+// fixing the violations.
+//
+// Paths and arguments holding newlines, other control characters or
+// invalid UTF-8 are shown quoted and escaped, so every item stays on its
+// own line.
+func WriteText(w io.Writer, r *Report, opt TextOptions) error {
+	if r == nil {
+		return errors.New("report: write text: nil report")
+	}
+	t := &textWriter{color: opt.Color}
+	t.header(r)
+	t.warnings(r)
+	t.byTest(r)
+	for i := range r.Violations {
+		t.violation(&r.Violations[i])
+	}
+	t.survivors(r)
+	t.notes(r)
+	t.howToFix(r)
+	if r.Mode == ModeAudit && r.Failed() {
+		t.line()
+		t.line("writewatch: audit mode: these writes are reported only; they do not fail the run")
+	}
+	if _, err := w.Write(t.buf.Bytes()); err != nil {
+		return fmt.Errorf("report: write text: %w", err)
+	}
+	return nil
+}
+
+type textWriter struct {
+	buf   bytes.Buffer
+	color bool
+	prev  *Violation // the violation written last
+}
+
+func (t *textWriter) line(parts ...string) {
+	for _, p := range parts {
+		t.buf.WriteString(p)
+	}
+	t.buf.WriteByte('\n')
+}
+
+func (t *textWriter) paint(code, s string) string {
+	if !t.color || s == "" {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+func (t *textWriter) header(r *Report) {
+	if !r.Failed() {
+		t.line(fmt.Sprintf("writewatch: no writes outside the allowlist (%s, %s)",
+			plural(r.Events, "write event", "write events"),
+			plural(r.Processes, "process", "processes")))
+		return
+	}
+	if len(r.Violations) == 0 && r.UnlistedViolations == 0 {
+		t.line(fmt.Sprintf("writewatch: the kernel refused %s outside the allowlist, but %s lost (ring buffer full)",
+			plural(r.LostRefusals, "write", "writes"), pick(r.LostRefusals == 1, "its record was", "their records were")))
+		return
+	}
+	events := 0
+	for i := range r.Violations {
+		events += max(r.Violations[i].Count, 1)
+	}
+	head := fmt.Sprintf("writewatch: %s outside the allowlist (%s)",
+		plural(len(r.Violations), "write", "writes"),
+		plural(events, "event", "events"))
+	if len(r.Command) == 0 {
+		t.line(head)
+		return
+	}
+	const by = " by `"
+	budget := lineWidth - width(head) - width(by) - 1
+	t.line(head, by, shortCmdline(r.Command, budget), "`")
+}
+
+func (t *textWriter) warnings(r *Report) {
+	if r.UnlistedViolations > 0 {
+		t.line(t.paint(ansiYellow, "writewatch: warning: "+plural(r.UnlistedViolations, "more write", "more writes")+
+			" outside the allowlist, to paths beyond the first "+plural(len(r.Violations), "one", "ones")+
+			", are counted but not listed (--max-violations)"))
+	}
+	if r.LostRefusals > 0 && (len(r.Violations) > 0 || r.UnlistedViolations > 0) {
+		t.line(t.paint(ansiYellow, "writewatch: warning: the kernel refused "+plural(r.LostRefusals, "more write", "more writes")+
+			" outside the allowlist, whose "+pick(r.LostRefusals == 1, "record was", "records were")+" lost (ring buffer full)"))
+	}
+	if r.Enforcement != "" {
+		t.line("writewatch: enforced with " + displayText(r.Enforcement))
+	}
+	if r.EnforcementNote != "" {
+		t.line(t.paint(ansiYellow, "writewatch: warning: "+displayText(r.EnforcementNote)))
+	}
+	var sum uint64
+	for _, n := range r.Lost {
+		sum += n
+	}
+	if lost := max(r.LostEvents, sum); lost > 0 {
+		msg := "writewatch: warning: " + plural(lost, "event", "events") + " lost"
+		if causes := lostCauses(r.Lost); causes != "" {
+			msg += " (" + causes + ")"
+		}
+		msg += "; writes outside the allowlist may be missing from this report"
+		t.line(t.paint(ansiYellow, msg))
+	}
+	if r.TruncatedPaths > 0 {
+		msg := fmt.Sprintf("writewatch: warning: %s too long for the kernel buffers; %s checked against the allowlist by prefix only",
+			plural(r.TruncatedPaths, "path was", "paths were"),
+			pick(r.TruncatedPaths == 1, "it was", "they were"))
+		t.line(t.paint(ansiYellow, msg))
+	}
+}
+
+// lostCauses lists causes by count, largest first: "ringbuf_full: 30, ...".
+func lostCauses(lost map[string]uint64) string {
+	type cause struct {
+		name string
+		n    uint64
+	}
+	var cs []cause
+	for name, n := range lost {
+		if n > 0 {
+			cs = append(cs, cause{name, n})
+		}
+	}
+	slices.SortFunc(cs, func(a, b cause) int {
+		return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.name, b.name))
+	})
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		parts[i] = displayText(c.name) + ": " + strconv.FormatUint(c.n, 10)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (t *textWriter) violation(v *Violation) {
+	t.line()
+
+	// The path, as matched, and how the process named it.
+	head := t.paint(ansiBold, displayPath(v.Path))
+	if v.RequestedPath != "" && v.RequestedPath != v.Path {
+		head += " (requested as " + displayPath(v.RequestedPath) + ")"
+	}
+	if v.Truncated {
+		head += " [truncated path]"
+	}
+	t.line(head)
+
+	// What was done to it.
+	op := "  " + t.paint(ansiRed, displayText(v.Op))
+	if v.Flags != "" {
+		op += " " + displayText(v.Flags)
+	}
+	if role := roleText(v); role != "" {
+		op += " (" + role + ")"
+	}
+	if v.Errno != "" {
+		op += " (failed: " + displayText(v.Errno) + ")"
+	}
+	if v.Via != "" {
+		op += " (via " + displayText(v.Via) + ", result unknown)"
+	}
+	if v.Count > 1 {
+		op += " ×" + strconv.Itoa(v.Count)
+	}
+	if v.DeniedBy != "" {
+		op += "; denied by " + displayText(v.DeniedBy)
+	}
+	switch v.Action {
+	case ActionBlocked:
+		op += "; blocked"
+	case ActionKilled:
+		op += "; writer killed (the write may have taken effect)"
+	case ActionBlockedKilled:
+		op += "; blocked, writer killed"
+	}
+	t.line(op)
+	if attributed(v) {
+		t.line("  in ", whoText(v))
+	}
+
+	// Who did it, and where that process came from, unless that was just
+	// shown.
+	prev := t.prev
+	t.prev = v
+	if prev != nil && sameProcess(prev, v) {
+		t.line(procName("  by ", v.PID, v.Comm), ", as above")
+		return
+	}
+	t.line(procLine("  by ", v.PID, v.Comm, v.Cmdline))
+	chain := v.Chain
+	if len(chain) > maxChain {
+		for _, p := range chain[:maxChain-2] {
+			t.line(chainLine(p))
+		}
+		t.line(fmt.Sprintf("    ← … %s", plural(len(chain)-(maxChain-1), "more process", "more processes")))
+		chain = chain[len(chain)-1:]
+	}
+	for _, p := range chain {
+		t.line(chainLine(p))
+	}
+}
+
+// roleText names the role of the path when it tells something: always for
+// rename, and for any role other than the usual "new" of link and symlink.
+func roleText(v *Violation) string {
+	switch {
+	case v.Role == "":
+		return ""
+	case v.Op == OpRename && (v.Role == RoleOld || v.Role == RoleNew):
+		return v.Role + " path"
+	case v.Op == OpLink && v.Role == RoleOld:
+		return "the file linked"
+	case v.Op == OpLink && v.Role == RoleNew:
+		return "new name"
+	case v.Op == OpSymlink && v.Role == RoleNew:
+		return ""
+	default:
+		return "role " + displayText(v.Role)
+	}
+}
+
+// sameProcess reports whether a and b were written by the same process
+// with the same ancestry.
+func sameProcess(a, b *Violation) bool {
+	if a.PID != b.PID || a.Comm != b.Comm || !slices.Equal(a.Cmdline, b.Cmdline) || len(a.Chain) != len(b.Chain) {
+		return false
+	}
+	for i := range a.Chain {
+		if a.Chain[i].PID != b.Chain[i].PID || !slices.Equal(a.Chain[i].Cmdline, b.Chain[i].Cmdline) {
+			return false
+		}
+	}
+	return true
+}
+
+// procName renders "PREFIX PID comm".
+func procName(prefix string, pid int, comm string) string {
+	s := prefix + strconv.Itoa(pid)
+	if comm != "" {
+		s += " " + displayText(comm)
+	}
+	return s
+}
+
+// procLine renders "PREFIX PID comm: cmdline", shortened to lineWidth.
+func procLine(prefix string, pid int, comm string, cmdline []string) string {
+	s := procName(prefix, pid, comm)
+	if len(cmdline) == 0 {
+		return s
+	}
+	s += ":"
+	return s + " " + shortCmdline(cmdline, lineWidth-width(s)-1)
+}
+
+// chainLine renders an ancestor as "    ← PID cmdline", or with its comm
+// in brackets when its command line is unknown.
+func chainLine(p Proc) string {
+	s := "    ← " + strconv.Itoa(p.PID)
+	if len(p.Cmdline) == 0 {
+		if p.Comm != "" {
+			s += " [" + displayText(p.Comm) + "]"
+		}
+		return s
+	}
+	return s + " " + shortCmdline(p.Cmdline, lineWidth-width(s)-1)
+}
+
+func (t *textWriter) survivors(r *Report) {
+	if len(r.Survivors) == 0 {
+		return
+	}
+	t.line()
+	done := "left running"
+	if r.SurvivorsKilled {
+		done = "killed"
+	}
+	t.line(t.paint(ansiYellow, fmt.Sprintf("writewatch: still running when writewatch finished (%s, %s):",
+		plural(len(r.Survivors), "process", "processes"), done)))
+	for _, p := range r.Survivors {
+		t.line(procLine("  ", p.PID, p.Comm, p.Cmdline))
+	}
+}
+
+func (t *textWriter) howToFix(r *Report) {
+	if !r.Failed() {
+		return
+	}
+	dir := configDir(r)
+	var (
+		paths     []string // to allow, relative to dir when under it
+		seen      = make(map[string]bool)
+		denied    int
+		truncated int
+	)
+	for i := range r.Violations {
+		v := &r.Violations[i]
+		switch {
+		case v.DeniedBy != "":
+			denied++
+			continue
+		case v.Truncated:
+			truncated++
+			continue
+		case seen[v.Path]:
+			continue
+		}
+		seen[v.Path] = true
+		p := v.Path
+		if rel, ok := relUnder(p, dir); ok {
+			p = rel
+		}
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	entries := make([]string, len(paths)) // YAML list items
+	for i, p := range paths {
+		if s, ok := yamlScalar(allowlist.Literal(p)); ok {
+			entries[i] = "- " + s
+		} else {
+			entries[i] = "# " + displayPath(p) + " is not valid UTF-8: allow a directory above it"
+		}
+	}
+
+	t.line()
+	t.line("How to fix:")
+	if len(entries) > 0 {
+		if r.ConfigFile == "" {
+			t.line("  - If these writes are expected, create ", allowlist.ConfigFileName, " in ", displayPath(r.WorkDir), " with:")
+		} else {
+			t.line("  - If these writes are expected, add them to the allow list in ", displayPath(configName(r)), ":")
+		}
+		t.line()
+		t.line("        allow:")
+		for _, e := range entries {
+			t.line("          ", e)
+		}
+		t.line()
+		if truncated > 0 {
+			t.line("    ", pick(truncated == 1, "The truncated path is", "Truncated paths are"),
+				" not listed: allow a directory above ", pick(truncated == 1, "it", "them"), " instead.")
+		}
+	} else if truncated > 0 {
+		t.line("  - If these writes are expected, allow a directory above the truncated ",
+			pick(truncated == 1, "path", "paths"), " in ", pick(r.ConfigFile == "", allowlist.ConfigFileName, displayPath(configName(r))), ".")
+	}
+	if denied > 0 {
+		t.line("  - Writes marked \"denied by\" match a deny rule: an allow entry does not lift it; change that rule if they are expected.")
+	}
+	if r.LostRefusals > 0 {
+		t.line("  - To see every refused write, run again with a larger ring buffer (--ringbuf-mib).")
+	}
+	t.line("  - Otherwise make the tests write under a temporary directory instead:")
+	t.line("    t.TempDir() in Go, the tmp_path fixture in pytest.")
+}
+
+// configDir is the directory that allow entries are relative to: the
+// config file's, or the work directory when there is no config file yet.
+func configDir(r *Report) string {
+	if r.ConfigFile == "" {
+		return r.WorkDir
+	}
+	if filepath.IsAbs(r.ConfigFile) {
+		return filepath.Dir(r.ConfigFile)
+	}
+	if r.WorkDir == "" {
+		return ""
+	}
+	return filepath.Dir(filepath.Join(r.WorkDir, r.ConfigFile))
+}
+
+// configName is the config file as shown to the user: relative to the
+// work directory when under it.
+func configName(r *Report) string {
+	if rel, ok := relUnder(r.ConfigFile, r.WorkDir); ok && rel != "." {
+		return rel
+	}
+	return r.ConfigFile
+}
+
+// relUnder returns path relative to dir when both are absolute and path is
+// dir or below it.
+func relUnder(path, dir string) (string, bool) {
+	if !filepath.IsAbs(path) || !filepath.IsAbs(dir) {
+		return "", false
+	}
+	dir = filepath.Clean(dir)
+	if path == dir {
+		return ".", true
+	}
+	prefix := dir
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	if rest, ok := strings.CutPrefix(path, prefix); ok && rest != "" {
+		return rest, true
+	}
+	return "", false
+}
+
+// displayPath returns p as is when it prints safely on one line, else
+// quoted and escaped like strconv.Quote. Leading or trailing spaces and a
+// leading quote also force quoting, so that what is shown is unambiguous.
+func displayPath(p string) string {
+	if p == "" || p[0] == '"' || p[0] == ' ' || p[len(p)-1] == ' ' {
+		return strconv.Quote(p)
+	}
+	return displayText(p)
+}
+
+// displayText returns s as is when it is valid UTF-8 with only printable
+// characters, else quoted and escaped like strconv.Quote.
+func displayText(s string) string {
+	if printable(s) {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+func printable(s string) bool {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return false
+			}
+		}
+		if !strconv.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// shellArg renders one argument so that a command line reads like one
+// typed into a shell: plain when it needs no quoting, single-quoted when
+// it holds spaces or shell metacharacters, and quoted and escaped like
+// strconv.Quote when it holds control characters or invalid UTF-8.
+func shellArg(s string) string {
+	if s == "" {
+		return "''"
+	}
+	if !printable(s) {
+		return strconv.Quote(s)
+	}
+	plain := true
+	for _, r := range s {
+		if !shellSafe(r) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func shellSafe(r rune) bool {
+	switch {
+	case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+		return true
+	case r >= utf8.RuneSelf:
+		return r != '\u00a0' && strconv.IsPrint(r)
+	}
+	return strings.ContainsRune("@%+=:,./_-^", r)
+}
+
+// shortCmdline joins args as shell words and, when the result is wider
+// than budget, cuts it and ends it with "…", followed by the number of
+// arguments left out entirely.
+func shortCmdline(args []string, budget int) string {
+	budget = max(budget, minBudget)
+	words := make([]string, len(args))
+	for i, a := range args {
+		words[i] = shellArg(a)
+	}
+	full := strings.Join(words, " ")
+	if width(full) <= budget {
+		return full
+	}
+	runes := []rune(full)
+	starts := make([]int, len(words)) // rune offset of each word
+	off := 0
+	for i, w := range words {
+		starts[i] = off
+		off += width(w) + 1
+	}
+	limit := budget - 1 // room for "…"
+	for {
+		left := 0
+		for _, s := range starts {
+			if s >= limit {
+				left++
+			}
+		}
+		tail := ""
+		if left > 0 {
+			tail = " (+" + plural(left, "arg", "args") + ")"
+		}
+		if limit+1+width(tail) <= budget || limit <= 1 {
+			cut := strings.TrimRight(string(runes[:max(limit, 1)]), " ")
+			return cut + "…" + tail
+		}
+		limit = budget - 1 - width(tail)
+	}
+}
+
+// yamlScalar renders s as a YAML scalar: plain when that reads back as the
+// same string, double-quoted otherwise. It reports false when s is not
+// valid UTF-8, which YAML cannot hold.
+func yamlScalar(s string) (string, bool) {
+	if !utf8.ValidString(s) {
+		return "", false
+	}
+	if yamlPlainOK(s) {
+		return s, true
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case !strconv.IsPrint(r):
+			if r > 0xffff {
+				fmt.Fprintf(&b, `\U%08x`, r)
+			} else {
+				fmt.Fprintf(&b, `\u%04x`, r)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String(), true
+}
+
+// yamlPlainOK reports whether s can be written as a plain YAML scalar
+// and still be read back as the string s.
+func yamlPlainOK(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		ok := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' ||
+			strings.ContainsRune("_./+=~-@", r)
+		if !ok {
+			return false
+		}
+	}
+	if s[0] == '@' || s[0] == '-' {
+		return false
+	}
+	if strings.Contains(s, "/") {
+		return true
+	}
+	// Without a slash it may read as a number, a boolean or null.
+	if strings.ContainsRune("0123456789.+~", rune(s[0])) {
+		return false
+	}
+	switch strings.ToLower(s) {
+	case "true", "false", "yes", "no", "on", "off", "y", "n", "null":
+		return false
+	}
+	return true
+}
+
+func width(s string) int { return utf8.RuneCountInString(s) }
+
+type integer interface {
+	~int | ~int64 | ~uint64
+}
+
+func plural[N integer](n N, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprint(n) + " " + many
+}
+
+func pick(cond bool, a, b string) string {
+	if cond {
+		return a
+	}
+	return b
+}
+
+// byTest lists the violations that a test runner's boundaries attribute,
+// one line each, grouped by test:
+//
+//	TestSave (pkg example.com/app) wrote /home/u/.config/app/config.toml (open O_WRONLY|O_TRUNC) via /usr/bin/git
+func (t *textWriter) byTest(r *Report) {
+	var vs []*Violation
+	for i := range r.Violations {
+		if v := &r.Violations[i]; attributed(v) {
+			vs = append(vs, v)
+		}
+	}
+	if len(vs) == 0 {
+		return
+	}
+	slices.SortStableFunc(vs, func(a, b *Violation) int {
+		return cmp.Or(strings.Compare(a.Package, b.Package), strings.Compare(whoText(a), whoText(b)))
+	})
+	t.line()
+	t.line("By test:")
+	for _, v := range vs {
+		what := displayText(v.Op)
+		if v.Flags != "" {
+			what += " " + displayText(v.Flags)
+		}
+		if v.Errno != "" {
+			what += ", failed: " + displayText(v.Errno)
+		}
+		via := v.Exe
+		if via == "" {
+			via = v.Comm
+		}
+		line := "  " + t.paint(ansiBold, whoText(v)) + " wrote " + displayPath(v.Path) + " (" + what + ")"
+		if via != "" {
+			line += " via " + displayPath(via)
+		}
+		t.line(line)
+	}
+}
+
+// attributed reports whether a runner's boundaries tell who wrote v.
+func attributed(v *Violation) bool {
+	return v.Test != "" || len(v.AmbiguousTests) > 0 || v.Package != "" || v.Runner != ""
+}
+
+// whoText names who wrote v: the test with its phase and package, the
+// tests it may have been, or the package outside its tests.
+func whoText(v *Violation) string {
+	var s string
+	switch {
+	case v.Test != "":
+		s = displayText(v.Test)
+	case len(v.AmbiguousTests) > 0:
+		names := make([]string, len(v.AmbiguousTests))
+		for i, n := range v.AmbiguousTests {
+			names[i] = displayText(n)
+		}
+		s = "one of " + strings.Join(names, ", ") + " (ambiguous)"
+	case v.Runner == RunnerGo:
+		s = "package code"
+	default:
+		s = "outside tests"
+	}
+	var details []string
+	if v.Phase != "" && v.Phase != PhaseTest && v.Phase != "call" {
+		p := displayText(v.Phase)
+		if v.Runner == RunnerGo && v.Test == "" {
+			switch v.Phase {
+			case PhaseSetup:
+				p = "setup: init or TestMain before the tests"
+			case PhaseTeardown:
+				p = "teardown: TestMain after the tests"
+			}
+		}
+		details = append(details, p)
+	}
+	if v.Fixture != "" {
+		details = append(details, "fixture "+displayText(v.Fixture))
+	}
+	if len(details) > 0 {
+		s += " [" + strings.Join(details, ", ") + "]"
+	}
+	if v.Package != "" && !strings.HasPrefix(v.Test, v.Package) {
+		if v.Runner == RunnerGo {
+			s += " (pkg " + displayText(v.Package) + ")"
+		} else {
+			s += " (" + displayText(v.Package) + ")"
+		}
+	}
+	return s
+}
+
+// notes prints the Go test binaries whose tests could not be told apart,
+// the toolchain's writes left out, and the run's notes.
+func (t *textWriter) notes(r *Report) {
+	var lines []string
+	for _, p := range r.Packages {
+		if !p.Followed {
+			lines = append(lines, fmt.Sprintf("writewatch: %s: its writes carry the package only, not the test: %s",
+				displayText(p.Package), displayText(p.Problem)))
+		}
+	}
+	if len(r.Unattributed) > 0 {
+		lines = append(lines, "writewatch: some writes could not be tied to one test and are marked ambiguous ("+lostCauses(r.Unattributed)+")")
+	}
+	if r.ToolchainWrites > 0 {
+		lines = append(lines, fmt.Sprintf("writewatch: %s outside the allowlist by the Go toolchain building the tests (go, compile, link, ...) not listed",
+			plural(r.ToolchainWrites, "write", "writes")))
+	}
+	for _, n := range r.Notes {
+		lines = append(lines, "writewatch: note: "+displayText(n))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	t.line()
+	for _, l := range lines {
+		t.line(l)
+	}
+}

@@ -1,0 +1,71 @@
+package run
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/writewatch/writewatch/internal/launch"
+	"github.com/writewatch/writewatch/internal/plugins"
+)
+
+// goCountNote says what GOFLAGS=-count=1 changes.
+const goCountNote = "GOFLAGS=-count=1 was added to COMMAND's environment so that go test runs every package " +
+	"instead of printing a cached result, which writewatch could not trace; go test prints timings where it would have printed \"(cached)\""
+
+// prepareEnv shapes COMMAND's environment: go test's result cache off
+// (a cached package runs nothing, so it cannot be traced), and the
+// pytest plugin on PYTHONPATH and in PYTEST_PLUGINS. It returns the
+// environment, a function removing what it created, and notes for the
+// report.
+func prepareEnv(cfg Config) (env []string, cleanup func(), notes []string) {
+	env = append([]string(nil), cfg.Env...)
+	if cfg.Env == nil {
+		env = os.Environ()
+	}
+	cleanup = func() {}
+
+	// Flags on the command line, and later GOFLAGS entries, win over this.
+	env = setEnv(env, "GOFLAGS", strings.TrimSpace("-count=1 "+launch.Getenv(env, "GOFLAGS")))
+	notes = append(notes, goCountNote)
+
+	dir, err := os.MkdirTemp("", "writewatch-plugins-")
+	if err != nil {
+		return env, cleanup, notes
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	// COMMAND may run as the user who invoked sudo.
+	if os.Chmod(dir, 0o755) != nil ||
+		os.WriteFile(filepath.Join(dir, plugins.PytestModule+".py"), plugins.Pytest, 0o644) != nil {
+		return env, cleanup, notes
+	}
+	env = setEnv(env, "PYTHONPATH", joinList(dir, launch.Getenv(env, "PYTHONPATH"), ":"))
+	env = setEnv(env, "PYTEST_PLUGINS", joinList(launch.Getenv(env, "PYTEST_PLUGINS"), plugins.PytestModule, ","))
+	return env, cleanup, notes
+}
+
+func joinList(a, b, sep string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + sep + b
+}
+
+// setEnv replaces every entry of key in env with one.
+func setEnv(env []string, key, value string) []string {
+	out := env[:0]
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != key {
+			out = append(out, kv)
+		}
+	}
+	return append(out, key+"="+value)
+}
+
+// looksLikeGoTest reports whether args run go test directly.
+func looksLikeGoTest(args []string) bool {
+	return len(args) > 1 && filepath.Base(args[0]) == "go" && args[1] == "test"
+}

@@ -1,0 +1,94 @@
+package run
+
+import (
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/tracer"
+)
+
+// kernelMarks turns the allowlist into inode marks the kernel can check
+// while it walks a path, so allowed writes need not reach user space:
+//
+//   - an allow entry that names an existing file or directory literally
+//     (optionally ending in /**) marks it allowed;
+//   - every deny entry marks, as "ask user space", the nearest existing
+//     directory above the literal part of its pattern, and the entry's own
+//     path when it exists. A write at or under such a mark is always judged
+//     by path in user space, so deny still wins.
+//
+// Glob allow entries give no mark: their writes are judged in user space.
+// Marks follow inodes: an allowed directory renamed during the run stays
+// allowed in the kernel's eyes.
+func kernelMarks(entries []allowlist.Entry) []tracer.Mark {
+	var (
+		marks   []tracer.Mark
+		allowAt = map[int]string{} // index in marks of each allow mark: its path
+		denied  []string           // paths with a deny mark
+	)
+	add := func(path string, kind tracer.MarkKind) bool {
+		var st syscall.Stat_t
+		if syscall.Stat(path, &st) != nil {
+			return false
+		}
+		if kind == tracer.MarkAllow {
+			allowAt[len(marks)] = path
+		} else {
+			denied = append(denied, path)
+		}
+		marks = append(marks, tracer.Mark{Dev: st.Dev, Ino: st.Ino, Kind: kind})
+		return true
+	}
+	for _, e := range entries {
+		lit := strings.TrimSuffix(e.Pattern, "/**")
+		literal := !strings.ContainsAny(lit, `*?[\`)
+		switch e.Kind {
+		case allowlist.Allow:
+			if literal {
+				add(lit, tracer.MarkAllow)
+			}
+		case allowlist.Deny:
+			prefix := literalPrefix(e.Pattern)
+			if literal {
+				add(lit, tracer.MarkDeny)
+			}
+			for dir := filepath.Dir(prefix); ; dir = filepath.Dir(dir) {
+				if add(dir, tracer.MarkDeny) || dir == "/" {
+					break
+				}
+			}
+		}
+	}
+	// An allowed directory with no deny mark at or above it decides a
+	// write as soon as the kernel reaches it on the way up.
+	for i, path := range allowAt {
+		final := true
+		for _, d := range denied {
+			if d == "/" || d == path || strings.HasPrefix(path, d+"/") {
+				final = false
+				break
+			}
+		}
+		if final {
+			marks[i].Kind |= tracer.MarkFinal
+		}
+	}
+	return marks
+}
+
+// literalPrefix is the part of a pattern before its first glob segment.
+func literalPrefix(pattern string) string {
+	var parts []string
+	for _, seg := range strings.Split(pattern, "/") {
+		if strings.ContainsAny(seg, `*?[\`) {
+			break
+		}
+		parts = append(parts, seg)
+	}
+	if p := strings.Join(parts, "/"); p != "" {
+		return p
+	}
+	return "/"
+}

@@ -1,0 +1,181 @@
+package run
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/internal/tracer"
+)
+
+// Ops lists every Violation.Op, in a fixed order: the index of an op in
+// Ops is its index in Snapshot.Violations and Snapshot.Groups.
+var Ops = [...]string{
+	report.OpOpen, report.OpCreat, report.OpTruncate, report.OpRename, report.OpUnlink,
+	report.OpRmdir, report.OpMkdir, report.OpLink, report.OpSymlink, report.OpMknod,
+	report.OpChmod, report.OpChown, report.OpUtimes, report.OpSetxattr, report.OpRemovexattr,
+}
+
+// Actions lists every Violation.Action, in a fixed order: the index of an
+// action in Actions is its second index in Snapshot.Violations and
+// Snapshot.Groups.
+var Actions = [...]string{report.ActionReported, report.ActionBlocked, report.ActionKilled, report.ActionBlockedKilled}
+
+// LostCauses lists the causes of lost events (the keys of Report.Lost), in
+// a fixed order: the index of a cause is its index in Snapshot.Lost.
+var LostCauses = [...]string{report.LostRingbufFull, report.LostProcMapFull}
+
+// OpIndex returns the index of op in Ops, or -1.
+func OpIndex(op string) int {
+	for i, o := range Ops {
+		if o == op {
+			return i
+		}
+	}
+	return -1
+}
+
+// ActionIndex returns the index of action in Actions, or -1.
+func ActionIndex(action string) int {
+	for i, a := range Actions {
+		if a == action {
+			return i
+		}
+	}
+	return -1
+}
+
+// Progress holds the live counters of a run. The run's event loop updates
+// them with single atomic operations, and any goroutine may read them at
+// any time with Snapshot: the metrics endpoint and the status line do.
+// The zero value is ready to use; a Progress serves one run.
+type Progress struct {
+	started    atomic.Int64 // unix ns; 0 until COMMAND starts
+	processes  atomic.Uint64
+	events     atomic.Uint64 // write records examined in user space
+	inKernel   atomic.Uint64 // write events settled in the kernel
+	truncated  atomic.Uint64
+	lost       [len(LostCauses)]atomic.Uint64
+	violations [len(Ops)][len(Actions)]atomic.Uint64
+	groups     [len(Ops)][len(Actions)]atomic.Uint64
+	test       atomic.Pointer[string]
+}
+
+// Snapshot is a copy of a Progress at one moment. Each field is read
+// atomically; together they may be a few events apart.
+type Snapshot struct {
+	// Started is when COMMAND started; zero before.
+	Started time.Time
+	// Processes is how many processes the tree has had so far.
+	Processes uint64
+	// Events is the number of write events examined so far, as the
+	// report counts them: those sent to user space, and those the kernel
+	// settled itself (allowed, or repeats), as of its last reading.
+	Events uint64
+	// Truncated counts paths cut to fit the kernel buffers.
+	Truncated uint64
+	// Lost counts events lost, by cause (indexed like LostCauses). The
+	// kernel's counters are read every second or so while the run lasts.
+	Lost [len(LostCauses)]uint64
+	// Violations counts writes outside the allowlist, every occurrence,
+	// by op and action (indexed like Ops and Actions). Repeats that the
+	// kernel counts itself are added only when the run ends, in the
+	// report.
+	Violations [len(Ops)][len(Actions)]uint64
+	// Groups counts the violation groups of the report (distinct op,
+	// path and role), by op and action.
+	Groups [len(Ops)][len(Actions)]uint64
+	// Test is the test running now, where the per-test attribution knows
+	// it; "" otherwise.
+	Test string
+}
+
+// Snapshot reads the counters.
+func (p *Progress) Snapshot() Snapshot {
+	var s Snapshot
+	if ns := p.started.Load(); ns != 0 {
+		s.Started = time.Unix(0, ns)
+	}
+	s.Processes = p.processes.Load()
+	s.Events = p.events.Load() + p.inKernel.Load()
+	s.Truncated = p.truncated.Load()
+	for i := range p.lost {
+		s.Lost[i] = p.lost[i].Load()
+	}
+	for i := range p.violations {
+		for j := range p.violations[i] {
+			// Groups first: the loop counts a violation before its
+			// group, so a snapshot never has more groups than violations.
+			s.Groups[i][j] = p.groups[i][j].Load()
+			s.Violations[i][j] = p.violations[i][j].Load()
+		}
+	}
+	if t := p.test.Load(); t != nil {
+		s.Test = *t
+	}
+	return s
+}
+
+// SetTest names the test running now ("" for none). It is the hook for
+// the per-test attribution: the status line shows the name while it is
+// set. Call it when the test changes, not for every event.
+func (p *Progress) SetTest(name string) {
+	if name == "" {
+		p.test.Store(nil)
+		return
+	}
+	p.test.Store(&name)
+}
+
+// TotalViolations is the number of writes outside the allowlist so far.
+func (s *Snapshot) TotalViolations() uint64 {
+	var n uint64
+	for i := range s.Violations {
+		for _, v := range s.Violations[i] {
+			n += v
+		}
+	}
+	return n
+}
+
+// TotalGroups is the number of violation groups so far, the number the
+// summary's header gives as "writes outside the allowlist".
+func (s *Snapshot) TotalGroups() uint64 {
+	var n uint64
+	for i := range s.Groups {
+		for _, v := range s.Groups[i] {
+			n += v
+		}
+	}
+	return n
+}
+
+// TotalLost is the number of events lost so far.
+func (s *Snapshot) TotalLost() uint64 {
+	var n uint64
+	for _, v := range s.Lost {
+		n += v
+	}
+	return n
+}
+
+// violation counts one write outside the allowlist; group tells whether
+// it opened a new violation group.
+func (p *Progress) violation(op, action string, group bool) {
+	i, j := OpIndex(op), ActionIndex(action)
+	if i < 0 || j < 0 {
+		return
+	}
+	p.violations[i][j].Add(1)
+	if group {
+		p.groups[i][j].Add(1)
+	}
+}
+
+// setStats stores the kernel's counters.
+func (p *Progress) setStats(st tracer.Stats) {
+	p.lost[0].Store(st.RingbufFull)
+	p.lost[1].Store(st.ProcMapFull)
+	p.truncated.Store(st.Truncated)
+	p.inKernel.Store(st.AllowedInKernel + st.Repeats)
+}

@@ -1,0 +1,141 @@
+package run
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/internal/tracer"
+)
+
+// Every operation the tracer can name has its place in Ops, so no
+// violation is left out of the counters.
+func TestOpsCoverTracerOps(t *testing.T) {
+	for op := tracer.OpOpen; op <= tracer.OpRemovexattr; op++ {
+		if OpIndex(op.String()) < 0 {
+			t.Errorf("tracer op %v missing from run.Ops", op)
+		}
+	}
+	if OpIndex("nope") != -1 || ActionIndex("nope") != -1 {
+		t.Error("unknown names must give -1")
+	}
+	if ActionIndex(report.ActionReported) < 0 {
+		t.Error("ActionReported missing from run.Actions")
+	}
+}
+
+// Every action a violation can have is counted live: an action missing
+// from Actions would be dropped without a word.
+func TestActionsCoverReportActions(t *testing.T) {
+	var p Progress
+	for _, a := range []string{report.ActionReported, report.ActionBlocked, report.ActionKilled, report.ActionBlockedKilled} {
+		if ActionIndex(a) < 0 {
+			t.Errorf("action %q missing from Actions", a)
+		}
+		p.violation(report.OpChmod, a, true)
+	}
+	if s := p.Snapshot(); s.TotalGroups() != 4 {
+		t.Errorf("%d groups counted, want 4", s.TotalGroups())
+	}
+}
+
+func TestProgressSnapshot(t *testing.T) {
+	var p Progress
+	if s := p.Snapshot(); !s.Started.IsZero() || s.Events != 0 || s.Test != "" {
+		t.Fatalf("zero Progress: %+v", s)
+	}
+	start := time.Unix(1700000000, 5)
+	p.started.Store(start.UnixNano())
+	p.processes.Store(3)
+	p.events.Add(7)
+	p.violation(report.OpRename, report.ActionReported, true)
+	p.violation(report.OpRename, report.ActionReported, false)
+	p.violation(report.OpMknod, report.ActionReported, true)
+	p.violation("op99", report.ActionReported, true) // not counted, not a crash
+	p.setStats(tracer.Stats{RingbufFull: 4, ProcMapFull: 11, Truncated: 2, AllowedInKernel: 20, Repeats: 3})
+	p.SetTest("TestFoo/bar")
+
+	s := p.Snapshot()
+	if !s.Started.Equal(start) || s.Processes != 3 || s.Events != 7+20+3 || s.Truncated != 2 || s.Test != "TestFoo/bar" {
+		t.Errorf("snapshot: %+v", s)
+	}
+	rename, mknod := OpIndex(report.OpRename), OpIndex(report.OpMknod)
+	if s.Violations[rename][0] != 2 || s.Groups[rename][0] != 1 || s.Violations[mknod][0] != 1 {
+		t.Errorf("violations %v groups %v", s.Violations, s.Groups)
+	}
+	if s.TotalViolations() != 3 || s.TotalGroups() != 2 {
+		t.Errorf("totals: %d violations, %d groups", s.TotalViolations(), s.TotalGroups())
+	}
+	// The causes land where LostCauses names them.
+	byCause := (tracer.Stats{RingbufFull: 4, ProcMapFull: 11}).LostByCause()
+	for i, c := range LostCauses {
+		if s.Lost[i] != byCause[c] {
+			t.Errorf("lost %s = %d, want %d", c, s.Lost[i], byCause[c])
+		}
+	}
+	if s.TotalLost() != 15 {
+		t.Errorf("total lost %d", s.TotalLost())
+	}
+	p.SetTest("")
+	if s := p.Snapshot(); s.Test != "" {
+		t.Errorf("test after SetTest(\"\"): %q", s.Test)
+	}
+}
+
+// The event loop's updates allocate nothing.
+func TestProgressUpdatesDoNotAllocate(t *testing.T) {
+	var p Progress
+	n := testing.AllocsPerRun(1000, func() {
+		p.events.Add(1)
+		p.processes.Store(4)
+		p.violation(report.OpOpen, report.ActionReported, false)
+		p.violation(report.OpUnlink, report.ActionReported, true)
+	})
+	if n != 0 {
+		t.Errorf("%v allocations per update", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = p.Snapshot() }); n != 0 {
+		t.Errorf("Snapshot: %v allocations", n)
+	}
+}
+
+// Readers may snapshot while the loop writes (run with -race).
+func TestProgressConcurrentReaders(t *testing.T) {
+	var p Progress
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 2 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					s := p.Snapshot()
+					if s.TotalGroups() > s.TotalViolations() {
+						t.Error("more groups than violations")
+						return
+					}
+				}
+			}
+		})
+	}
+	for i := range 10000 {
+		p.events.Add(1)
+		p.violation(report.OpOpen, report.ActionReported, i%10 == 0)
+	}
+	close(stop)
+	wg.Wait()
+	if s := p.Snapshot(); s.Events != 10000 || s.TotalViolations() != 10000 || s.TotalGroups() != 1000 {
+		t.Errorf("after the loop: %+v", s)
+	}
+}
+
+func BenchmarkProgressEvent(b *testing.B) {
+	var p Progress
+	for b.Loop() {
+		p.events.Add(1)
+		p.processes.Store(4)
+	}
+}
