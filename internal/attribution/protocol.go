@@ -1,6 +1,8 @@
 package attribution
 
 import (
+	"fmt"
+	"math"
 	"net/url"
 	"strconv"
 	"strings"
@@ -37,7 +39,7 @@ func (ts *Tests) Marker(tgid uint32, path string) bool {
 		runner = "test"
 	}
 	suite, id := q.Get("suite"), q.Get("id")
-	line, _ := strconv.Atoi(q.Get("line"))
+	line := ts.protocolLine(verb, id, q.Get("line"))
 	switch verb {
 	case "begin":
 		w := Who{Runner: runner, Package: suite, Test: id, Phase: q.Get("phase"), Fixture: q.Get("fixture")}
@@ -55,8 +57,8 @@ func (ts *Tests) Marker(tgid uint32, path string) bool {
 		if id == "" {
 			return true
 		}
-		secs, _ := strconv.ParseFloat(q.Get("seconds"), 64)
-		ts.Result(runner, suite, id, q.Get("outcome"), secs, q.Get("message"))
+		secs := ts.protocolSeconds(id, q.Get("seconds"))
+		ts.Result(runner, suite, id, ts.protocolOutcome(id, q.Get("outcome")), secs, q.Get("message"))
 		if f := q.Get("file"); f != "" {
 			t := ts.test(runner, suite, id)
 			t.File, t.Line = f, line
@@ -67,4 +69,59 @@ func (ts *Tests) Marker(tgid uint32, path string) bool {
 	}
 	ts.setCurrent()
 	return true
+}
+
+// maxBadValues is how many ignored protocol values the report quotes;
+// the rest are counted.
+const maxBadValues = 10
+
+// badValue notes a protocol value that was ignored: it is reported, and
+// never reaches the report's numbers (a NaN would make its JSON invalid).
+func (ts *Tests) badValue(verb, id, field, value string) {
+	ts.badValues++
+	if len(ts.badQuoted) < maxBadValues {
+		if len(value) > 64 {
+			value = value[:64] + "..."
+		}
+		ts.badQuoted = append(ts.badQuoted, fmt.Sprintf("%s %s=%q (test %q)", verb, field, value, id))
+	}
+}
+
+// protocolSeconds is a result's duration: a finite number of seconds, 0
+// or more; anything else is ignored (0) and noted.
+func (ts *Tests) protocolSeconds(id, v string) float64 {
+	if v == "" {
+		return 0
+	}
+	secs, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(secs) || math.IsInf(secs, 0) || secs < 0 {
+		ts.badValue("result", id, "seconds", v)
+		return 0
+	}
+	return secs
+}
+
+// protocolOutcome is a result's outcome: passed, failed or skipped;
+// anything else is ignored ("") and noted.
+func (ts *Tests) protocolOutcome(id, v string) string {
+	switch v {
+	case "", "passed", "failed", "skipped":
+		return v
+	}
+	ts.badValue("result", id, "outcome", v)
+	return ""
+}
+
+// protocolLine is a test's line number: a whole number, 1 or more;
+// anything else is ignored (0) and noted.
+func (ts *Tests) protocolLine(verb, id, v string) int {
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		ts.badValue(verb, id, "line", v)
+		return 0
+	}
+	return n
 }

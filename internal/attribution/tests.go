@@ -1,6 +1,7 @@
 package attribution
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -74,6 +75,13 @@ type Tests struct {
 	order   []*Test
 	pkgRuns []*report.PackageRun
 
+	// Past MaxTests, tests are counted, not kept: a runner that
+	// announces without end cannot grow writewatch's memory without end.
+	unlisted  uint64
+	overflow  Test     // what test returns past MaxTests; never listed
+	badValues uint64   // protocol values ignored
+	badQuoted []string // the first maxBadValues of them
+
 	mu      sync.Mutex
 	current []string // for Current
 
@@ -81,6 +89,10 @@ type Tests struct {
 	// list changes, from the goroutine that feeds the records.
 	OnCurrent func(running []string)
 }
+
+// MaxTests is how many tests a run keeps (their ids, results and
+// messages); more are counted in the report's notes.
+const MaxTests = 100_000
 
 // NewTests starts following tests of the processes of tree.
 func NewTests(tree *Tree) *Tests {
@@ -125,7 +137,11 @@ func (ts *Tests) Observe(ev *tracer.Event, source func(tgid uint32, pc uint64) (
 		}
 		bin.started = true
 		bin.running = append(bin.running, t)
-		ts.order = append(ts.order, t)
+		if len(ts.order) < MaxTests {
+			ts.order = append(ts.order, t)
+		} else {
+			ts.unlisted++
+		}
 		ts.setCurrent()
 	case tracer.KindTestEnd:
 		t := ts.tokens[ev.Test]
@@ -316,10 +332,28 @@ func (ts *Tests) test(runner, pkg, id string) *Test {
 			}
 		}
 	}
+	if len(ts.order) >= MaxTests {
+		ts.unlisted++
+		ts.overflow = Test{Runner: runner, Package: pkg, ID: id}
+		return &ts.overflow
+	}
 	t := &Test{Runner: runner, Package: pkg, ID: id}
 	ts.byKey[key] = t
 	ts.order = append(ts.order, t)
 	return t
+}
+
+// Notes says what the run's tests could not record: tests past
+// MaxTests, and protocol values that were ignored.
+func (ts *Tests) Notes() []string {
+	var notes []string
+	if ts.unlisted > 0 {
+		notes = append(notes, fmt.Sprintf("%d test announcements past the first %d tests were counted, not kept", ts.unlisted, MaxTests))
+	}
+	if ts.badValues > 0 {
+		notes = append(notes, fmt.Sprintf("%d runner-protocol values were not valid and were ignored: %s", ts.badValues, strings.Join(ts.badQuoted, "; ")))
+	}
+	return notes
 }
 
 // Current lists the tests running now, as far as the records read so far

@@ -1,7 +1,10 @@
 package attribution
 
 import (
+	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/writewatch/writewatch/internal/report"
@@ -214,5 +217,58 @@ func TestExitForgetsTheProcess(t *testing.T) {
 	ts.Observe(&tracer.Event{Kind: tracer.KindExit, TGID: 12}, nil)
 	if got := ts.Current(); len(got) != 0 {
 		t.Errorf("Current() = %v after every process of the test exited", got)
+	}
+}
+
+func TestProtocolValuesAreValidated(t *testing.T) {
+	ts := NewTests(NewTree(1, 0, []string{"pytest"}))
+	for _, q := range []string{
+		"result?id=a&outcome=passed&seconds=NaN",
+		"result?id=b&outcome=passed&seconds=1e999",
+		"result?id=c&outcome=passed&seconds=-1",
+		"result?id=d&outcome=exploded&seconds=0.5",
+		"begin?id=e&line=x",
+		"result?id=f&outcome=failed&seconds=2.5&line=7&file=t.py",
+	} {
+		if !ts.Marker(10, MarkerPrefix+"1/"+q) {
+			t.Fatalf("%s: not taken as an announcement", q)
+		}
+	}
+	got := map[string]report.TestResult{}
+	for _, r := range ts.Results() {
+		got[r.ID] = r
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if got[id].Seconds != 0 || got[id].Outcome != "passed" {
+			t.Errorf("%s: %+v, want seconds 0 and outcome passed", id, got[id])
+		}
+	}
+	if got["d"].Outcome != "" || got["d"].Seconds != 0.5 {
+		t.Errorf("d: %+v, want no outcome and 0.5 s", got["d"])
+	}
+	if f := got["f"]; f.Outcome != "failed" || f.Seconds != 2.5 || f.Line != 7 {
+		t.Errorf("f: %+v", f)
+	}
+	notes := ts.Notes()
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "5 runner-protocol values were not valid") ||
+		!strings.Contains(notes[0], `result seconds="NaN" (test "a")`) || !strings.Contains(notes[0], `begin line="x" (test "e")`) {
+		t.Errorf("notes = %q", notes)
+	}
+	if _, err := json.Marshal(ts.Results()); err != nil {
+		t.Errorf("results do not encode: %v", err)
+	}
+}
+
+func TestProtocolTestsAreBounded(t *testing.T) {
+	ts := NewTests(NewTree(1, 0, []string{"pytest"}))
+	for i := range MaxTests + 5 {
+		ts.Marker(10, fmt.Sprintf("%s1/result?id=t%d&outcome=passed", MarkerPrefix, i))
+	}
+	if n := len(ts.Results()); n != MaxTests {
+		t.Errorf("%d tests kept, want %d", n, MaxTests)
+	}
+	notes := ts.Notes()
+	if len(notes) != 1 || !strings.HasPrefix(notes[0], "5 test announcements past the first 100000 tests") {
+		t.Errorf("notes = %q", notes)
 	}
 }

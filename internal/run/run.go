@@ -266,6 +266,7 @@ func Run(cfg Config) (*report.Report, error) {
 		}
 	}
 	rep.Tests = s.tests.Results()
+	rep.Notes = append(rep.Notes, s.tests.Notes()...)
 	rep.Packages = s.tests.Packages()
 	rep.ToolchainWrites = s.toolchain
 	if len(rep.Packages) > 0 || looksLikeGoTest(cfg.Args) {
