@@ -52,8 +52,8 @@ test-deps:
 	if [ -n "$$missing" ]; then \
 		echo "make test-deps: installing$$missing"; \
 		export DEBIAN_FRONTEND=noninteractive; \
-		apt-get install -y --no-install-recommends $$missing || \
-		{ apt-get update && apt-get install -y --no-install-recommends $$missing; } || \
+		apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends $$missing || \
+		{ apt-get -o DPkg::Lock::Timeout=600 update && apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends $$missing; } || \
 		{ echo "make test-deps: could not install$$missing; as root: apt-get install -y$$missing"; exit 1; }; \
 	fi
 

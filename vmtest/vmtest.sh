@@ -52,8 +52,8 @@ if [ ${#need[@]} -gt 0 ]; then
 	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
 		die "missing ${need[*]}: install them (apt-get install ${need[*]}) or run make vmtest as root on Debian"
 	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null ||
-		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${need[@]}" >/dev/null; } ||
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "${need[@]}" >/dev/null ||
+		{ apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "${need[@]}" >/dev/null; } ||
 		die "could not install ${need[*]}"
 fi
 
@@ -67,7 +67,7 @@ pick_kernels() {
 # apt-get update, at most once.
 updated=
 refresh_lists() {
-	[ -z "$updated" ] && [ "$(id -u)" = 0 ] && apt-get update -q >/dev/null 2>&1 && updated=1
+	[ -z "$updated" ] && [ "$(id -u)" = 0 ] && apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null 2>&1 && updated=1
 }
 if [ -n "${VMTEST_KERNELS:-}" ]; then
 	read -r -a kernels <<<"$VMTEST_KERNELS"
