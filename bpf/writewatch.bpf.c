@@ -56,7 +56,7 @@ const volatile bool meta_guard = false;
 
 struct proc {
 	__u32 parent; /* tgid of the process of the tree that made this one */
-	__u32 epoch;  /* test-boundary announcements it made (PROTOCOL.md) */
+	__u32 epoch;  /* test-boundary announcements it made (docs/protocol.md) */
 };
 
 /* Processes of the traced tree, keyed by tgid. */
@@ -1084,7 +1084,7 @@ static __always_inline bool allowed_here(struct event *e, struct args *a)
 			  e->hdr.len[WW_SLOT_PATH2]);
 }
 
-/* Is the path slot a test-boundary announcement (PROTOCOL.md)? */
+/* Is the path slot a test-boundary announcement (docs/protocol.md)? */
 static __always_inline bool is_marker(struct event *e)
 {
 	const char want[] = "/dev/null/.writewatch/";

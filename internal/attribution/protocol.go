@@ -9,7 +9,7 @@ import (
 )
 
 // MarkerPrefix starts every path of the test-boundary protocol (see
-// PROTOCOL.md). Opening such a path always fails, with ENOTDIR, because
+// docs/protocol.md). Opening such a path always fails, with ENOTDIR, because
 // /dev/null is not a directory; writewatch sees the attempt in the kernel,
 // in order with the process's writes and forks.
 const MarkerPrefix = "/dev/null/.writewatch/"

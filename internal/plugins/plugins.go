@@ -1,5 +1,5 @@
 // Package plugins holds the helpers writewatch puts in COMMAND's way so
-// that test runners announce their test boundaries (see PROTOCOL.md).
+// that test runners announce their test boundaries (see docs/protocol.md).
 package plugins
 
 import _ "embed"

@@ -1,7 +1,7 @@
 """writewatch's pytest plugin: announces test boundaries to writewatch.
 
 writewatch loads it through PYTEST_PLUGINS and PYTHONPATH; nobody installs
-it. It speaks the test-boundary protocol of writewatch's PROTOCOL.md: each
+it. It speaks writewatch's test-boundary protocol (docs/protocol.md): each
 announcement is an open() of a path under /dev/null/.writewatch/, which
 always fails (/dev/null is not a directory) and which writewatch sees in
 the kernel, in order with the writes of this process and the processes it

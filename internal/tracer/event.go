@@ -125,7 +125,7 @@ type Event struct {
 	Test uint64
 	Goid uint64 // the goroutine, when Go & GoG
 	Go   uint32 // Go flags
-	// Epoch counts the test-boundary announcements (PROTOCOL.md) the
+	// Epoch counts the test-boundary announcements (docs/protocol.md) the
 	// writing process had made.
 	Epoch uint32
 
