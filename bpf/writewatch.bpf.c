@@ -882,7 +882,7 @@ static __always_inline int stash_fork(struct pt_regs *regs)
 /*
  * A 32-bit syscall of an ia32 program: its numbers and argument registers
  * are not x86-64's, so it must not be read as one (ia32's fork is
- * x86-64's open). writewatch does not watch those (README, known limits).
+ * x86-64's open). writewatch does not watch those (docs/limits.md).
  */
 static __always_inline bool compat_syscall(void)
 {

@@ -167,7 +167,7 @@ var edgeCases = []edgeCase{
 	},
 }
 
-// Each edge case caught exactly as the README's table says, and exactly
+// Each edge case caught exactly as docs/edge-cases.md says, and exactly
 // as strace shows it, where strace can see it.
 func TestEdgeCases(t *testing.T) {
 	root, outside := project(t)

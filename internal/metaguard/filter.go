@@ -37,7 +37,7 @@ const (
 
 // program is the classic BPF filter: x86-64 syscalls in Syscalls go to
 // the listener, everything else runs. x32 and ia32 calls are not
-// watched by writewatch at all (see README), and run.
+// watched by writewatch at all (see docs/limits.md), and run.
 func program() []unix.SockFilter {
 	n := len(Syscalls)
 	// Layout: 0 load arch, 1 check it, 2 load nr, 3..3+n-1 compare,
