@@ -5,13 +5,13 @@ import (
 	"io"
 	"strings"
 
-	"github.com/writewatch/writewatch/internal/enforce"
+	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 
 // doctor prints what this machine supports, for --doctor.
 func doctor(w io.Writer) int {
-	s := enforce.Probe()
+	s := policy.Probe()
 	yes := func(ok bool, detail string) string {
 		if ok {
 			return "yes" + detail
@@ -30,8 +30,8 @@ func doctor(w io.Writer) int {
 	switch {
 	case s.LandlockErr != nil:
 		landlock = "no: " + s.LandlockErr.Error()
-	case s.LandlockABI < enforce.MinLandlockABI:
-		landlock += fmt.Sprintf(" (too old to enforce: ABI %d restricts truncate)", enforce.MinLandlockABI)
+	case s.LandlockABI < policy.MinLandlockABI:
+		landlock += fmt.Sprintf(" (too old to enforce: ABI %d restricts truncate)", policy.MinLandlockABI)
 	}
 	tracefs := "not mounted (not needed: writewatch uses raw tracepoints)"
 	if s.Tracefs != "" {
@@ -59,7 +59,7 @@ func doctor(w io.Writer) int {
 		{"--enforce", fmt.Sprintf("%s (%s)", tier, why)},
 		{"metadata", guard},
 	}
-	if tier == enforce.Kill {
+	if tier == policy.Kill {
 		rows = append(rows, [2]string{"", "the kill tier cannot stop the first offending call of a process, only kill it"})
 	}
 	for _, r := range rows {

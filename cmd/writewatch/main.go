@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
-	"github.com/writewatch/writewatch/internal/enforce"
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/metrics"
+	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/run"
 	"github.com/writewatch/writewatch/internal/status"
@@ -178,7 +178,7 @@ func realMain(argv []string, stderr io.Writer) int {
 		return doctor(os.Stdout)
 	}
 	args := fs.Args()
-	forced, err := enforce.ParseTier(o.enforceWith)
+	forced, err := policy.ParseTier(o.enforceWith)
 	if err != nil {
 		fmt.Fprintf(stderr, "writewatch: %v\n", err)
 		return exitUsage
@@ -251,27 +251,27 @@ func realMain(argv []string, stderr io.Writer) int {
 		return exitUsage
 	}
 	var (
-		plan    *enforce.Plan
-		support enforce.Support
-		tier    enforce.Tier
+		plan    *policy.Plan
+		support policy.Support
+		tier    policy.Tier
 		why     string
 		tierErr error
 	)
 	if o.printConfig || o.enforce.on {
-		if plan, err = enforce.NewPlan(list.Entries()); err != nil {
+		if plan, err = policy.NewPlan(list.Entries()); err != nil {
 			fmt.Fprintf(stderr, "writewatch: %v\n", err)
 			return exitUsage
 		}
-		support = enforce.Probe()
+		support = policy.Probe()
 		tier, why, tierErr = support.Choose(forced)
-		if tierErr == nil && o.enforce.block && tier == enforce.Kill {
+		if tierErr == nil && o.enforce.block && tier == policy.Kill {
 			tierErr = errors.New("--enforce=block: the kill tier cannot refuse a write, only kill its writer (" + why + ")")
 		}
 	}
 	if o.printConfig {
 		err := allowlist.WritePrintConfig(os.Stdout, list)
 		if err == nil && tierErr == nil {
-			err = enforce.WriteExplain(os.Stdout, plan, tier, why)
+			err = policy.WriteExplain(os.Stdout, plan, tier, why)
 			if err == nil {
 				_, err = fmt.Printf("  metadata changes (chmod, chown, utimes, xattrs): %s\n", metadataEnforcement(o.noMetadata, !o.enforce.block, support.MetadataGuardErr))
 			}
@@ -293,7 +293,7 @@ func realMain(argv []string, stderr io.Writer) int {
 		enf = &run.Enforce{Tier: tier, Kill: !o.enforce.block, Plan: plan, LandlockABI: support.LandlockABI,
 			GuardMetadata: support.MetadataGuardErr == nil}
 		fmt.Fprintf(stderr, "writewatch: enforcing with %s (%s)\n", tier, why)
-		if tier == enforce.Kill {
+		if tier == policy.Kill {
 			fmt.Fprintf(stderr, "writewatch: warning: %s\n", run.KillTierNote)
 		}
 	}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/writewatch/writewatch/internal/enforce"
 	"github.com/writewatch/writewatch/internal/launch"
+	"github.com/writewatch/writewatch/internal/policy"
 )
 
 func TestMain(m *testing.M) {
@@ -139,7 +139,7 @@ func TestEnforceTierUnavailable(t *testing.T) {
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "ran")
 	cases := [][]string{{"--enforce=block", "--enforce-with", "kill"}}
-	if enforce.Probe().BPFLSMErr != nil {
+	if policy.Probe().BPFLSMErr != nil {
 		cases = append(cases, []string{"--enforce", "--enforce-with", "lsm"})
 	}
 	for _, flags := range cases {

@@ -3,16 +3,16 @@ package run
 import (
 	"syscall"
 
-	"github.com/writewatch/writewatch/internal/enforce"
 	"github.com/writewatch/writewatch/internal/launch"
+	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 
-var tiers = map[enforce.Tier]tracer.Tier{
-	enforce.LSM:      tracer.TierLSM,
-	enforce.Landlock: tracer.TierLandlock,
-	enforce.Kill:     tracer.TierKill,
+var tiers = map[policy.Tier]tracer.Tier{
+	policy.LSM:      tracer.TierLSM,
+	policy.Landlock: tracer.TierLandlock,
+	policy.Kill:     tracer.TierKill,
 }
 
 // enforceOptions turns the plan into what the kernel checks: an allowed

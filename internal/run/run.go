@@ -16,9 +16,9 @@ import (
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/attribution"
-	"github.com/writewatch/writewatch/internal/enforce"
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/metaguard"
+	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/tracer"
 	"golang.org/x/sys/unix"
@@ -63,10 +63,10 @@ type Config struct {
 
 // Enforce says how a run enforces the allowlist.
 type Enforce struct {
-	Tier enforce.Tier
+	Tier policy.Tier
 	// Kill kills the process that tried a write outside the allowlist.
 	Kill bool
-	Plan *enforce.Plan
+	Plan *policy.Plan
 	// LandlockABI is the kernel's Landlock ABI, for the landlock tier.
 	LandlockABI int
 	// GuardMetadata refuses metadata changes outside the grants before
@@ -107,12 +107,12 @@ func Run(cfg Config) (*report.Report, error) {
 	switch {
 	case cfg.Enforce != nil:
 		opts.Marks, opts.Enforce = enforceOptions(cfg.Enforce)
-		if cfg.Enforce.Tier == enforce.Landlock {
+		if cfg.Enforce.Tier == policy.Landlock {
 			landlock = landlockRules(cfg.Enforce)
 		}
 		opts.Enforce.MetadataGuarded = cfg.Enforce.GuardMetadata && !cfg.IgnoreMetadata
 	case cfg.Allow != nil:
-		opts.Marks = kernelMarks(cfg.Allow.Entries())
+		opts.Marks = policy.ObserveMarks(cfg.Allow.Entries())
 	}
 	tr, err := tracer.New(opts)
 	if err != nil {
@@ -129,7 +129,7 @@ func Run(cfg Config) (*report.Report, error) {
 	}
 	if cfg.Enforce != nil {
 		rep.Enforcement = string(cfg.Enforce.Tier)
-		if cfg.Enforce.Tier == enforce.Kill {
+		if cfg.Enforce.Tier == policy.Kill {
 			rep.EnforcementNote = KillTierNote
 		}
 	}
@@ -497,8 +497,8 @@ func (s *session) handle(ev *tracer.Event) {
 // whose records never arrived: the ring buffer was full. The kill tier
 // counts kills; the others count refusals, less the LSM programs'
 // refusals of syscalls writewatch does not record.
-func (s *session) lostRefusals(tier enforce.Tier, st tracer.Stats) uint64 {
-	if tier == enforce.Kill {
+func (s *session) lostRefusals(tier policy.Tier, st tracer.Stats) uint64 {
+	if tier == policy.Kill {
 		return st.Killed - min(st.Killed, s.killed)
 	}
 	counted := st.Blocked - min(st.Blocked, st.Unmarked)

@@ -1,4 +1,4 @@
-package run
+package policy
 
 import (
 	"os"
@@ -37,7 +37,7 @@ func TestKernelMarks(t *testing.T) {
 		kind tracer.MarkKind
 	}
 	var got []mark
-	for _, m := range kernelMarks(entries) {
+	for _, m := range ObserveMarks(entries) {
 		got = append(got, mark{m.Ino, m.Kind})
 	}
 	// tests/ and build/ get deny marks themselves, as the directories

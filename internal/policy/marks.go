@@ -1,4 +1,4 @@
-package run
+package policy
 
 import (
 	"path/filepath"
@@ -9,7 +9,7 @@ import (
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 
-// kernelMarks turns the allowlist into inode marks the kernel can check
+// ObserveMarks turns the allowlist into inode marks the kernel can check
 // while it walks a path, so allowed writes need not reach user space:
 //
 //   - an allow entry that names an existing file or directory literally
@@ -22,7 +22,7 @@ import (
 // Glob allow entries give no mark: their writes are judged in user space.
 // Marks follow inodes: an allowed directory renamed during the run stays
 // allowed in the kernel's eyes.
-func kernelMarks(entries []allowlist.Entry) []tracer.Mark {
+func ObserveMarks(entries []allowlist.Entry) []tracer.Mark {
 	var (
 		marks   []tracer.Mark
 		allowAt = map[int]string{} // index in marks of each allow mark: its path
