@@ -9,12 +9,6 @@ import (
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 
-var tiers = map[policy.Tier]tracer.Tier{
-	policy.LSM:      tracer.TierLSM,
-	policy.Landlock: tracer.TierLandlock,
-	policy.Kill:     tracer.TierKill,
-}
-
 // enforceOptions turns the plan into what the kernel checks: an allowed
 // mark on every grant, a denied mark on every denied path that exists
 // (so a hard link into a granted directory does not free it), and the
@@ -36,7 +30,7 @@ func enforceOptions(e *Enforce) ([]tracer.Mark, *tracer.EnforceOptions) {
 		add(d, tracer.MarkDeny)
 	}
 	dirs, exact := e.Plan.Prefixes(tracer.PrefixMax)
-	return marks, &tracer.EnforceOptions{Tier: tiers[e.Tier], Kill: e.Kill, Prefixes: dirs, Exact: exact}
+	return marks, &tracer.EnforceOptions{Tier: string(e.Tier), LSM: e.Tier == policy.LSM, Kill: e.Kill, Prefixes: dirs, Exact: exact}
 }
 
 // landlockRules is the Landlock ruleset of the plan: every write right

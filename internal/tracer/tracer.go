@@ -18,6 +18,7 @@ import (
 	"unsafe"
 
 	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
@@ -58,21 +59,17 @@ type Options struct {
 	Enforce *EnforceOptions
 }
 
-// Tier says how the kernel enforces (enum ww_tier).
-type Tier uint32
-
-const (
-	TierLSM      = Tier(writewatchWwTierWW_TIER_LSM)      // LSM programs refuse the write
-	TierLandlock = Tier(writewatchWwTierWW_TIER_LANDLOCK) // Landlock refuses it; sys_exit kills
-	TierKill     = Tier(writewatchWwTierWW_TIER_KILL)     // sys_enter kills; the call still runs
-)
-
 // EnforceOptions make the kernel enforce the allowlist. A write is
 // allowed when every path it touches is under a MarkAllow inode and under
 // no MarkDeny one, or, judged as a string before the call, is an
 // absolute path under one of Prefixes or equal to one of Exact.
 type EnforceOptions struct {
-	Tier Tier
+	// Tier names how the programs enforce: the value of WW_TIER_<TIER>
+	// (upper case) in enum ww_tier, bpf/writewatch.h.
+	Tier string
+	// LSM loads and attaches the BPF LSM programs (bpf/enforce.bpf.c),
+	// which refuse the writes of the tree that are not allowed.
+	LSM bool
 	// Kill sends SIGKILL to the writer of a write that is not allowed.
 	Kill bool
 	// MetadataGuarded says COMMAND runs under the metadata guard
@@ -152,7 +149,11 @@ func New(opts Options) (*Tracer, error) {
 		consts["follow_go_tests"] = uint32(1)
 	}
 	if e := opts.Enforce; e != nil {
-		consts["enforce_tier"] = uint32(e.Tier)
+		tier, err := enumValue(spec, "ww_tier", "WW_TIER_"+strings.ToUpper(e.Tier))
+		if err != nil {
+			return nil, err
+		}
+		consts["enforce_tier"] = tier
 		consts["enforce_kill"] = e.Kill
 		consts["meta_guard"] = e.MetadataGuarded
 	}
@@ -199,7 +200,7 @@ func New(opts Options) (*Tracer, error) {
 		t.Close()
 		return nil, err
 	}
-	if e := opts.Enforce; e != nil && e.Tier == TierLSM {
+	if e := opts.Enforce; e != nil && e.LSM {
 		if err := t.loadLSM(e.Kill); err != nil {
 			t.Close()
 			return nil, err
@@ -518,6 +519,21 @@ func (t *Tracer) Close() error {
 		errs = append(errs, t.objs.Close())
 	})
 	return errors.Join(errs...)
+}
+
+// enumValue is the value of the enumerator name of the C enum enum in
+// the programs' BTF.
+func enumValue(spec *ebpf.CollectionSpec, enum, name string) (uint32, error) {
+	var e *btf.Enum
+	if err := spec.Types.TypeByName(enum, &e); err != nil {
+		return 0, fmt.Errorf("enum %s: %w", enum, err)
+	}
+	for _, v := range e.Values {
+		if v.Name == name {
+			return uint32(v.Value), nil
+		}
+	}
+	return 0, fmt.Errorf("the BPF programs have no %s in enum %s", name, enum)
 }
 
 func classify(what string, err error) error {
