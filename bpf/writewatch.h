@@ -106,7 +106,7 @@ enum ww_meta_flag {
 	WW_META_FOLLOW = 1,
 };
 
-/* How --enforce enforces (set by the loader), see enforce.Tier. */
+/* How --enforce enforces (set by the loader): WW_TIER_<NAME> is the tier internal/policy/<name>.go declares (checked by a test there). */
 enum ww_tier {
 	WW_TIER_NONE     = 0, /* report only */
 	WW_TIER_LSM      = 1, /* BPF LSM programs refuse the write (bpf/enforce.bpf.c) */

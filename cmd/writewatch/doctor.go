@@ -47,7 +47,7 @@ func doctor(w io.Writer) int {
 	if s.MetadataGuardErr != nil {
 		guard = "no: their writer is killed, but the change may land: " + s.MetadataGuardErr.Error()
 	}
-	tier, why, _ := s.Choose("")
+	tier, why, _ := s.Choose(nil)
 	rows := [][2]string{
 		{"kernel", s.Kernel},
 		{"BTF", yes(s.BTF, " (/sys/kernel/btf/vmlinux)")},
@@ -59,8 +59,8 @@ func doctor(w io.Writer) int {
 		{"--enforce", fmt.Sprintf("%s (%s)", tier, why)},
 		{"metadata", guard},
 	}
-	if tier == policy.Kill {
-		rows = append(rows, [2]string{"", "the kill tier cannot stop the first offending call of a process, only kill it"})
+	if !tier.Refuses() {
+		rows = append(rows, [2]string{"", "the " + tier.String() + " tier cannot stop the first offending call of a process, only kill it"})
 	}
 	for _, r := range rows {
 		fmt.Fprintf(w, "%-12s %s\n", r[0]+":", r[1])

@@ -264,8 +264,8 @@ func realMain(argv []string, stderr io.Writer) int {
 		}
 		support = policy.Probe()
 		tier, why, tierErr = support.Choose(forced)
-		if tierErr == nil && o.enforce.block && tier == policy.Kill {
-			tierErr = errors.New("--enforce=block: the kill tier cannot refuse a write, only kill its writer (" + why + ")")
+		if tierErr == nil && o.enforce.block && !tier.Refuses() {
+			tierErr = errors.New("--enforce=block: the " + tier.String() + " tier cannot refuse a write, only kill its writer (" + why + ")")
 		}
 	}
 	if o.printConfig {
@@ -284,17 +284,16 @@ func realMain(argv []string, stderr io.Writer) int {
 		}
 		return 0
 	}
-	var enf *run.Enforce
+	var enf *policy.Enforcement
 	if o.enforce.on {
 		if tierErr != nil {
 			fmt.Fprintf(stderr, "writewatch: cannot trace here: %v\n", tierErr)
 			return exitCannot
 		}
-		enf = &run.Enforce{Tier: tier, Kill: !o.enforce.block, Plan: plan, LandlockABI: support.LandlockABI,
-			GuardMetadata: support.MetadataGuardErr == nil}
+		enf = &policy.Enforcement{Tier: tier, Kill: !o.enforce.block, Plan: plan, Support: support}
 		fmt.Fprintf(stderr, "writewatch: enforcing with %s (%s)\n", tier, why)
-		if tier == policy.Kill {
-			fmt.Fprintf(stderr, "writewatch: warning: %s\n", run.KillTierNote)
+		if note := tier.Note(); note != "" {
+			fmt.Fprintf(stderr, "writewatch: warning: %s\n", note)
 		}
 	}
 

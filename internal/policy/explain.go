@@ -9,7 +9,8 @@ import (
 	"github.com/writewatch/writewatch/internal/allowlist"
 )
 
-// Describe says in one line how an entry is enforced under tier.
+// Describe says in one line how an entry is enforced under tier; a tier
+// that cannot refuse kills the writer instead.
 func (e EntryPlan) Describe(tier Tier) string {
 	var s string
 	switch e.How {
@@ -28,7 +29,7 @@ func (e EntryPlan) Describe(tier Tier) string {
 	case DenyExact:
 		s = "exact: nothing it names is granted"
 	}
-	if tier == Kill {
+	if !tier.Refuses() {
 		s = strings.ReplaceAll(s, "are refused", "kill the writer")
 		s = strings.ReplaceAll(s, "is refused", "kills the writer")
 	}
@@ -39,14 +40,7 @@ func (e EntryPlan) Describe(tier Tier) string {
 // and how each entry is enforced under it.
 func WriteExplain(w io.Writer, p *Plan, tier Tier, why string) error {
 	fmt.Fprintf(w, "\nunder --enforce: tier %s (%s)\n", tier, why)
-	switch tier {
-	case Kill:
-		fmt.Fprintln(w, "  a write the kernel cannot prove allowed kills its process at the syscall's entry; the call itself still runs, so the first offending write may take effect")
-	case Landlock:
-		fmt.Fprintln(w, "  COMMAND runs under a Landlock ruleset: the kernel refuses writes outside the grants below (EACCES), and kills the writer")
-	case LSM:
-		fmt.Fprintln(w, "  BPF LSM programs refuse writes outside the grants below (EPERM) for the traced tree, and kill the writer")
-	}
+	fmt.Fprintln(w, "  "+tier.Explain())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tPATTERN\tENFORCED")
 	for _, e := range p.Entries {

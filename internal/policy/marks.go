@@ -9,6 +9,13 @@ import (
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 
+// Without --enforce, a mark only spares user space a write the kernel can
+// tell is allowed; anything else is judged by path in user space. So
+// ObserveMarks needs no look at what lies under the entries, and a deny
+// entry can send every write near it to user space. Under --enforce,
+// what is not granted is refused, so the marks are the plan's grants,
+// computed around the deny entries (Plan.Marks).
+
 // ObserveMarks turns the allowlist into inode marks the kernel can check
 // while it walks a path, so allowed writes need not reach user space:
 //
@@ -29,8 +36,8 @@ func ObserveMarks(entries []allowlist.Entry) []tracer.Mark {
 		denied  []string           // paths with a deny mark
 	)
 	add := func(path string, kind tracer.MarkKind) bool {
-		var st syscall.Stat_t
-		if syscall.Stat(path, &st) != nil {
+		m, ok := mark(path, kind)
+		if !ok {
 			return false
 		}
 		if kind == tracer.MarkAllow {
@@ -38,7 +45,7 @@ func ObserveMarks(entries []allowlist.Entry) []tracer.Mark {
 		} else {
 			denied = append(denied, path)
 		}
-		marks = append(marks, tracer.Mark{Dev: st.Dev, Ino: st.Ino, Kind: kind})
+		marks = append(marks, m)
 		return true
 	}
 	for _, e := range entries {
@@ -76,6 +83,36 @@ func ObserveMarks(entries []allowlist.Entry) []tracer.Mark {
 		}
 	}
 	return marks
+}
+
+// Marks are the plan's marks for the BPF programs: an allowed mark on
+// every grant, and a denied mark on every denied path that exists, so a
+// hard link into a granted directory does not free it.
+func (p *Plan) Marks() []tracer.Mark {
+	var marks []tracer.Mark
+	add := func(path string, kind tracer.MarkKind) {
+		if m, ok := mark(path, kind); ok {
+			marks = append(marks, m)
+		}
+	}
+	// No grant lies at or under a denied path, so reaching a grant
+	// decides: every grant is final.
+	for _, g := range p.Grants {
+		add(g.Path, tracer.MarkAllow|tracer.MarkFinal)
+	}
+	for _, d := range p.Denied {
+		add(d, tracer.MarkDeny)
+	}
+	return marks
+}
+
+// mark marks the inode at path, if there is one.
+func mark(path string, kind tracer.MarkKind) (tracer.Mark, bool) {
+	var st syscall.Stat_t
+	if syscall.Stat(path, &st) != nil {
+		return tracer.Mark{}, false
+	}
+	return tracer.Mark{Dev: st.Dev, Ino: st.Ino, Kind: kind}, true
 }
 
 // literalPrefix is the part of a pattern before its first glob segment.

@@ -116,43 +116,6 @@ func TestPlanPrefixes(t *testing.T) {
 	}
 }
 
-func TestDescribeKillSaysKill(t *testing.T) {
-	e := EntryPlan{How: Missing}
-	if s := e.Describe(Kill); !strings.Contains(s, "kill the writer") {
-		t.Errorf("kill tier: %q", s)
-	}
-	if s := e.Describe(Landlock); !strings.Contains(s, "refused") {
-		t.Errorf("landlock tier: %q", s)
-	}
-}
-
-func TestParseTierAndChoose(t *testing.T) {
-	if _, err := ParseTier("bogus"); err == nil {
-		t.Error("ParseTier(bogus) accepted")
-	}
-	s := Support{LSMs: []string{"landlock"}, BPFLSMErr: os.ErrPermission, LandlockABI: 2}
-	if tier, _, _ := s.Choose(""); tier != Kill {
-		t.Errorf("ABI 2, no BPF LSM: %s, want kill", tier)
-	}
-	if _, _, err := s.Choose(Landlock); err == nil {
-		t.Error("landlock forced with ABI 2 accepted")
-	}
-	if _, _, err := s.Choose(LSM); err == nil {
-		t.Error("lsm forced without BPF LSM accepted")
-	}
-	s.LandlockABI = 7
-	if tier, _, _ := s.Choose(""); tier != Landlock {
-		t.Errorf("ABI 7: %s, want landlock", tier)
-	}
-	s.BPFLSMErr = nil
-	if tier, _, _ := s.Choose(""); tier != LSM {
-		t.Errorf("BPF LSM: %s, want lsm", tier)
-	}
-	if tier, _, err := s.Choose(Kill); tier != Kill || err != nil {
-		t.Errorf("kill forced: %s %v", tier, err)
-	}
-}
-
 func TestPlanAllows(t *testing.T) {
 	root := tree(t, "proj/tests/", "proj/keep.txt", "proj/file.txt")
 	must := func(err error) {

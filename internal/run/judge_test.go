@@ -120,14 +120,3 @@ func TestHeldOpen(t *testing.T) {
 		}
 	}
 }
-
-func TestActionNames(t *testing.T) {
-	for bits, want := range map[uint32]string{
-		0: "reported", tracer.ActionBlocked: "blocked", tracer.ActionKilled: "killed",
-		tracer.ActionBlocked | tracer.ActionKilled: "blocked+killed",
-	} {
-		if got := action(bits); got != want {
-			t.Errorf("action(%d) = %q, want %q", bits, got, want)
-		}
-	}
-}

@@ -58,27 +58,8 @@ type Config struct {
 	Tests func(*attribution.Tests)
 	// Enforce, when set, makes the kernel refuse writes outside the
 	// allowlist (Mode is then report.ModeEnforce).
-	Enforce *Enforce
+	Enforce *policy.Enforcement
 }
-
-// Enforce says how a run enforces the allowlist.
-type Enforce struct {
-	Tier policy.Tier
-	// Kill kills the process that tried a write outside the allowlist.
-	Kill bool
-	Plan *policy.Plan
-	// LandlockABI is the kernel's Landlock ABI, for the landlock tier.
-	LandlockABI int
-	// GuardMetadata refuses metadata changes outside the grants before
-	// they run (package metaguard), rather than killing their writer at
-	// the syscall's entry, after which the change may still land.
-	GuardMetadata bool
-}
-
-// KillTierNote is what the kill tier cannot prevent, for the start-up
-// message and the report.
-const KillTierNote = "the kill tier kills the writer at the syscall's entry, but the call itself still runs: " +
-	"the first offending write of each process may take effect (an O_TRUNC open still empties the file)"
 
 // ErrTracer wraps a failure to start tracing: no privileges, an
 // unsupported kernel.
@@ -106,11 +87,9 @@ func Run(cfg Config) (*report.Report, error) {
 	var landlock *launch.Landlock
 	switch {
 	case cfg.Enforce != nil:
-		opts.Marks, opts.Enforce = enforceOptions(cfg.Enforce)
-		if cfg.Enforce.Tier == policy.Landlock {
-			landlock = landlockRules(cfg.Enforce)
-		}
-		opts.Enforce.MetadataGuarded = cfg.Enforce.GuardMetadata && !cfg.IgnoreMetadata
+		opts.Marks, opts.Enforce = cfg.Enforce.Kernel()
+		landlock = cfg.Enforce.Landlock()
+		opts.Enforce.MetadataGuarded = cfg.Enforce.GuardMetadata() && !cfg.IgnoreMetadata
 	case cfg.Allow != nil:
 		opts.Marks = policy.ObserveMarks(cfg.Allow.Entries())
 	}
@@ -128,10 +107,8 @@ func Run(cfg Config) (*report.Report, error) {
 		Started: time.Now(),
 	}
 	if cfg.Enforce != nil {
-		rep.Enforcement = string(cfg.Enforce.Tier)
-		if cfg.Enforce.Tier == policy.Kill {
-			rep.EnforcementNote = KillTierNote
-		}
+		rep.Enforcement = cfg.Enforce.Tier.String()
+		rep.EnforcementNote = cfg.Enforce.Tier.Note()
 	}
 	if cfg.Allow != nil {
 		rep.ConfigFile = cfg.Allow.ConfigFile()
@@ -257,7 +234,7 @@ func Run(cfg Config) (*report.Report, error) {
 			rep.Unattributed = u
 		}
 		if cfg.Enforce != nil {
-			rep.LostRefusals = s.lostRefusals(cfg.Enforce.Tier, stats)
+			rep.LostRefusals = cfg.Enforce.Tier.LostRefusals(stats, s.refused)
 		}
 	}
 	if tee != nil {
@@ -291,13 +268,11 @@ type session struct {
 	judge    judge
 	targets  []target
 	writes   uint64
-	// blocked and killed count the records of writes enforcement acted on,
-	// by action bit, to find those the kernel counted but whose records
-	// were lost.
-	blocked, killed uint64
-	toolchain       uint64
-	seen            int // processes, as last stored in progress
-	exit            int
+	// refused counts the records of writes enforcement acted on.
+	refused   policy.Refusals
+	toolchain uint64
+	seen      int // processes, as last stored in progress
+	exit      int
 }
 
 // loop reads records until COMMAND has exited and its tree is empty (or
@@ -396,12 +371,7 @@ func (s *session) handle(ev *tracer.Event) {
 	}
 	s.writes++
 	s.progress.events.Add(1)
-	if ev.Action&tracer.ActionBlocked != 0 {
-		s.blocked++
-	}
-	if ev.Action&tracer.ActionKilled != 0 {
-		s.killed++
-	}
+	s.refused.Count(ev.Action)
 	s.targets = s.judge.targets(ev, s.targets[:0])
 	rk, repeatable := ev.RepeatKey()
 	var (
@@ -440,7 +410,7 @@ func (s *session) handle(ev *tracer.Event) {
 			continue
 		}
 		if s.builder.Repeat(t.op, t.path, t.role, whoKey) {
-			s.progress.violation(t.op, action(ev.Action), false)
+			s.progress.violation(t.op, policy.Action(ev.Action), false)
 			if repeatable && !slices.Contains(s.repeatOf[rk], group{t.op, t.path, t.role, whoKey}) {
 				s.repeatOf[rk] = append(s.repeatOf[rk], group{t.op, strings.Clone(t.path), t.role, whoKey})
 			}
@@ -448,7 +418,7 @@ func (s *session) handle(ev *tracer.Event) {
 		}
 		if s.builder.Full() {
 			s.builder.Unlisted++
-			s.progress.violation(t.op, action(ev.Action), false)
+			s.progress.violation(t.op, policy.Action(ev.Action), false)
 			continue
 		}
 		// A new violation: keep copies of the strings, which are views of
@@ -470,7 +440,7 @@ func (s *session) handle(ev *tracer.Event) {
 			Cmdline:       p.Cmdline,
 			Chain:         s.tree.Chain(ev.TGID),
 			First:         ev.Time,
-			Action:        action(ev.Action),
+			Action:        policy.Action(ev.Action),
 			Exe:           p.Exe,
 		}
 		who.Fill(&v)
@@ -491,18 +461,6 @@ func (s *session) handle(ev *tracer.Event) {
 		s.builder.Add(v)
 		s.progress.violation(v.Op, v.Action, true)
 	}
-}
-
-// lostRefusals is how many writes the kernel refused (its own count)
-// whose records never arrived: the ring buffer was full. The kill tier
-// counts kills; the others count refusals, less the LSM programs'
-// refusals of syscalls writewatch does not record.
-func (s *session) lostRefusals(tier policy.Tier, st tracer.Stats) uint64 {
-	if tier == policy.Kill {
-		return st.Killed - min(st.Killed, s.killed)
-	}
-	counted := st.Blocked - min(st.Blocked, st.Unmarked)
-	return counted - min(counted, s.blocked)
 }
 
 // runningText names the tests running for the status line: the first,

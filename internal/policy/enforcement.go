@@ -1,0 +1,65 @@
+package policy
+
+import (
+	"github.com/writewatch/writewatch/internal/launch"
+	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/internal/tracer"
+)
+
+// Enforcement is how one run enforces the allowlist.
+type Enforcement struct {
+	Tier Tier
+	// Kill kills the process that tried a write outside the allowlist.
+	Kill bool
+	Plan *Plan
+	// Support is what this machine offers, as Probe found it.
+	Support Support
+}
+
+// GuardMetadata says whether metadata changes outside the grants are
+// refused before they run, by the metadata guard (package metaguard),
+// rather than their writer killed at the syscall's entry, after which
+// the change may still land.
+func (e *Enforcement) GuardMetadata() bool { return e.Support.MetadataGuardErr == nil }
+
+// Kernel is what the BPF programs enforce: the plan's marks, and the
+// grants as strings for paths judged before they exist.
+func (e *Enforcement) Kernel() ([]tracer.Mark, *tracer.EnforceOptions) {
+	dirs, exact := e.Plan.Prefixes(tracer.PrefixMax)
+	o := &tracer.EnforceOptions{Tier: e.Tier.String(), Kill: e.Kill, Prefixes: dirs, Exact: exact}
+	e.Tier.Kernel(o)
+	return e.Plan.Marks(), o
+}
+
+// Landlock is the Landlock ruleset COMMAND starts under, or nil.
+func (e *Enforcement) Landlock() *launch.Landlock { return e.Tier.Launch(e) }
+
+// Refusals counts the records of writes enforcement acted on, by what it
+// did, to find those the kernel counted but whose records were lost.
+type Refusals struct {
+	Blocked, Killed uint64
+}
+
+// Count counts a record with the action bits action (tracer.Action*).
+func (r *Refusals) Count(action uint32) {
+	if action&tracer.ActionBlocked != 0 {
+		r.Blocked++
+	}
+	if action&tracer.ActionKilled != 0 {
+		r.Killed++
+	}
+}
+
+// Action names what enforcement did about a write (tracer.Action* bits)
+// the way the report does.
+func Action(bits uint32) string {
+	switch bits & (tracer.ActionBlocked | tracer.ActionKilled) {
+	case tracer.ActionBlocked:
+		return report.ActionBlocked
+	case tracer.ActionKilled:
+		return report.ActionKilled
+	case tracer.ActionBlocked | tracer.ActionKilled:
+		return report.ActionBlockedKilled
+	}
+	return report.ActionReported
+}
