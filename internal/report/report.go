@@ -44,13 +44,6 @@ const (
 	ActionBlockedKilled = "blocked+killed" // refused, and its process killed
 )
 
-// Enforcement tiers (Report.Enforcement).
-const (
-	EnforceLSM      = "lsm"      // BPF LSM programs refuse the write
-	EnforceLandlock = "landlock" // COMMAND runs under a Landlock ruleset
-	EnforceKill     = "kill"     // the writer is killed at syscall entry; the call still runs
-)
-
 // Operations (Violation.Op).
 const (
 	OpOpen     = "open"
@@ -214,8 +207,9 @@ type PackageRun struct {
 type Report struct {
 	Version int    `json:"version"` // SchemaVersion
 	Mode    string `json:"mode"`    // ModeGate, ModeAudit or ModeEnforce
-	// Enforcement is the tier that enforced the allowlist (the Enforce
-	// constants), "" when the run did not enforce.
+	// Enforcement is the name of the tier that enforced the allowlist
+	// (lsm, landlock or kill: package policy), "" when the run did not
+	// enforce.
 	Enforcement string `json:"enforcement"`
 	// EnforcementNote says what the tier cannot prevent, if anything.
 	EnforcementNote string   `json:"enforcement_note,omitempty"`

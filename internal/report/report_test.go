@@ -130,7 +130,7 @@ func survivorsReport() *Report {
 func enforcedReport() *Report {
 	r := emptyReport()
 	r.Mode = ModeEnforce
-	r.Enforcement = EnforceKill
+	r.Enforcement = "kill"
 	r.EnforcementNote = "the kill tier kills the writer at the syscall's entry; the call itself still runs"
 	r.ExitCode = 86
 	r.CommandExit = 128 + 9
@@ -151,7 +151,7 @@ func enforcedReport() *Report {
 func lostRefusalsReport() *Report {
 	r := emptyReport()
 	r.Mode = ModeEnforce
-	r.Enforcement = EnforceLandlock
+	r.Enforcement = "landlock"
 	r.ExitCode = 86
 	r.CommandExit = 128 + 9
 	r.LostEvents, r.LostWrites = 5845, 5845
