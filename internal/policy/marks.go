@@ -9,13 +9,6 @@ import (
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 
-// Without --enforce, a mark only spares user space a write the kernel can
-// tell is allowed; anything else is judged by path in user space. So
-// ObserveMarks needs no look at what lies under the entries, and a deny
-// entry can send every write near it to user space. Under --enforce,
-// what is not granted is refused, so the marks are the plan's grants,
-// computed around the deny entries (Plan.Marks).
-
 // ObserveMarks turns the allowlist into inode marks the kernel can check
 // while it walks a path, so allowed writes need not reach user space:
 //
@@ -29,6 +22,11 @@ import (
 // Glob allow entries give no mark: their writes are judged in user space.
 // Marks follow inodes: an allowed directory renamed during the run stays
 // allowed in the kernel's eyes.
+//
+// These are the marks of a run without --enforce, where a mark only
+// spares user space a write: no directory is read, and each entry sets at
+// most two marks. Under --enforce, what the marks do not allow is
+// refused, so the marks are the plan's grants instead (Plan.Marks).
 func ObserveMarks(entries []allowlist.Entry) []tracer.Mark {
 	var (
 		marks   []tracer.Mark
