@@ -125,6 +125,7 @@ func main() {
 	if launch.IsTrampoline() {
 		os.Exit(launch.Trampoline()) // returns only when it could not exec COMMAND
 	}
+	launch.CacheKernelVersion() // before any BPF load: see its comment on file capabilities
 	os.Exit(realMain(os.Args[1:], os.Stderr))
 }
 
@@ -491,7 +492,13 @@ func startError(stderr io.Writer, name string, err error) int {
 		fmt.Fprintf(stderr, "writewatch: %v\n", err)
 		return exitNotExec
 	case errors.Is(err, tracer.ErrPermission):
-		fmt.Fprintln(stderr, privilegeHint())
+		if advice := launch.CurrentPrivileges().Advice(); advice != "" {
+			fmt.Fprintln(stderr, "writewatch: cannot trace here: "+advice)
+		} else {
+			// Root, or the capabilities are there: the kernel refused for
+			// another reason, which the error tells.
+			fmt.Fprintf(stderr, "writewatch: cannot trace here: %v\n", err)
+		}
 		return exitCannot
 	case errors.Is(err, run.ErrTracer):
 		fmt.Fprintf(stderr, "writewatch: %v\n", err)
@@ -502,17 +509,6 @@ func startError(stderr io.Writer, name string, err error) int {
 	}
 	fmt.Fprintf(stderr, "writewatch: %v\n", err)
 	return exitInternal
-}
-
-// privilegeHint is the one line shown when the kernel refuses to load the
-// programs: root, or CAP_BPF and CAP_PERFMON (measured: nothing else).
-func privilegeHint() string {
-	self, err := os.Executable()
-	if err != nil {
-		self = "$(command -v writewatch)"
-	}
-	return "writewatch: cannot trace here: loading BPF programs needs root or CAP_BPF and CAP_PERFMON; " +
-		"run it with sudo, or once: sudo setcap cap_bpf,cap_perfmon+ep " + self
 }
 
 // metadataEnforcement says how --enforce treats metadata changes, for

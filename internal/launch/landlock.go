@@ -302,7 +302,7 @@ func startTrampoline(path string, spec Spec, env []string) (*Process, error) {
 		ExtraFiles:  []*os.File{specFile, statusW, sockTheirs},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: spec.Setpgid},
 	}
-	err = cmd.Start()
+	err = startWithoutCapabilities(cmd)
 	statusW.Close()
 	sockTheirs.Close()
 	if err != nil {

@@ -189,7 +189,7 @@ func Start(path string, spec Spec) (*Process, error) {
 	if id := spec.User; id != nil {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: id.UID, Gid: id.GID, Groups: id.Groups}
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startWithoutCapabilities(cmd); err != nil {
 		if errors.Is(err, syscall.ENOENT) {
 			return nil, fmt.Errorf("start %s: %w", path, ErrNotFound)
 		}
