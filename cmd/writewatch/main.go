@@ -384,7 +384,7 @@ func realMain(argv []string, stderr io.Writer) int {
 		// COMMAND never ran (not found, not executable, cannot trace
 		// here): the metrics still record the run and its exit code, so
 		// that a job which cannot trace shows in Prometheus.
-		code := startError(stderr, args[0], err)
+		code := startError(stderr, args[0], err, user)
 		now := time.Now()
 		return writeMetrics(stderr, &o, mrun, &report.Report{
 			Version: report.SchemaVersion, Mode: mode, Command: args, WorkDir: wd,
@@ -483,10 +483,11 @@ func githubReport(stderr io.Writer, rep *report.Report) {
 }
 
 // startError explains why COMMAND could not be run and picks the code.
-func startError(stderr io.Writer, name string, err error) int {
+// user is the sudo caller COMMAND runs as, or nil.
+func startError(stderr io.Writer, name string, err error, user *launch.Identity) int {
 	switch {
 	case errors.Is(err, launch.ErrNotFound):
-		fmt.Fprintf(stderr, "writewatch: %s: command not found\n", name)
+		fmt.Fprintf(stderr, "writewatch: %s: command not found%s\n", name, user.NotFoundHint(name))
 		return exitNotFound
 	case errors.Is(err, launch.ErrNotExecutable):
 		fmt.Fprintf(stderr, "writewatch: %v\n", err)

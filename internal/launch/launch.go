@@ -51,10 +51,19 @@ type Identity struct {
 	Groups   []uint32
 	Name     string
 	Home     string
+	Shell    string // login shell, from the password database
+	// Path is the invoking user's PATH (see findUserPath), which COMMAND
+	// runs with; PathFrom says where it was read. When it could not be,
+	// Path is "" and PathErr says why. PathErr stays out of the
+	// trampoline's JSON spec: an error interface does not decode.
+	Path     string
+	PathFrom string
+	PathErr  error `json:"-"`
 }
 
-// SudoIdentity returns the user who invoked sudo, or nil when this
-// process was not started through sudo (or is not root).
+// SudoIdentity returns the user who invoked sudo, with the PATH that
+// user has, or nil when this process was not started through sudo (or is
+// not root).
 func SudoIdentity() (*Identity, error) {
 	if os.Geteuid() != 0 {
 		return nil, nil
@@ -82,20 +91,29 @@ func SudoIdentity() (*Identity, error) {
 			}
 		}
 	}
+	id.Shell = loginShell(id.UID)
+	id.findUserPath()
 	return id, nil
 }
 
 // Env rewrites an environment for this identity: HOME, USER, LOGNAME,
-// and the sudo variables dropped.
+// PATH when the user's is known, and the sudo variables dropped.
 func (id *Identity) Env(env []string) []string {
-	out := make([]string, 0, len(env)+3)
+	out := make([]string, 0, len(env)+4)
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
 		case "HOME", "USER", "LOGNAME", "SUDO_UID", "SUDO_GID", "SUDO_USER", "SUDO_COMMAND":
 			continue
+		case "PATH":
+			if id.Path != "" {
+				continue
+			}
 		}
 		out = append(out, kv)
+	}
+	if id.Path != "" {
+		out = append(out, "PATH="+id.Path)
 	}
 	if id.Home != "" {
 		out = append(out, "HOME="+id.Home)

@@ -43,6 +43,12 @@ func TestIdentityEnv(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("Env = %q, want %q", got, want)
 	}
+	id.Path = "/home/dev/go/bin:/usr/bin"
+	got = id.Env([]string{"PATH=/usr/sbin:/usr/bin", "LANG=C"})
+	want = []string{"LANG=C", "PATH=/home/dev/go/bin:/usr/bin", "HOME=/home/dev", "USER=dev", "LOGNAME=dev"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Env with the user's PATH = %q, want %q", got, want)
+	}
 }
 
 func TestSudoIdentity(t *testing.T) {
