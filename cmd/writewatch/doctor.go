@@ -1,31 +1,90 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
+	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 
-// doctor prints what this machine supports, for --doctor.
+// doctorFacts is what --doctor found out.
+type doctorFacts struct {
+	priv     launch.Privileges
+	traceErr error // from loading and attaching the tracing programs
+	support  policy.Support
+}
+
+// doctor prints, for --doctor, whether this user can trace here and what
+// to do if not, then what this machine supports. It returns exitCannot
+// when this user cannot trace.
 func doctor(w io.Writer) int {
-	s := policy.Probe()
-	yes := func(ok bool, detail string) string {
-		if ok {
-			return "yes" + detail
-		}
-		return "no" + detail
+	f := doctorFacts{priv: launch.CurrentPrivileges(), support: policy.Probe()}
+	if t, err := tracer.New(tracer.Options{RingBufferBytes: 1 << 20}); err != nil {
+		f.traceErr = err
+	} else {
+		t.Close()
 	}
+	return writeDoctor(w, f)
+}
+
+// memlockHint is the advice cilium/ebpf adds to a refused map: it is
+// about kernels before 5.11, which writewatch does not run on, and the
+// refusal is about privileges.
+var memlockHint = regexp.MustCompile(` ?\(MEMLOCK may be too low, consider rlimit\.RemoveMemlock\)`)
+
+func writeDoctor(w io.Writer, f doctorFacts) int {
+	s := f.support
+	var rows [][2]string
+	row := func(k, v string) { rows = append(rows, [2]string{k, v}) }
+
+	// First the answer: can this user trace here, and if not, what to do.
+	canTrace := f.traceErr == nil
+	why, todo := f.priv.Problem()
+	switch {
+	case canTrace && f.priv.Root:
+		row("can trace", "yes, as root")
+	case canTrace:
+		row("can trace", fmt.Sprintf("yes, as uid %d with CAP_BPF and CAP_PERFMON", f.priv.UID))
+	case why != "" && errors.Is(f.traceErr, tracer.ErrPermission):
+		row("can trace", "no: "+why)
+		row("what to do", todo)
+	case errors.Is(f.traceErr, tracer.ErrPermission):
+		// The privileges are there; the kernel refused for another reason.
+		row("can trace", "no: "+memlockHint.ReplaceAllString(f.traceErr.Error(), ""))
+		row("what to do", "the kernel refuses BPF programs even with these privileges (lockdown, an LSM policy or a seccomp filter?); try as root")
+	case errors.Is(f.traceErr, tracer.ErrUnsupported):
+		row("can trace", "no: "+f.traceErr.Error())
+		row("what to do", "writewatch needs Linux 5.17 or newer with BTF (CONFIG_DEBUG_INFO_BTF=y)")
+	default:
+		row("can trace", "no: "+memlockHint.ReplaceAllString(f.traceErr.Error(), ""))
+	}
+
+	row("kernel", s.Kernel)
+	btf := "no"
+	if s.BTF {
+		btf = "yes (/sys/kernel/btf/vmlinux)"
+	}
+	row("BTF", btf)
+	tracefs := "not mounted (not needed: writewatch uses raw tracepoints)"
+	if s.Tracefs != "" {
+		tracefs = "mounted at " + s.Tracefs + " (not needed: writewatch uses raw tracepoints)"
+	}
+	row("tracefs", tracefs)
 	lsms := strings.Join(s.LSMs, ",")
 	if s.LSMErr != nil {
 		lsms = "unknown: " + s.LSMErr.Error()
 	}
+	row("active LSMs", lsms)
 	bpfLSM := "yes: BPF LSM programs load"
 	if s.BPFLSMErr != nil {
 		bpfLSM = "no: " + s.BPFLSMErr.Error()
 	}
+	row("BPF LSM", bpfLSM)
 	landlock := fmt.Sprintf("ABI %d", s.LandlockABI)
 	switch {
 	case s.LandlockErr != nil:
@@ -33,37 +92,38 @@ func doctor(w io.Writer) int {
 	case s.LandlockABI < policy.MinLandlockABI:
 		landlock += fmt.Sprintf(" (too old to enforce: ABI %d restricts truncate)", policy.MinLandlockABI)
 	}
-	tracefs := "not mounted (not needed: writewatch uses raw tracepoints)"
-	if s.Tracefs != "" {
-		tracefs = "mounted at " + s.Tracefs + " (not needed: writewatch uses raw tracepoints)"
+	row("Landlock", landlock)
+
+	if !canTrace {
+		// Every tier needs the tracing programs.
+		row("--enforce", "unavailable: this user cannot trace here (see above)")
+		printRows(w, rows)
+		return exitCannot
 	}
-	tracing := "yes: the tracing programs load and attach"
-	if t, err := tracer.New(tracer.Options{RingBufferBytes: 1 << 20}); err != nil {
-		tracing = "no: " + err.Error()
+	tier, tierWhy, tierErr := s.Choose(nil)
+	if tierErr != nil {
+		row("--enforce", "unavailable: "+tierErr.Error())
 	} else {
-		t.Close()
+		row("--enforce", fmt.Sprintf("%s (%s)", tier, tierWhy))
 	}
 	guard := "yes: chmod, chown, utimes and xattr changes outside the allowlist are refused (seccomp user notification)"
 	if s.MetadataGuardErr != nil {
 		guard = "no: their writer is killed, but the change may land: " + s.MetadataGuardErr.Error()
 	}
-	tier, why, _ := s.Choose(nil)
-	rows := [][2]string{
-		{"kernel", s.Kernel},
-		{"BTF", yes(s.BTF, " (/sys/kernel/btf/vmlinux)")},
-		{"tracefs", tracefs},
-		{"tracing", tracing},
-		{"active LSMs", lsms},
-		{"BPF LSM", bpfLSM},
-		{"Landlock", landlock},
-		{"--enforce", fmt.Sprintf("%s (%s)", tier, why)},
-		{"metadata", guard},
+	row("metadata", guard)
+	if tier != nil && !tier.Refuses() {
+		row("", "the "+tier.String()+" tier cannot stop the first offending call of a process, only kill it")
 	}
-	if !tier.Refuses() {
-		rows = append(rows, [2]string{"", "the " + tier.String() + " tier cannot stop the first offending call of a process, only kill it"})
-	}
-	for _, r := range rows {
-		fmt.Fprintf(w, "%-12s %s\n", r[0]+":", r[1])
-	}
+	printRows(w, rows)
 	return 0
+}
+
+func printRows(w io.Writer, rows [][2]string) {
+	for _, r := range rows {
+		k := r[0]
+		if k != "" {
+			k += ":"
+		}
+		fmt.Fprintf(w, "%-12s %s\n", k, r[1])
+	}
 }

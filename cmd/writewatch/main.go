@@ -157,7 +157,7 @@ func realMain(argv []string, stderr io.Writer) int {
 	fs.BoolVar(&o.metricsRequired, "metrics-required", false, "a failed push to --pushgateway makes writewatch exit with 70")
 	fs.Var(&o.enforce, "enforce", "refuse writes outside the allowlist in the kernel and kill the writer (`--enforce=block`: refuse only); exit 86 when any was tried")
 	fs.StringVar(&o.enforceWith, "enforce-with", "auto", "enforcement `TIER`: lsm, landlock, kill, or auto (the strongest this kernel offers)")
-	fs.BoolVar(&o.doctor, "doctor", false, "print what this machine supports (BTF, LSMs, Landlock, the --enforce tier) and exit")
+	fs.BoolVar(&o.doctor, "doctor", false, "say whether this user can trace here and what to do if not (exit 87), then what this machine supports (BTF, LSMs, Landlock, the --enforce tier)")
 	fs.Usage = func() {
 		var b strings.Builder
 		fs.SetOutput(&b)

@@ -192,26 +192,36 @@ func fileHasTraceCaps(path string) bool {
 // CanTryTracing reports whether this process holds what tracing needs.
 func (p Privileges) CanTryTracing() bool { return p.Root || len(p.Missing) == 0 }
 
-// Advice says, in one sentence, what to do so that this user can trace,
-// or "" when nothing is missing.
-func (p Privileges) Advice() string {
+// Problem says why this process cannot trace and what to do about it,
+// both "" when nothing is missing.
+func (p Privileges) Problem() (why, todo string) {
 	if p.CanTryTracing() {
-		return ""
+		return "", ""
 	}
 	exe := p.Executable
 	if exe == "" {
 		exe = "$(command -v writewatch)"
 	}
-	missing := strings.ToUpper(strings.Join(p.Missing, ","))
-	missing = strings.ReplaceAll(missing, ",", " and ")
 	switch {
 	case p.FileCaps && p.NoNewPrivs:
-		return "this process runs with no_new_privs set, so exec ignored the capabilities set on " + exe +
-			"; run writewatch from a shell without no_new_privs, or with sudo"
+		return "no_new_privs is set, so exec ignored the capabilities set on " + exe,
+			"run writewatch from a process without no_new_privs, or with sudo"
 	case p.FileCaps:
-		return "the capabilities set on " + exe + " were not applied (is its file system mounted nosuid?); " +
-			"copy it to a file system without nosuid, e.g. /usr/local/bin, and setcap the copy, or run it with sudo"
+		return "the capabilities set on " + exe + " were not applied (is its file system mounted nosuid?)",
+			"copy it to a file system without nosuid, e.g. /usr/local/bin, and setcap the copy; or run it with sudo"
 	}
-	return "loading BPF programs needs root, or " + missing + "; run it with sudo, " +
-		"or once: sudo setcap cap_bpf,cap_perfmon+ep " + exe
+	why = "loading BPF programs needs root, or CAP_BPF and CAP_PERFMON"
+	if len(p.Missing) == 1 {
+		why += " (" + strings.ToUpper(p.Missing[0]) + " is missing)"
+	}
+	return why, "run it with sudo, or once: sudo setcap cap_bpf,cap_perfmon+ep " + exe
+}
+
+// Advice is Problem in one line, or "" when nothing is missing.
+func (p Privileges) Advice() string {
+	why, todo := p.Problem()
+	if why == "" {
+		return ""
+	}
+	return why + "; " + todo
 }

@@ -46,9 +46,13 @@ func TestPrivilegesAdvice(t *testing.T) {
 		t.Errorf("root: advice %q", root.Advice())
 	}
 	user := Privileges{UID: 1000, Missing: []string{"cap_bpf", "cap_perfmon"}, Executable: "/usr/local/bin/writewatch"}
-	if a := user.Advice(); !strings.Contains(a, "CAP_BPF and CAP_PERFMON") ||
+	if a := user.Advice(); !strings.Contains(a, "needs root, or CAP_BPF and CAP_PERFMON; run it with sudo") ||
 		!strings.Contains(a, "sudo setcap cap_bpf,cap_perfmon+ep /usr/local/bin/writewatch") {
 		t.Errorf("user without capabilities: advice %q", a)
+	}
+	half := Privileges{UID: 1000, Missing: []string{"cap_perfmon"}}
+	if a := half.Advice(); !strings.Contains(a, "(CAP_PERFMON is missing)") {
+		t.Errorf("user with CAP_BPF only: advice %q", a)
 	}
 	user.FileCaps = true
 	if a := user.Advice(); !strings.Contains(a, "nosuid") {
