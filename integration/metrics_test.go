@@ -191,7 +191,7 @@ func TestPushgateway(t *testing.T) {
 		{metrics.NameLost, with(group, "cause", "ringbuf_full"), 0},
 		{metrics.NameExitCode, group, 86},
 		{metrics.NameCommandExit, group, 0},
-		{metrics.NameInfo, with(group, "mode", "gate", "version", "dev"), 1},
+		{metrics.NameInfo, with(group, "mode", "gate", "version", wwVersion(t)), 1},
 	} {
 		if got, ok := sample(mfs, c.name, c.labels); !ok || got != c.want {
 			t.Errorf("%s%v = %v (found: %v), want %v", c.name, c.labels, got, ok, c.want)

@@ -119,8 +119,6 @@ func (f *enforceFlag) Set(s string) error {
 	return nil
 }
 
-var version = "dev"
-
 func main() {
 	if launch.IsTrampoline() {
 		os.Exit(launch.Trampoline()) // returns only when it could not exec COMMAND
@@ -172,7 +170,7 @@ func realMain(argv []string, stderr io.Writer) int {
 		return exitUsage
 	}
 	if o.version {
-		fmt.Fprintln(stderr, "writewatch", version)
+		fmt.Print(versionText(readBuildInfo()))
 		return 0
 	}
 	if o.doctor {
