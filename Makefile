@@ -1,5 +1,9 @@
 # writewatch build, test and demo targets.
-GO       ?= go
+# The go command: from PATH, else where Go's release tarball puts it
+# (sudo's secure_path lacks /usr/local/go/bin, so `sudo make` finds it here).
+ifeq ($(origin GO),undefined)
+GO := $(or $(shell command -v go 2>/dev/null),$(wildcard /usr/local/go/bin/go),go)
+endif
 CLANG    ?= clang-19
 STRIP    ?= llvm-strip-19
 CFLAGS   := -O2 -g -Wall -Werror
@@ -12,7 +16,8 @@ export BPF2GO_CFLAGS := $(CFLAGS)
 .PHONY: all build generate check-generate test test-deps unit-test dogfood vmtest demo lint clean bench
 
 # Packages whose tests need no kernel: these also run under writewatch.
-UNIT_PKGS := $(shell $(GO) list ./... | grep -v /integration)
+# Listed only when used (make dogfood).
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v /integration)
 
 all: build
 
@@ -78,14 +83,29 @@ vmtest:
 	vmtest/vmtest.sh
 
 # Runs writewatch on the sample suite in testdata/sample, whose tests
-# write a stray file into its root and a config into a fake home.
-demo: build
-	@rm -rf testdata/fakehome testdata/sample/debug-output.txt
-	@# Its own temp dir, so that a checkout under /tmp is not all allowed.
-	@tmp=$$(mktemp -d /var/tmp/writewatch-demo.XXXXXX); \
-	cd testdata/sample && TMPDIR=$$tmp ../../$(BIN) -- go test -count=1 ./...; code=$$?; rm -rf $$tmp; \
-	echo "writewatch exit code: $$code (86: writes outside the allowlist were found)"
-	@rm -rf testdata/fakehome testdata/sample/debug-output.txt
+# write a stray file into its root and a config into a fake home, and
+# checks that the JSON report holds exactly those (internal/demo); exits
+# non-zero with the reason otherwise. As root (make demo, sudo make demo)
+# on a checkout a normal user owns, go and the suite run as that user,
+# with their HOME and Go caches, so that no root-owned file is left in
+# the checkout; writewatch alone runs as root. TMPDIR: a temp dir of its
+# own, so that a checkout under /tmp is not all allowed.
+demo:
+	@set -u; cd "$(CURDIR)"; \
+	uid=$$(stat -c %u .); as=""; ww_env=""; \
+	if [ "$$(id -u)" = 0 ] && [ "$$uid" != 0 ]; then \
+		pw=$$(getent passwd "$$uid") || { echo "make demo: the owner of $(CURDIR), uid $$uid, is not in the password database"; exit 1; }; \
+		name=$$(echo "$$pw" | cut -d: -f1); gid=$$(echo "$$pw" | cut -d: -f4); home=$$(echo "$$pw" | cut -d: -f6); \
+		as="setpriv --reuid=$$uid --regid=$$gid --init-groups env -u GOCACHE -u GOMODCACHE -u GOPATH -u GOENV -u XDG_CACHE_HOME -u XDG_CONFIG_HOME HOME=$$home USER=$$name LOGNAME=$$name"; \
+		ww_env="SUDO_UID=$$uid SUDO_GID=$$gid SUDO_USER=$$name"; \
+	fi; \
+	$$as $(GO) build -o $(dir $(BIN)) ./cmd/writewatch ./internal/demo || { echo "make demo: FAILED: could not build writewatch with $(GO) (pass GO=/path/to/go when Go is neither on PATH nor in /usr/local/go/bin)"; exit 1; }; \
+	rm -rf testdata/fakehome testdata/sample/debug-output.txt; \
+	tmp=$$($$as mktemp -d /var/tmp/writewatch-demo.XXXXXX) || exit 1; \
+	(cd testdata/sample && env $$ww_env TMPDIR=$$tmp ../../$(BIN) --json $$tmp/report.json -- $(GO) test -count=1 ./...); code=$$?; \
+	$$as $(dir $(BIN))demo $$tmp/report.json $$code; ok=$$?; \
+	rm -rf $$tmp testdata/fakehome testdata/sample/debug-output.txt; \
+	exit $$ok
 
 # writewatch's cost next to running bare and next to strace, in one run
 # (about 10 minutes; needs root). Go benchmarks of the user-space hot path
