@@ -13,7 +13,7 @@ export BPF2GO_CC     := $(CLANG)
 export BPF2GO_STRIP  := $(STRIP)
 export BPF2GO_CFLAGS := $(CFLAGS)
 
-.PHONY: all build generate check-generate test test-deps unit-test dogfood vmtest demo lint clean bench
+.PHONY: all build generate check-generate test test-deps unit-test dogfood vmtest demo lint clean bench release
 
 # Packages whose tests need no kernel: these also run under writewatch.
 # Listed only when used (make dogfood).
@@ -115,5 +115,18 @@ bench: build
 	$(GO) run ./bench -writewatch $(BIN)
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/tracer/ ./internal/allowlist/ ./internal/run/
 
+# Static release binaries (no cgo, -trimpath, the git revision stamped
+# in: writewatch --version) in dist/, with SHA-256 sums. A platform is
+# GOOS/GOARCH; each needs the BPF bindings bpf2go generated for it.
+RELEASE_PLATFORMS := linux/amd64
+release:
+	rm -rf dist && mkdir dist
+	@set -e; for p in $(RELEASE_PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; out=dist/writewatch-$$os-$$arch; \
+		echo "$$out"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -buildvcs=true -o $$out ./cmd/writewatch; \
+	done
+	cd dist && sha256sum writewatch-* > SHA256SUMS && cat SHA256SUMS
+
 clean:
-	rm -rf bin
+	rm -rf bin dist
