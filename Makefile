@@ -13,7 +13,7 @@ export BPF2GO_CC     := $(CLANG)
 export BPF2GO_STRIP  := $(STRIP)
 export BPF2GO_CFLAGS := $(CFLAGS)
 
-.PHONY: all build generate check-generate test test-deps unit-test dogfood vmtest demo lint clean bench release
+.PHONY: all build generate check-generate test test-deps unit-test dogfood vmtest demo lint clean bench release action-test
 
 # Packages whose tests need no kernel: these also run under writewatch.
 # Listed only when used (make dogfood).
@@ -68,12 +68,18 @@ test: lint test-deps
 	else echo "make test: $(CLANG) not found; skipping the check that the committed BPF bindings are fresh"; fi
 	$(GO) test -count=1 ./...
 	$(MAKE) --no-print-directory dogfood
+	$(MAKE) --no-print-directory action-test
 	$(MAKE) --no-print-directory vmtest
 
 # Our own unit tests under writewatch, with the strict .writewatch.yaml:
 # any write they make outside the temp dir and the Go caches fails this.
 dogfood: build
 	$(BIN) -- $(GO) test -count=1 $(UNIT_PKGS)
+
+# The GitHub Action's run step (action/run.sh), run here on tiny commands
+# with the runner's files pointed at temp files (needs root).
+action-test: build
+	action/test.sh $(BIN)
 
 # The enforcement tests with the LSM tier, on Debian's 6.1 and 6.12 kernels
 # under qemu (TCG; about a minute). Installs qemu-system-x86, busybox-static
