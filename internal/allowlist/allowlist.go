@@ -65,11 +65,11 @@ type compiled struct {
 // fileSystem is what Load needs from the file system; tests replace it.
 type fileSystem struct {
 	stat         func(string) (fs.FileInfo, error)
-	readFile     func(string) ([]byte, error)
+	readConfig   func(string) (data []byte, null bool, err error) // see readConfigFile
 	evalSymlinks func(string) (string, error)
 }
 
-var osFS = fileSystem{stat: os.Stat, readFile: os.ReadFile, evalSymlinks: filepath.EvalSymlinks}
+var osFS = fileSystem{stat: os.Stat, readConfig: readConfigFile, evalSymlinks: filepath.EvalSymlinks}
 
 // Load finds and parses the config file, then adds the --allow entries and
 // the built-in defaults that the config leaves on.
@@ -98,9 +98,9 @@ func load(opts Options, fsys fileSystem) (*List, error) {
 	}
 	cfg := &config{defaults: allDefaults(true)}
 	if file != "" {
-		data, err := fsys.readFile(file)
+		data, _, err := fsys.readConfig(file)
 		if err != nil {
-			return nil, fmt.Errorf("allowlist: reading config: %w", err)
+			return nil, err
 		}
 		if cfg, err = parseConfig(file, data); err != nil {
 			return nil, err
@@ -147,22 +147,16 @@ func findConfig(opts Options, fsys fileSystem) (string, error) {
 			file = filepath.Join(opts.WorkDir, file)
 		}
 		file = filepath.Clean(file)
-		fi, err := fsys.stat(file)
-		if err != nil {
+		if _, err := fsys.stat(file); err != nil {
 			return "", fmt.Errorf("allowlist: config file: %w", err)
-		}
-		if fi.IsDir() {
-			return "", fmt.Errorf("allowlist: config file %s is a directory", file)
 		}
 		return file, nil
 	}
 	dir := opts.WorkDir
 	for {
 		file := filepath.Join(dir, ConfigFileName)
-		fi, err := fsys.stat(file)
+		_, err := fsys.stat(file)
 		switch {
-		case err == nil && fi.IsDir():
-			return "", fmt.Errorf("allowlist: %s is a directory", file)
 		case err == nil:
 			return file, nil
 		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission):

@@ -8,6 +8,11 @@
 // --config names a file instead, which must then exist. Without a config
 // file only the built-in defaults and --allow entries apply.
 //
+// A config must be a regular file, or a symbolic link to one, of at most
+// 16 MiB (MaxConfigSize). A FIFO, a device or a directory is refused before
+// anything is read from it; --config /dev/null is the one exception, and
+// reads as an empty config.
+//
 //	allow:              # paths or patterns that tests may write to
 //	  - tests/**
 //	  - ~/.cache/myapp

@@ -27,8 +27,11 @@ func fakeFS(files map[string]string, links map[string]string) fileSystem {
 		return strings.TrimPrefix(name, "/")
 	}
 	return fileSystem{
-		stat:     func(name string) (fs.FileInfo, error) { return fs.Stat(m, rel(name)) },
-		readFile: func(name string) ([]byte, error) { return fs.ReadFile(m, rel(name)) },
+		stat: func(name string) (fs.FileInfo, error) { return fs.Stat(m, rel(name)) },
+		readConfig: func(name string) ([]byte, bool, error) {
+			data, err := fs.ReadFile(m, rel(name))
+			return data, false, err
+		},
 		evalSymlinks: func(name string) (string, error) {
 			best := ""
 			for from := range links {
