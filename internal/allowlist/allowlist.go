@@ -34,6 +34,9 @@ type Entry struct {
 	Pattern string // absolute, cleaned, after expansion
 	Raw     string // as written
 	Source  string // e.g. "/proj/.writewatch.yaml:4", "--allow", "default:tmp"
+	// Broad marks an allow entry written as {path: ..., broad: true}: it
+	// may cover /, the home directory or a directory above the project.
+	Broad bool
 }
 
 // Options tell Load where to find the config and how to expand entries.
@@ -44,8 +47,11 @@ type Options struct {
 	// Getenv looks up the variables of $VAR and ${VAR}, and TMPDIR. nil
 	// means os.Getenv.
 	Getenv     func(string) string
-	ExtraAllow []string                          // --allow patterns, relative to WorkDir
-	GoEnv      func() (map[string]string, error) // nil = no go defaults; see DefaultGoEnv
+	ExtraAllow []string // --allow patterns, relative to WorkDir
+	// ExtraAllowBroad says the ExtraAllow entries are meant even if they
+	// cover /, the home directory or a directory above the project.
+	ExtraAllowBroad bool
+	GoEnv           func() (map[string]string, error) // nil = no go defaults; see DefaultGoEnv
 }
 
 // A List is a compiled allowlist.
@@ -97,23 +103,32 @@ func load(opts Options, fsys fileSystem) (*List, error) {
 		return nil, err
 	}
 	cfg := &config{defaults: allDefaults(true)}
+	project := opts.WorkDir
 	if file != "" {
-		data, _, err := fsys.readConfig(file)
+		data, null, err := fsys.readConfig(file)
 		if err != nil {
 			return nil, err
 		}
 		if cfg, err = parseConfig(file, data); err != nil {
 			return nil, err
 		}
+		if !null {
+			project = filepath.Dir(file)
+		}
 	}
 
 	b := builder{fsys: fsys}
+	guard := b.broadGuard(project, opts.Home)
 	baseDir := filepath.Dir(file)
 	for _, e := range cfg.entries {
 		src := fmt.Sprintf("%s:%d", file, e.line)
 		pat, err := expand(e.text, baseDir, opts)
 		if err == nil {
-			err = b.add(e.kind, pat, e.text, src)
+			var pats []*Pattern
+			pats, err = b.add(Entry{Kind: e.kind, Pattern: pat, Raw: e.text, Source: src, Broad: e.broad})
+			if why := guard.covers(pats); err == nil && e.kind == Allow && !e.broad && why != "" {
+				err = fmt.Errorf("%s; allow only what the tests write, or write {path: %q, broad: true} if all of it is meant", why, e.text)
+			}
 		}
 		if err != nil {
 			return nil, &ConfigError{File: file, Line: e.line, Msg: fmt.Sprintf("%s %q: %v", e.kind, e.text, err)}
@@ -125,7 +140,11 @@ func load(opts Options, fsys fileSystem) (*List, error) {
 		}
 		pat, err := expand(raw, opts.WorkDir, opts)
 		if err == nil {
-			err = b.add(Allow, pat, raw, "--allow")
+			var pats []*Pattern
+			pats, err = b.add(Entry{Kind: Allow, Pattern: pat, Raw: raw, Source: "--allow", Broad: opts.ExtraAllowBroad})
+			if why := guard.covers(pats); err == nil && !opts.ExtraAllowBroad && why != "" {
+				err = fmt.Errorf("%s; allow only what the tests write, or give it in the config as {path: %q, broad: true} if all of it is meant", why, raw)
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("allowlist: --allow %q: %w", raw, err)
@@ -264,20 +283,24 @@ type builder struct {
 	pats    []*Pattern
 }
 
-// add compiles pattern and appends it, followed by its symlink-resolved
-// form when that differs.
-func (b *builder) add(kind Kind, pattern, raw, source string) error {
-	p, err := compile(pattern)
+// add compiles e.Pattern and appends e, followed by a copy with the
+// pattern's symlinks resolved when that differs. It returns the patterns
+// it added.
+func (b *builder) add(e Entry) ([]*Pattern, error) {
+	p, err := compile(e.Pattern)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrBadPattern, err)
+		return nil, fmt.Errorf("%w: %w", ErrBadPattern, err)
 	}
-	b.entries = append(b.entries, Entry{Kind: kind, Pattern: p.String(), Raw: raw, Source: source})
+	n := len(b.pats)
+	e.Pattern = p.String()
+	b.entries = append(b.entries, e)
 	b.pats = append(b.pats, p)
 	if r := b.resolved(p); r != nil {
-		b.entries = append(b.entries, Entry{Kind: kind, Pattern: r.String(), Raw: raw, Source: source})
+		e.Pattern = r.String()
+		b.entries = append(b.entries, e)
 		b.pats = append(b.pats, r)
 	}
-	return nil
+	return b.pats[n:], nil
 }
 
 // resolved returns p with the symbolic links in its literal prefix
@@ -344,7 +367,8 @@ var goEnvVars = []string{"GOCACHE", "GOMODCACHE", "GOTELEMETRYDIR"}
 
 func (b *builder) addDefaults(on map[string]bool, opts Options) error {
 	lit := func(name, dir string) error {
-		return b.add(Allow, escapeGlob(dir), dir, "default:"+name)
+		_, err := b.add(Entry{Kind: Allow, Pattern: escapeGlob(dir), Raw: dir, Source: "default:" + name})
+		return err
 	}
 	if on[DefaultTmp] {
 		tmp := "/tmp"
@@ -380,7 +404,7 @@ func (b *builder) addDefaults(on map[string]bool, opts Options) error {
 	}
 	if on[DefaultPythonCache] {
 		for _, p := range []string{"/**/__pycache__", "/**/.pytest_cache"} {
-			if err := b.add(Allow, p, strings.TrimPrefix(p, "/"), "default:"+DefaultPythonCache); err != nil {
+			if _, err := b.add(Entry{Kind: Allow, Pattern: p, Raw: strings.TrimPrefix(p, "/"), Source: "default:" + DefaultPythonCache}); err != nil {
 				return fmt.Errorf("allowlist: default %s: %w", DefaultPythonCache, err)
 			}
 		}

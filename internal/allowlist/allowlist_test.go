@@ -55,7 +55,6 @@ func TestExpansion(t *testing.T) {
 		{"./tests/", "/proj/tests"},
 		{"../shared", "/shared"},
 		{"/abs/path", "/abs/path"},
-		{"~", "/home/u"},
 		{"~/.cache/myapp", "/home/u/.cache/myapp"},
 		{"$HOME/.local/share/foo", "/home/u/.local/share/foo"},
 		{"${XDG}/foo", "/home/u/.local/share/foo"},
@@ -314,11 +313,11 @@ func TestExtraAllow(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Entry{
-		{Allow, "/proj/a", "a", projConfig + ":1"},
-		{Allow, "/proj/sub/out", "out", "--allow"},
-		{Allow, "/abs/*.txt", "/abs/*.txt", "--allow"},
-		{Allow, "/home/u/x", "~/x", "--allow"},
-		{Allow, "/v/y", "$V/y", "--allow"},
+		{Kind: Allow, Pattern: "/proj/a", Raw: "a", Source: projConfig + ":1"},
+		{Kind: Allow, Pattern: "/proj/sub/out", Raw: "out", Source: "--allow"},
+		{Kind: Allow, Pattern: "/abs/*.txt", Raw: "/abs/*.txt", Source: "--allow"},
+		{Kind: Allow, Pattern: "/home/u/x", Raw: "~/x", Source: "--allow"},
+		{Kind: Allow, Pattern: "/v/y", Raw: "$V/y", Source: "--allow"},
 	}
 	if got := l.Entries(); !reflect.DeepEqual(got, want) {
 		t.Errorf("entries\n%+v\nwant\n%+v", got, want)
@@ -364,8 +363,21 @@ func TestConfigErrors(t *testing.T) {
 		{"complex key", "? [a]\n: b\n", 1, "as a key"},
 		{"allow not a list", "allow: tests\n", 1, `allow: expected a list of paths or patterns, not "tests"`},
 		{"deny mapping", "deny:\n  a: b\n", 2, "deny: expected a list"},
-		{"entry mapping", "allow:\n  - a\n  - b: c\n", 3, "allow entry: expected a path or pattern, not a mapping"},
+		{"entry mapping", "allow:\n  - a\n  - b: c\n", 3, `allow entry: unknown key "b" (known keys: path, broad)`},
 		{"entry list", "allow:\n  - [a]\n", 2, "not a list"},
+		{"entry over two lines", "allow:\n  - tests/**\n  - build\n    - bad indent\n", 3,
+			`allow entry "build - bad indent" goes on over more than one line, which YAML joins into one entry: start each entry on its own line with "- " at the same indentation, or quote it if one entry is meant`},
+		{"item less indented", "deny:\n- .git\n - x\n", 2, `deny entry ".git - x" goes on over more than one line`},
+		{"entry path over two lines", "allow:\n  - path: a\n      b\n", 2, `allow entry path "a b" goes on over more than one line`},
+		{"entry unknown key", "allow:\n  - {path: a, brod: true}\n", 2, `allow entry: unknown key "brod" (known keys: path, broad)`},
+		{"deny entry broad", "deny:\n  - {path: a, broad: true}\n", 2, `deny entry: unknown key "broad" (the one key is path)`},
+		{"entry without path", "allow:\n  - a\n  - broad: true\n", 3, "allow entry: a mapping needs the key path, the path or pattern of the entry"},
+		{"entry broad not a bool", "allow:\n  - {path: a, broad: yes}\n", 2, `allow entry: broad: expected true or false, not "yes"`},
+		{"entry path a list", "allow:\n  - path: [a]\n", 2, "allow entry path: expected a path or pattern, not a list"},
+		{"entry path empty", "allow:\n  - path: ''\n", 2, "allow entry path is empty"},
+		{"entry path twice", "allow:\n  - {path: a, path: b}\n", 2, `allow entry: duplicate key "path" (first at line 2)`},
+		{"entry complex key", "allow:\n  - {[a]: b}\n", 2, "allow entry: unexpected a list as a key"},
+		{"tilde alone", "allow:\n  - a\n  - ~\n", 3, "allow entry: ~ alone is YAML's empty value; write '~' for the home directory"},
 		{"entry bool", "deny:\n  - true\n", 2, "not the boolean true"},
 		{"entry null", "allow:\n  - a\n  -\n", 3, "not an empty value"},
 		{"entry tagged", "allow:\n  - !!binary aGk=\n", 2, "tagged !!binary"},
@@ -422,13 +434,22 @@ func TestConfigValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Entry{
-		{Allow, "/proj/2024", "2024", projConfig + ":2"},
-		{Allow, "/proj/1.50", "1.50", projConfig + ":3"},
-		{Allow, "/proj/shared", "shared", projConfig + ":4"},
-		{Deny, "/proj/shared", "shared", projConfig + ":6"},
+		{Kind: Allow, Pattern: "/proj/2024", Raw: "2024", Source: projConfig + ":2"},
+		{Kind: Allow, Pattern: "/proj/1.50", Raw: "1.50", Source: projConfig + ":3"},
+		{Kind: Allow, Pattern: "/proj/shared", Raw: "shared", Source: projConfig + ":4"},
+		{Kind: Deny, Pattern: "/proj/shared", Raw: "shared", Source: projConfig + ":6"},
 	}
 	if got := l.Entries(); !reflect.DeepEqual(got, want) {
 		t.Errorf("entries\n%+v\nwant\n%+v", got, want)
+	}
+
+	// Quoted text may go over lines; plain text may hold " - ".
+	l, err = loadConfig(t, "allow:\n  - 'a\n    b'\n  - c - d # e\n  - {path: f}\n  - path: >-\n      g\n      h\ndefaults: false\n", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := patterns(l, Allow, projConfig), []string{"/proj/a b", "/proj/c - d", "/proj/f", "/proj/g h"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("patterns %q, want %q", got, want)
 	}
 
 	// Empty and null documents and lists are fine.

@@ -42,9 +42,10 @@ var defaultNames = []string{DefaultTmp, DefaultDev, DefaultGoCache, DefaultPytho
 
 // rawEntry is an allow or deny entry as read from the config file.
 type rawEntry struct {
-	kind Kind
-	text string
-	line int
+	kind  Kind
+	text  string
+	line  int
+	broad bool // {path: ..., broad: true}
 }
 
 type config struct {
@@ -103,6 +104,7 @@ func parseConfig(file string, data []byte) (*config, error) {
 	if root.Kind != yaml.MappingNode {
 		return fail(root.Line, "the config must be a mapping with the keys allow, deny and defaults, not %s", describe(root))
 	}
+	src := newSource(data)
 	seen := map[string]int{}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := resolve(root.Content[i]), resolve(root.Content[i+1])
@@ -119,7 +121,7 @@ func parseConfig(file string, data []byte) (*config, error) {
 			if k.Value == "deny" {
 				kind = Deny
 			}
-			entries, err := parseEntries(file, k.Value, kind, v)
+			entries, err := parseEntries(file, src, k.Value, kind, v)
 			if err != nil {
 				return nil, err
 			}
@@ -135,7 +137,7 @@ func parseConfig(file string, data []byte) (*config, error) {
 	return cfg, nil
 }
 
-func parseEntries(file, key string, kind Kind, v *yaml.Node) ([]rawEntry, error) {
+func parseEntries(file string, src *source, key string, kind Kind, v *yaml.Node) ([]rawEntry, error) {
 	if isNull(v) {
 		return nil, nil
 	}
@@ -145,25 +147,117 @@ func parseEntries(file, key string, kind Kind, v *yaml.Node) ([]rawEntry, error)
 	}
 	var out []rawEntry
 	for _, item := range v.Content {
-		line := item.Line // of the alias, for an alias
+		e := rawEntry{kind: kind, line: item.Line} // of the alias, for an alias
 		item := resolve(item)
-		if item.Kind != yaml.ScalarNode || isNull(item) {
-			return nil, &ConfigError{File: file, Line: line,
-				Msg: fmt.Sprintf("%s entry: expected a path or pattern, not %s", key, describe(item))}
+		fail := func(line int, format string, args ...any) ([]rawEntry, error) {
+			return nil, &ConfigError{File: file, Line: line, Msg: key + " entry" + fmt.Sprintf(format, args...)}
 		}
-		switch item.ShortTag() {
-		case "!!str", "!!int", "!!float":
-		default:
-			return nil, &ConfigError{File: file, Line: line,
-				Msg: fmt.Sprintf("%s entry: expected a path or pattern, not %s (quote it to use it as a path)", key, describe(item))}
+		if item.Kind != yaml.MappingNode {
+			text, msg := entryText(src, item)
+			if msg != "" {
+				return fail(e.line, "%s", msg)
+			}
+			e.text = text
+			out = append(out, e)
+			continue
 		}
-		if item.Value == "" {
-			return nil, &ConfigError{File: file, Line: line,
-				Msg: fmt.Sprintf("%s entry is empty", key)}
+		// {path: PATTERN, broad: true}
+		known := "known keys: path, broad"
+		if kind == Deny {
+			known = "the one key is path"
 		}
-		out = append(out, rawEntry{kind: kind, text: item.Value, line: line})
+		seen := map[string]int{}
+		for i := 0; i+1 < len(item.Content); i += 2 {
+			k, val := resolve(item.Content[i]), resolve(item.Content[i+1])
+			if k.Kind != yaml.ScalarNode {
+				return fail(k.Line, ": unexpected %s as a key", describe(k))
+			}
+			if first, dup := seen[k.Value]; dup {
+				return fail(k.Line, ": duplicate key %q (first at line %d)", k.Value, first)
+			}
+			seen[k.Value] = k.Line
+			switch {
+			case k.Value == "path":
+				text, msg := entryText(src, val)
+				if msg != "" {
+					return fail(val.Line, " path%s", msg)
+				}
+				e.text = text
+			case k.Value == "broad" && kind == Allow:
+				on, ok := boolValue(val)
+				if !ok {
+					return fail(val.Line, ": broad: expected true or false, not %s", describe(val))
+				}
+				e.broad = on
+			default:
+				return fail(k.Line, ": unknown key %q (%s)", k.Value, known)
+			}
+		}
+		if _, ok := seen["path"]; !ok {
+			return fail(item.Line, ": a mapping needs the key path, the path or pattern of the entry")
+		}
+		out = append(out, e)
 	}
 	return out, nil
+}
+
+// entryText returns the path or pattern of an entry's scalar node, or a
+// message that starts with ": " or " is" and says what is wrong with it.
+func entryText(src *source, n *yaml.Node) (string, string) {
+	if n.Kind != yaml.ScalarNode || isNull(n) {
+		if isNull(n) && n.Value == "~" {
+			return "", ": ~ alone is YAML's empty value; write '~' for the home directory"
+		}
+		return "", fmt.Sprintf(": expected a path or pattern, not %s", describe(n))
+	}
+	switch n.ShortTag() {
+	case "!!str", "!!int", "!!float":
+	default:
+		return "", fmt.Sprintf(": expected a path or pattern, not %s (quote it to use it as a path)", describe(n))
+	}
+	if n.Value == "" {
+		return "", " is empty"
+	}
+	if n.Style&(yaml.LiteralStyle|yaml.FoldedStyle|yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) == 0 && !onItsLine(src, n) {
+		return "", fmt.Sprintf(" %s goes on over more than one line, which YAML joins into one entry: "+
+			"start each entry on its own line with \"- \" at the same indentation, or quote it if one entry is meant", describe(n))
+	}
+	return n.Value, ""
+}
+
+// onItsLine reports whether a plain scalar is written on the one line where
+// it starts. The text of a plain scalar is what is written, so a scalar
+// whose text is not on its first line was folded from several lines.
+func onItsLine(src *source, n *yaml.Node) bool {
+	return bytes.Contains(src.line(n.Line), []byte(n.Value))
+}
+
+// source is the text of a config file, with its lines found once.
+type source struct {
+	data   []byte
+	starts []int // starts[i] is the offset of line i+1
+}
+
+func newSource(data []byte) *source {
+	src := &source{data: data, starts: []int{0}}
+	for i, c := range data {
+		if c == '\n' {
+			src.starts = append(src.starts, i+1)
+		}
+	}
+	return src
+}
+
+// line returns line n (1-based) without its newline, or nil.
+func (s *source) line(n int) []byte {
+	if n < 1 || n > len(s.starts) {
+		return nil
+	}
+	end := len(s.data)
+	if n < len(s.starts) {
+		end = s.starts[n] - 1
+	}
+	return s.data[s.starts[n-1]:end]
 }
 
 func parseDefaults(file string, v *yaml.Node, defaults map[string]bool) error {

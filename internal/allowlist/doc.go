@@ -17,6 +17,7 @@
 //	  - tests/**
 //	  - ~/.cache/myapp
 //	  - $HOME/.local/share/foo
+//	  - {path: /srv/scratch, broad: true}
 //	deny:               # deny wins over allow
 //	  - .git
 //	defaults:           # built-in entries; all on when omitted
@@ -26,14 +27,33 @@
 //	  python-cache: true
 //
 // Unknown keys, values of the wrong type, empty entries, bad patterns and
-// undefined variables are errors, reported as FILE:LINE: MESSAGE.
+// undefined variables are errors, reported as FILE:LINE: MESSAGE. So is an
+// unquoted entry that goes on over more than one line: YAML joins the
+// lines into one entry, which is what a "- " indented unlike the others
+// does (`- build` over `  - bad indent` becomes "build - bad indent").
+// Quote an entry to have it span lines.
+//
 // "defaults: false" switches every default off; a mapping switches them one
 // by one, and a default it does not name stays on.
 //
 // # Entries
 //
-// An entry is a path or a pattern. A leading "~/" (or a lone "~") stands
-// for the home directory; $VAR and ${VAR} are replaced by the variable's
+// An entry is a path or a pattern, written alone or as a mapping with the
+// key path; an allow entry's mapping may also say broad: true.
+//
+// An allow entry that covers /, the home directory or a directory above
+// the project is refused (allow: [/], [~/] or [../..] would switch the
+// watch off without a word), unless it is marked broad:
+//
+//	allow:
+//	  - {path: ~/, broad: true}
+//
+// The project is the directory of the config file, or the working
+// directory when there is none. The check applies to --allow entries too;
+// those are all marked broad by Options.ExtraAllowBroad.
+//
+// A leading "~/" (or a lone "~", quoted: YAML reads ~ alone as empty)
+// stands for the home directory; $VAR and ${VAR} are replaced by the variable's
 // value, and a variable that is not set (or is empty) is an error. Text that
 // comes from the home directory or a variable matches literally, even if it
 // contains pattern characters. "\$" is a literal '$'. A relative entry is

@@ -27,7 +27,10 @@ func WritePrintConfig(w io.Writer, l *List) error {
 	rows := [][]string{{"KIND", "PATTERN", "SOURCE", "AS WRITTEN"}}
 	for _, e := range l.entries {
 		raw := ""
-		if e.Raw != e.Pattern {
+		switch {
+		case e.Broad:
+			raw = fmt.Sprintf("{path: %s, broad: true}", strconv.Quote(e.Raw))
+		case e.Raw != e.Pattern:
 			raw = quoteIfNeeded(e.Raw)
 		}
 		rows = append(rows, []string{e.Kind.String(), quoteIfNeeded(e.Pattern), quoteIfNeeded(e.Source), raw})

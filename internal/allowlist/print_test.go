@@ -15,6 +15,7 @@ allow:
   - $HOME/.local/share/foo
   - build/*.d
   - "with space"
+  - {path: /srv, broad: true}
 deny:
   - .git
 defaults:
