@@ -59,8 +59,8 @@ type List struct {
 	configFile string
 	searchDir  string // where the search for the config file started
 	entries    []Entry
-	allow      []compiled
-	deny       []compiled
+	allow      *index
+	deny       *index
 }
 
 type compiled struct {
@@ -71,11 +71,12 @@ type compiled struct {
 // fileSystem is what Load needs from the file system; tests replace it.
 type fileSystem struct {
 	stat         func(string) (fs.FileInfo, error)
+	lstat        func(string) (fs.FileInfo, error)
 	readConfig   func(string) (data []byte, null bool, err error) // see readConfigFile
 	evalSymlinks func(string) (string, error)
 }
 
-var osFS = fileSystem{stat: os.Stat, readConfig: readConfigFile, evalSymlinks: filepath.EvalSymlinks}
+var osFS = fileSystem{stat: os.Stat, lstat: os.Lstat, readConfig: readConfigFile, evalSymlinks: filepath.EvalSymlinks}
 
 // Load finds and parses the config file, then adds the --allow entries and
 // the built-in defaults that the config leaves on.
@@ -278,9 +279,10 @@ func isVarName(s string) bool {
 }
 
 type builder struct {
-	fsys    fileSystem
-	entries []Entry
-	pats    []*Pattern
+	fsys      fileSystem
+	entries   []Entry
+	pats      []*Pattern
+	realCache map[string]realPath // see real
 }
 
 // add compiles e.Pattern and appends e, followed by a copy with the
@@ -303,6 +305,46 @@ func (b *builder) add(e Entry) ([]*Pattern, error) {
 	return b.pats[n:], nil
 }
 
+type realPath struct {
+	path string
+	ok   bool
+}
+
+// real returns path with its symbolic links resolved, as EvalSymlinks
+// does, and whether it exists. Each directory above path is resolved once
+// and remembered, so entries that share directories cost about one lstat
+// each, however many there are.
+func (b *builder) real(path string) (string, bool) {
+	return b.realIn(path, false)
+}
+
+func (b *builder) realIn(path string, remember bool) (string, bool) {
+	if path == "/" {
+		return "/", true
+	}
+	if r, ok := b.realCache[path]; ok {
+		return r.path, r.ok
+	}
+	var r realPath
+	if parent, ok := b.realIn(filepath.Dir(path), true); ok {
+		cand := filepath.Join(parent, filepath.Base(path))
+		if fi, err := b.fsys.lstat(cand); err == nil {
+			if fi.Mode()&fs.ModeSymlink == 0 {
+				r = realPath{cand, true}
+			} else if s, err := b.fsys.evalSymlinks(cand); err == nil {
+				r = realPath{s, true}
+			}
+		}
+	}
+	if remember {
+		if b.realCache == nil {
+			b.realCache = map[string]realPath{}
+		}
+		b.realCache[path] = r
+	}
+	return r.path, r.ok
+}
+
 // resolved returns p with the symbolic links in its literal prefix
 // resolved, or nil when that changes nothing. Components that do not exist
 // are kept as they are.
@@ -314,8 +356,7 @@ func (b *builder) resolved(p *Pattern) *Pattern {
 	dir, tail := prefix, ""
 	var real string
 	for {
-		r, err := b.fsys.evalSymlinks(dir)
-		if err == nil {
+		if r, ok := b.real(dir); ok {
 			real = r
 			break
 		}
@@ -342,14 +383,16 @@ func (b *builder) resolved(p *Pattern) *Pattern {
 
 func (b *builder) list(file string) *List {
 	l := &List{configFile: file, entries: b.entries}
+	var allow, deny []compiled
 	for i := range l.entries {
 		c := compiled{pat: b.pats[i], entry: &l.entries[i]}
 		if c.entry.Kind == Deny {
-			l.deny = append(l.deny, c)
+			deny = append(deny, c)
 		} else {
-			l.allow = append(l.allow, c)
+			allow = append(allow, c)
 		}
 	}
+	l.allow, l.deny = newIndex(allow), newIndex(deny)
 	return l
 }
 
@@ -427,15 +470,11 @@ func (l *List) Entries() []Entry {
 // nil. e points into the list and must not be modified. Match does not
 // allocate and is safe for concurrent use.
 func (l *List) Match(path string) (allowed bool, e *Entry) {
-	for i := range l.deny {
-		if l.deny[i].pat.Match(path) {
-			return false, l.deny[i].entry
-		}
+	if i := l.deny.first(path); i >= 0 {
+		return false, l.deny.pats[i].entry
 	}
-	for i := range l.allow {
-		if l.allow[i].pat.Match(path) {
-			return true, l.allow[i].entry
-		}
+	if i := l.allow.first(path); i >= 0 {
+		return true, l.allow.pats[i].entry
 	}
 	return false, nil
 }

@@ -110,4 +110,3 @@ func TestBroadExtraAllow(t *testing.T) {
 		}
 	}
 }
-

@@ -2,8 +2,10 @@ package allowlist
 
 import (
 	"io/fs"
+	"path"
 	"strings"
 	"testing/fstest"
+	"time"
 )
 
 // mapEnv returns a Getenv that looks names up in m.
@@ -28,6 +30,12 @@ func fakeFS(files map[string]string, links map[string]string) fileSystem {
 	}
 	return fileSystem{
 		stat: func(name string) (fs.FileInfo, error) { return fs.Stat(m, rel(name)) },
+		lstat: func(name string) (fs.FileInfo, error) {
+			if _, ok := links[name]; ok {
+				return linkInfo(name), nil
+			}
+			return fs.Stat(m, rel(name))
+		},
 		readConfig: func(name string) ([]byte, bool, error) {
 			data, err := fs.ReadFile(m, rel(name))
 			return data, false, err
@@ -49,3 +57,13 @@ func fakeFS(files map[string]string, links map[string]string) fileSystem {
 		},
 	}
 }
+
+// linkInfo is the FileInfo of a symbolic link in fakeFS.
+type linkInfo string
+
+func (l linkInfo) Name() string     { return path.Base(string(l)) }
+func (linkInfo) Size() int64        { return 0 }
+func (linkInfo) Mode() fs.FileMode  { return fs.ModeSymlink | 0o777 }
+func (linkInfo) ModTime() time.Time { return time.Time{} }
+func (linkInfo) IsDir() bool        { return false }
+func (linkInfo) Sys() any           { return nil }

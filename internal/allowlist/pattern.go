@@ -139,6 +139,9 @@ func compileSegment(s string) (segment, error) {
 	case "*":
 		return segment{kind: segAny}, nil
 	}
+	if !strings.ContainsAny(s, `*?[\`) {
+		return segment{kind: segLiteral, lit: s}, nil
+	}
 	var toks []token
 	var lit []byte
 	isLit := true
