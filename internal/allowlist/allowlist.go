@@ -37,6 +37,23 @@ type Entry struct {
 	// Broad marks an allow entry written as {path: ..., broad: true}: it
 	// may cover /, the home directory or a directory above the project.
 	Broad bool
+	// CoversProject marks a default allow entry that covers the project
+	// (tmp, for a project under /tmp): the deny entry from default:project
+	// takes the project out of it. See Overrides.
+	CoversProject bool
+}
+
+// SourceProject is the Source of the deny entries that take the project
+// out of the defaults that cover it.
+const SourceProject = "default:project"
+
+// Overrides reports whether deny entry d wins over allow entry a on a path
+// that both match. Every deny entry wins over every allow entry, except
+// the project's own (Source SourceProject): it wins only over the defaults
+// that cover the project (a.CoversProject), so the config's entries and
+// --allow still allow what they name inside the project.
+func (d *Entry) Overrides(a *Entry) bool {
+	return d.Source != SourceProject || a.CoversProject
 }
 
 // Options tell Load where to find the config and how to expand entries.
@@ -59,13 +76,18 @@ type List struct {
 	configFile string
 	searchDir  string // where the search for the config file started
 	entries    []Entry
-	allow      *index
-	deny       *index
+	allow      *index // allow entries but those in covering
+	deny       *index // deny entries but those in project
+	// covering holds the defaults that cover the project, and project the
+	// deny entries that take the project out of them.
+	covering *index
+	project  *index
 }
 
 type compiled struct {
 	pat   *Pattern
 	entry *Entry
+	pos   int // of entry in the list
 }
 
 // fileSystem is what Load needs from the file system; tests replace it.
@@ -82,7 +104,9 @@ var osFS = fileSystem{stat: os.Stat, lstat: os.Lstat, readConfig: readConfigFile
 // the built-in defaults that the config leaves on.
 //
 // Config entries come first in the list, in file order, then
-// Options.ExtraAllow, then the defaults.
+// Options.ExtraAllow, then the defaults, then the deny entries that take
+// the project out of the defaults that cover it (see the package
+// documentation).
 // Every entry whose leading literal directory goes through a symbolic link
 // is followed by a copy with that directory resolved, with the same Raw
 // and Source, since the kernel reports writes under the resolved path.
@@ -154,9 +178,44 @@ func load(opts Options, fsys fileSystem) (*List, error) {
 	if err := b.addDefaults(cfg.defaults, opts); err != nil {
 		return nil, err
 	}
+	if err := b.carveProject(project); err != nil {
+		return nil, err
+	}
 	l := b.list(file)
 	l.searchDir = opts.WorkDir
 	return l, nil
+}
+
+// carveProject takes the project out of the defaults that cover it: it
+// marks them CoversProject and adds a deny entry for the project from
+// SourceProject. A default that lies inside the project (a GOCACHE in the
+// checkout) or only names some of its directories (python-cache's
+// __pycache__) does not cover it, and stays as it is.
+func (b *builder) carveProject(project string) error {
+	projects := []string{project}
+	if real, ok := b.real(project); ok && real != project {
+		projects = append(projects, real)
+	}
+	covered := false
+	for i := range b.entries {
+		e := &b.entries[i]
+		if e.Kind != Allow || !strings.HasPrefix(e.Source, "default:") {
+			continue
+		}
+		for _, p := range projects {
+			if b.pats[i].Match(p) {
+				e.CoversProject = true
+				covered = true
+			}
+		}
+	}
+	if !covered {
+		return nil
+	}
+	if _, err := b.add(Entry{Kind: Deny, Pattern: escapeGlob(project), Raw: project, Source: SourceProject}); err != nil {
+		return fmt.Errorf("allowlist: the project %s: %w", project, err)
+	}
+	return nil
 }
 
 // findConfig returns the config file to use, or "" if there is none.
@@ -383,16 +442,22 @@ func (b *builder) resolved(p *Pattern) *Pattern {
 
 func (b *builder) list(file string) *List {
 	l := &List{configFile: file, entries: b.entries}
-	var allow, deny []compiled
+	var allow, deny, covering, project []compiled
 	for i := range l.entries {
-		c := compiled{pat: b.pats[i], entry: &l.entries[i]}
-		if c.entry.Kind == Deny {
+		c := compiled{pat: b.pats[i], entry: &l.entries[i], pos: i}
+		switch {
+		case c.entry.Kind == Deny && c.entry.Source == SourceProject:
+			project = append(project, c)
+		case c.entry.Kind == Deny:
 			deny = append(deny, c)
-		} else {
+		case c.entry.CoversProject:
+			covering = append(covering, c)
+		default:
 			allow = append(allow, c)
 		}
 	}
 	l.allow, l.deny = newIndex(allow), newIndex(deny)
+	l.covering, l.project = newIndex(covering), newIndex(project)
 	return l
 }
 
@@ -467,13 +532,19 @@ func (l *List) Entries() []Entry {
 // Match decides whether path, which must be absolute and clean, may be
 // written. e is the entry that decided: the first deny entry that matches
 // when the path is denied, else the first allow entry that matches, else
-// nil. e points into the list and must not be modified. Match does not
+// nil. Inside the project, the defaults that cover it do not match (see
+// Overrides): there a path that only such a default allows is not allowed,
+// and e is nil. e points into the list and must not be modified. Match does not
 // allocate and is safe for concurrent use.
 func (l *List) Match(path string) (allowed bool, e *Entry) {
 	if i := l.deny.first(path); i >= 0 {
 		return false, l.deny.pats[i].entry
 	}
-	if i := l.allow.first(path); i >= 0 {
+	i := l.allow.first(path)
+	if j := l.covering.first(path); j >= 0 && (i < 0 || l.covering.pats[j].pos < l.allow.pats[i].pos) && l.project.first(path) < 0 {
+		return true, l.covering.pats[j].entry
+	}
+	if i >= 0 {
 		return true, l.allow.pats[i].entry
 	}
 	return false, nil

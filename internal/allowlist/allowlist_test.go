@@ -582,12 +582,18 @@ func TestSymlinkedDirs(t *testing.T) {
 		"deny " + real + "/proj/.git":       file + ":5",
 		"allow " + tmpLink:                  "default:tmp",
 		"allow " + real:                     "default:tmp",
+		// The project lies in $TMPDIR, through the link and without it.
+		"deny " + link + "/proj": SourceProject,
+		"deny " + real + "/proj": SourceProject,
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("entries\n%q\nwant\n%q", got, want)
 	}
 	if !l.Allowed(real+"/proj/tests/a.d/f") || l.Allowed(real+"/proj/.git/x") {
 		t.Error("resolved entries do not apply")
+	}
+	if l.Allowed(real+"/proj/stray") || l.Allowed(link+"/proj/stray") || !l.Allowed(real+"/elsewhere") {
+		t.Error("the project is not taken out of $TMPDIR")
 	}
 }
 

@@ -72,6 +72,23 @@
 //     GOMODCACHE and GOTELEMETRYDIR, when go is installed.
 //   - python-cache: **/__pycache__ and **/.pytest_cache.
 //
+// # The project
+//
+// The project is the directory of the config file in use, or the working
+// directory when there is none (or it is /dev/null). A default never
+// allows the project as a whole: a default that covers the project (tmp,
+// for a checkout under /tmp or $TMPDIR; dev, under /dev/shm; go-cache, in
+// the module cache) does not apply inside it. There only the config's own
+// entries and --allow allow writes, while the rest of the default's
+// directory stays allowed, so t.TempDir(), pytest's tmp_path and go's
+// build directories work wherever the project lives. --print-config shows
+// this as a deny entry for the project from default:project, which wins
+// over those defaults only (Entry.Overrides).
+//
+// A default that lies inside the project, such as a GOCACHE set to a
+// directory of the checkout, or that names directories rather than the
+// whole project, as python-cache's __pycache__ does, stays as it is.
+//
 // When the leading directories of an entry go through a symbolic link,
 // the entry is also added with that link resolved, because writes are
 // reported under the resolved path.

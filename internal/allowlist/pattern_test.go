@@ -205,6 +205,21 @@ func TestMatchDoesNotAllocate(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("Match allocates %v times per run, want 0", allocs)
 	}
+
+	// With the project taken out of the tmp default.
+	tmp, err := load(Options{WorkDir: "/tmp/proj", Getenv: mapEnv(nil)},
+		fakeFS(map[string]string{"/tmp/proj/.writewatch.yaml": "allow: [tests]\n"}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths = []string{"/tmp/proj/x", "/tmp/proj/tests/x", "/tmp/y", "/etc/z"}
+	if allocs := testing.AllocsPerRun(100, func() {
+		for _, p := range paths {
+			tmp.Match(p)
+		}
+	}); allocs != 0 {
+		t.Errorf("Match allocates %v times per run with a project in tmp, want 0", allocs)
+	}
 }
 
 func benchList(tb testing.TB) *List {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -22,7 +23,22 @@ func WritePrintConfig(w io.Writer, l *List) error {
 	} else {
 		fmt.Fprintf(bw, "config: none (no %s in %s or above)\n", ConfigFileName, quoteIfNeeded(l.searchDir))
 	}
-	fmt.Fprintf(bw, "rule: a path may be written if an allow entry matches it or a directory above it, and no deny entry does\n\n")
+	fmt.Fprintf(bw, "rule: a path may be written if an allow entry matches it or a directory above it, and no deny entry does\n")
+	var project string
+	var covering []string
+	for _, e := range l.entries {
+		switch {
+		case e.Source == SourceProject && project == "":
+			project = e.Raw
+		case e.CoversProject && !slices.Contains(covering, e.Source):
+			covering = append(covering, e.Source)
+		}
+	}
+	if project != "" {
+		fmt.Fprintf(bw, "project: %s lies in %s, which %s not apply inside it (the deny entry from %s): there only the config's and --allow's entries allow writes\n",
+			quoteIfNeeded(project), strings.Join(covering, " and "), pick(len(covering) == 1, "does", "do"), SourceProject)
+	}
+	bw.WriteByte('\n')
 
 	rows := [][]string{{"KIND", "PATTERN", "SOURCE", "AS WRITTEN"}}
 	for _, e := range l.entries {
@@ -56,6 +72,13 @@ func WritePrintConfig(w io.Writer, l *List) error {
 		bw.WriteByte('\n')
 	}
 	return bw.Flush()
+}
+
+func pick(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
 }
 
 func quoteIfNeeded(s string) string {

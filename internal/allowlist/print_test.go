@@ -61,3 +61,18 @@ func TestWritePrintConfigNoFile(t *testing.T) {
 		t.Errorf("empty list printed as\n%s", empty.Bytes())
 	}
 }
+
+// A project under the temp dir: the carve-out is a deny entry from
+// default:project, explained above the table.
+func TestWritePrintConfigProjectInTmp(t *testing.T) {
+	fsys := fakeFS(map[string]string{"/tmp/proj/.writewatch.yaml": "allow:\n  - tests/**\ndefaults: {dev: false}\n"}, nil)
+	l, err := load(Options{WorkDir: "/tmp/proj", Getenv: mapEnv(nil)}, fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WritePrintConfig(&buf, l); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "print-config-tmp.golden", buf.Bytes())
+}

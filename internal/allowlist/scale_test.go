@@ -23,7 +23,7 @@ func bigConfig(tb testing.TB, n int, entry func(i int) string) string {
 		cfg.WriteString(entry(i))
 		cfg.WriteByte('\n')
 	}
-	cfg.WriteString("deny:\n  - .git\n  - tests/golden\ndefaults: false\n")
+	cfg.WriteString("deny:\n  - .git\n  - tests/golden\n")
 	if err := os.WriteFile(filepath.Join(dir, ConfigFileName), []byte(cfg.String()), 0o644); err != nil {
 		tb.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestBigLists(t *testing.T) {
 	}{
 		{"literals", 100000, literalEntry,
 			[]string{"build/out7/obj/file99007.o", "build/out999/obj/file999.o/x", "build/out0/obj/file0.o"},
-			[]string{"build/out7/obj/file99008.o", "build/out7/obj", "build/out1000/obj/file1000.o", "tests/golden/x", "src/a.go"}},
+			[]string{"build/out7/obj/file99008.o", "build/out7/obj", "build/out1000/obj/file1000.o", "tests/golden/x", "src/a.go", "."}},
 		{"globs", 10000, globEntry,
 			[]string{"gen/d7/a/b/x.tmp9907", "gen/d99/y.tmp9999", "gen/d0/z.tmp0"},
 			[]string{"gen/d7/a/b/x.tmp9908", "gen/d100/x.tmp100", "gen/x.tmp1", "tests/golden/x.tmp5"}},
@@ -72,9 +72,13 @@ func TestBigLists(t *testing.T) {
 				}
 			}
 			for _, p := range tt.no {
-				if ok, e := l.Match(dir + "/" + p); ok {
+				if ok, e := l.Match(filepath.Join(dir, p)); ok {
 					t.Errorf("%s: allowed by %+v", p, e)
 				}
+			}
+			// The project is under the temp dir; beside it, tmp allows.
+			if ok, e := l.Match(dir + "-other/x"); !ok || e.Source != "default:tmp" {
+				t.Errorf("beside the project: %v, %+v", ok, e)
 			}
 		})
 	}
