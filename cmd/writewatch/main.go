@@ -236,6 +236,8 @@ func realMain(argv []string, stderr io.Writer) int {
 		Home:       home,
 		Getenv:     func(key string) string { return launch.Getenv(env, key) },
 		ExtraAllow: o.allow,
+		Command:    args,
+		Warn:       func(msg string) { fmt.Fprintf(stderr, "writewatch: warning: %s\n", msg) },
 		GoEnv: func() (map[string]string, error) {
 			return allowlist.RunGoEnv(context.Background(), func(c *exec.Cmd) {
 				c.Env = env

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 )
 
 // Kind tells whether an entry allows or denies.
@@ -68,11 +70,25 @@ type Options struct {
 	// ExtraAllowBroad says the ExtraAllow entries are meant even if they
 	// cover /, the home directory or a directory above the project.
 	ExtraAllowBroad bool
-	GoEnv           func() (map[string]string, error) // nil = no go defaults; see DefaultGoEnv
+	// GoEnv finds the go caches for the go-cache default (see RunGoEnv);
+	// nil means no go-cache entries. It runs only when Command may run go
+	// (MayRunGo), concurrently: Load returns without waiting for it, and
+	// the list's first use waits GoEnvPatience at most. When it fails or
+	// takes longer, Go's documented cache locations (GoCacheDefaults)
+	// stand in, and Warn says so.
+	GoEnv func() (map[string]string, error)
+	// Command is COMMAND with its arguments; nil when there is none.
+	Command []string
+	// Warn, when not nil, receives warnings, one line each.
+	Warn func(string)
 }
 
 // A List is a compiled allowlist.
 type List struct {
+	// finish completes the list: the defaults, the project's carve-out and
+	// the indexes. It runs once, when the list is first used.
+	finish     func()
+	once       sync.Once
 	configFile string
 	searchDir  string // where the search for the config file started
 	entries    []Entry
@@ -142,7 +158,8 @@ func load(opts Options, fsys fileSystem) (*List, error) {
 		}
 	}
 
-	b := builder{fsys: fsys}
+	goCache := startGoCache(cfg.defaults, opts)
+	b := &builder{fsys: fsys}
 	guard := b.broadGuard(project, opts.Home)
 	baseDir := filepath.Dir(file)
 	for _, e := range cfg.entries {
@@ -175,14 +192,17 @@ func load(opts Options, fsys fileSystem) (*List, error) {
 			return nil, fmt.Errorf("allowlist: --allow %q: %w", raw, err)
 		}
 	}
-	if err := b.addDefaults(cfg.defaults, opts); err != nil {
-		return nil, err
+	// The rest waits for go env, if it runs: it is done when the list is
+	// first used, so go env runs while the caller starts other work.
+	l := &List{configFile: file, searchDir: opts.WorkDir}
+	l.finish = func() {
+		b.addDefaults(cfg.defaults, opts, goCache)
+		b.carveProject(project)
+		b.fill(l)
 	}
-	if err := b.carveProject(project); err != nil {
-		return nil, err
+	if goCache == nil {
+		l.ready()
 	}
-	l := b.list(file)
-	l.searchDir = opts.WorkDir
 	return l, nil
 }
 
@@ -191,7 +211,7 @@ func load(opts Options, fsys fileSystem) (*List, error) {
 // SourceProject. A default that lies inside the project (a GOCACHE in the
 // checkout) or only names some of its directories (python-cache's
 // __pycache__) does not cover it, and stays as it is.
-func (b *builder) carveProject(project string) error {
+func (b *builder) carveProject(project string) {
 	projects := []string{project}
 	if real, ok := b.real(project); ok && real != project {
 		projects = append(projects, real)
@@ -210,12 +230,12 @@ func (b *builder) carveProject(project string) error {
 		}
 	}
 	if !covered {
-		return nil
+		return
 	}
+	// An escaped absolute path compiles.
 	if _, err := b.add(Entry{Kind: Deny, Pattern: escapeGlob(project), Raw: project, Source: SourceProject}); err != nil {
-		return fmt.Errorf("allowlist: the project %s: %w", project, err)
+		panic(err)
 	}
-	return nil
 }
 
 // findConfig returns the config file to use, or "" if there is none.
@@ -440,8 +460,9 @@ func (b *builder) resolved(p *Pattern) *Pattern {
 	return r
 }
 
-func (b *builder) list(file string) *List {
-	l := &List{configFile: file, entries: b.entries}
+// fill gives l the builder's entries.
+func (b *builder) fill(l *List) {
+	l.entries = b.entries
 	var allow, deny, covering, project []compiled
 	for i := range l.entries {
 		c := compiled{pat: b.pats[i], entry: &l.entries[i], pos: i}
@@ -458,7 +479,6 @@ func (b *builder) list(file string) *List {
 	}
 	l.allow, l.deny = newIndex(allow), newIndex(deny)
 	l.covering, l.project = newIndex(covering), newIndex(project)
-	return l
 }
 
 // devPaths are the device files that tests may write to freely. Names
@@ -473,51 +493,107 @@ var devPaths = []string{
 // default allows.
 var goEnvVars = []string{"GOCACHE", "GOMODCACHE", "GOTELEMETRYDIR"}
 
-func (b *builder) addDefaults(on map[string]bool, opts Options) error {
-	lit := func(name, dir string) error {
-		_, err := b.add(Entry{Kind: Allow, Pattern: escapeGlob(dir), Raw: dir, Source: "default:" + name})
-		return err
+// addDefaults adds the defaults that on leaves on. goCache, when not
+// nil, gives the go caches, and a warning when go env could not be used.
+// The patterns are literal, absolute paths or constants: they compile.
+func (b *builder) addDefaults(on map[string]bool, opts Options, goCache func() (map[string]string, string)) {
+	lit := func(name, dir string) {
+		if _, err := b.add(Entry{Kind: Allow, Pattern: escapeGlob(dir), Raw: dir, Source: "default:" + name}); err != nil {
+			panic(err)
+		}
 	}
 	if on[DefaultTmp] {
 		tmp := "/tmp"
 		if t := opts.Getenv("TMPDIR"); filepath.IsAbs(t) {
 			tmp = filepath.Clean(t)
 		}
-		if err := lit(DefaultTmp, tmp); err != nil {
-			return fmt.Errorf("allowlist: default %s: %w", DefaultTmp, err)
-		}
+		lit(DefaultTmp, tmp)
 	}
 	if on[DefaultDev] {
 		for _, d := range devPaths {
-			if err := lit(DefaultDev, d); err != nil {
-				return fmt.Errorf("allowlist: default %s: %w", DefaultDev, err)
-			}
+			lit(DefaultDev, d)
 		}
 	}
-	if on[DefaultGoCache] && opts.GoEnv != nil {
-		env, err := opts.GoEnv()
-		if err != nil {
-			return fmt.Errorf("allowlist: default %s (switch it off with \"defaults: {%s: false}\"): %w",
-				DefaultGoCache, DefaultGoCache, err)
+	if on[DefaultGoCache] && goCache != nil {
+		env, warning := goCache()
+		if warning != "" && opts.Warn != nil {
+			opts.Warn(warning)
 		}
 		for _, v := range goEnvVars {
-			dir := env[v]
-			if dir == "" || dir == "off" || !filepath.IsAbs(dir) {
-				continue
-			}
-			if err := lit(DefaultGoCache, filepath.Clean(dir)); err != nil {
-				return fmt.Errorf("allowlist: default %s: %w", DefaultGoCache, err)
+			if dir := env[v]; filepath.IsAbs(dir) {
+				lit(DefaultGoCache, filepath.Clean(dir))
 			}
 		}
 	}
 	if on[DefaultPythonCache] {
 		for _, p := range []string{"/**/__pycache__", "/**/.pytest_cache"} {
 			if _, err := b.add(Entry{Kind: Allow, Pattern: p, Raw: strings.TrimPrefix(p, "/"), Source: "default:" + DefaultPythonCache}); err != nil {
-				return fmt.Errorf("allowlist: default %s: %w", DefaultPythonCache, err)
+				panic(err)
 			}
 		}
 	}
-	return nil
+}
+
+// startGoCache starts finding the go caches for the go-cache default and
+// returns what waits for them; nil when the default is off or Options
+// name no GoEnv. go env runs, concurrently, only when COMMAND may run go
+// (MayRunGo); else, when go is on PATH, Go's documented locations stand in.
+func startGoCache(on map[string]bool, opts Options) func() (map[string]string, string) {
+	if !on[DefaultGoCache] || opts.GoEnv == nil {
+		return nil
+	}
+	fallback := func() map[string]string { return GoCacheDefaults(opts.Getenv, opts.Home) }
+	if !MayRunGo(opts.Command, opts.WorkDir, opts.Getenv) {
+		var env map[string]string
+		if lookPath("go", opts.Getenv("PATH"), opts.WorkDir) != "" {
+			env = fallback()
+		}
+		return func() (map[string]string, string) { return env, "" }
+	}
+	type result struct {
+		env map[string]string
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		env, err := opts.GoEnv()
+		done <- result{env, err}
+	}()
+	instead := func(why string) (map[string]string, string) {
+		env := fallback()
+		var dirs []string
+		for _, v := range goEnvVars {
+			if env[v] != "" {
+				dirs = append(dirs, env[v])
+			}
+		}
+		return env, fmt.Sprintf("%s; the %s default allows Go's default cache locations instead: %s",
+			why, DefaultGoCache, strings.Join(dirs, ", "))
+	}
+	return func() (map[string]string, string) {
+		timer := time.NewTimer(goEnvPatience)
+		defer timer.Stop()
+		select {
+		case r := <-done:
+			if r.err != nil {
+				return instead(r.err.Error())
+			}
+			return r.env, ""
+		case <-timer.C:
+			// go keeps running and is left to finish: stopping it
+			// while it unpacks something would leave a half-written
+			// directory behind.
+			return instead(fmt.Sprintf("go env did not answer within %v", goEnvPatience))
+		}
+	}
+}
+
+// ready completes the list when that has not happened yet. It waits for
+// go env, GoEnvPatience at most.
+func (l *List) ready() {
+	if l.finish != nil {
+		l.once.Do(l.finish)
+	}
 }
 
 // ConfigFile returns the config file that was used, or "" if none was
@@ -525,7 +601,10 @@ func (b *builder) addDefaults(on map[string]bool, opts Options) error {
 func (l *List) ConfigFile() string { return l.configFile }
 
 // Entries returns a copy of the entries, in the order described at Load.
+// The first call on a list (of Entries, Match, Allowed or
+// WritePrintConfig) may wait for go env; see Options.GoEnv.
 func (l *List) Entries() []Entry {
+	l.ready()
 	return append([]Entry(nil), l.entries...)
 }
 
@@ -537,6 +616,7 @@ func (l *List) Entries() []Entry {
 // and e is nil. e points into the list and must not be modified. Match does not
 // allocate and is safe for concurrent use.
 func (l *List) Match(path string) (allowed bool, e *Entry) {
+	l.ready()
 	if i := l.deny.first(path); i >= 0 {
 		return false, l.deny.pats[i].entry
 	}

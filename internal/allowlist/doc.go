@@ -69,7 +69,17 @@
 //     and /dev/fd/N are links to open descriptors: a write through them is
 //     judged by where it lands.)
 //   - go-cache: the directories that `go env` reports as GOCACHE,
-//     GOMODCACHE and GOTELEMETRYDIR, when go is installed.
+//     GOMODCACHE and GOTELEMETRYDIR, when go is installed. go env runs
+//     only when COMMAND may run go (see MayRunGo: go itself, programs built
+//     by Go such as test binaries, scripts, shells, make, interpreters and
+//     other programs that run commands), while writewatch starts up, as
+//     the invoking user, in /, with GOTOOLCHAIN=local so that it never
+//     downloads a Go release. For any other COMMAND, and when go env fails
+//     or has not answered GoEnvPatience (5 s) after the list is needed,
+//     Go's documented locations stand in (see GoCacheDefaults: the
+//     variables, the go env file, then ~/.cache/go-build, ~/go/pkg/mod and
+//     ~/.config/go/telemetry); a failure or a wait that long is warned
+//     about once, and never stops the run.
 //   - python-cache: **/__pycache__ and **/.pytest_cache.
 //
 // # The project

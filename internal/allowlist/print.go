@@ -17,6 +17,7 @@ import (
 // aligned; a value with spaces, control characters, quotes or invalid UTF-8
 // is written as a Go string literal.
 func WritePrintConfig(w io.Writer, l *List) error {
+	l.ready()
 	bw := bufio.NewWriter(w)
 	if l.configFile != "" {
 		fmt.Fprintf(bw, "config: %s\n", quoteIfNeeded(l.configFile))
