@@ -94,8 +94,9 @@ vmtest:
 # non-zero with the reason otherwise. As root (make demo, sudo make demo)
 # on a checkout a normal user owns, go and the suite run as that user,
 # with their HOME and Go caches, so that no root-owned file is left in
-# the checkout; writewatch alone runs as root. TMPDIR: a temp dir of its
-# own, so that a checkout under /tmp is not all allowed.
+# the checkout; writewatch alone runs as root. Its config,
+# testdata/writewatch-demo.yaml, makes testdata/ the project (the sample
+# and the fake home), so a checkout under /tmp shows the same writes.
 demo:
 	@set -u; cd "$(CURDIR)"; \
 	uid=$$(stat -c %u .); as=""; ww_env=""; \
@@ -108,7 +109,7 @@ demo:
 	$$as $(GO) build -o $(dir $(BIN)) ./cmd/writewatch ./internal/demo || { echo "make demo: FAILED: could not build writewatch with $(GO) (pass GO=/path/to/go when Go is neither on PATH nor in /usr/local/go/bin)"; exit 1; }; \
 	rm -rf testdata/fakehome testdata/sample/debug-output.txt; \
 	tmp=$$($$as mktemp -d /var/tmp/writewatch-demo.XXXXXX) || exit 1; \
-	(cd testdata/sample && env $$ww_env TMPDIR=$$tmp ../../$(BIN) --json $$tmp/report.json -- $(GO) test -count=1 ./...); code=$$?; \
+	(cd testdata/sample && env $$ww_env ../../$(BIN) --config ../writewatch-demo.yaml --json $$tmp/report.json -- $(GO) test -count=1 ./...); code=$$?; \
 	$$as $(dir $(BIN))demo $$tmp/report.json $$code; ok=$$?; \
 	rm -rf $$tmp testdata/fakehome testdata/sample/debug-output.txt; \
 	exit $$ok
