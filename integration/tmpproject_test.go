@@ -1,0 +1,136 @@
+package integration
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// tmpProjectTest is a Go test that writes a stray file into the project
+// root and a file under t.TempDir(), and logs where that was.
+const tmpProjectTest = `package tmpproj
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestWrites(t *testing.T) {
+	if err := os.WriteFile("stray.txt", []byte("left behind\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "scratch.txt"), []byte("fine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("tests", "allowed.txt"), []byte("fine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("tempdir:", dir)
+}
+`
+
+// tmpProject makes a Go module that allows tests/** in a new directory
+// under base, and returns its path with symlinks resolved.
+func tmpProject(t *testing.T, base string) string {
+	t.Helper()
+	requireRoot(t)
+	dir, err := os.MkdirTemp(base, "writewatch-tmpproj-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if dir, err = filepath.EvalSymlinks(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "tests"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, ".writewatch.yaml"), "allow:\n  - tests/**\n")
+	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/tmpproj\n\ngo 1.22\n")
+	writeFile(t, filepath.Join(dir, "tmpproj_test.go"), tmpProjectTest)
+	return dir
+}
+
+var tempdirLine = regexp.MustCompile(`tempdir: (\S+)`)
+
+// A project checked out under /tmp, or under $TMPDIR, is watched like any
+// other: the tmp default does not allow the project itself. A stray write
+// in its root is reported, in the default mode and with --audit, while the
+// test's t.TempDir() write, go's own build directory in the temp dir and
+// the Go build cache stay allowed in the same run.
+func TestProjectInTempDir(t *testing.T) {
+	requireRoot(t)
+	otherTmp, err := os.MkdirTemp("/var/tmp", "writewatch-tmpdir-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(otherTmp)
+	if otherTmp, err = filepath.EvalSymlinks(otherTmp); err != nil {
+		t.Fatal(err)
+	}
+	for _, place := range []struct {
+		name   string
+		base   string // where the project is made
+		tmpdir string // $TMPDIR for the run
+	}{
+		{"under /tmp", "/tmp", "/tmp"},
+		{"under TMPDIR", otherTmp, otherTmp},
+	} {
+		for _, mode := range []struct {
+			name  string
+			flags []string
+			code  int
+		}{
+			{"default", nil, 86},
+			{"audit", []string{"--audit"}, 0},
+		} {
+			t.Run(place.name+"/"+mode.name, func(t *testing.T) {
+				root := tmpProject(t, place.base)
+				res := wwEnv(t, root, []string{"TMPDIR=" + place.tmpdir}, mode.flags, "go", "test", "-count=1", "-v", ".")
+				if res.code != mode.code {
+					t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", res.code, mode.code, res.stdout, res.stderr)
+				}
+				stray := filepath.Join(root, "stray.txt")
+				if !exists(stray) {
+					t.Fatal("the test did not write its stray file")
+				}
+				if !strings.Contains(res.stderr, stray) {
+					t.Errorf("stderr does not name %s:\n%s", stray, res.stderr)
+				}
+				m := tempdirLine.FindStringSubmatch(res.stdout)
+				if m == nil {
+					t.Fatalf("the test did not say where its temp dir was:\n%s", res.stdout)
+				}
+				tempDir := m[1]
+				if !strings.HasPrefix(tempDir, place.tmpdir+"/") || strings.HasPrefix(tempDir, root+"/") {
+					t.Fatalf("t.TempDir() is %s: want it in %s, outside the project %s", tempDir, place.tmpdir, root)
+				}
+				for _, v := range res.rep.Violations {
+					if v.Path != stray {
+						t.Errorf("violation %s %s: only %s should be reported", v.Op, v.Path, stray)
+					}
+				}
+				if len(res.rep.Violations) == 0 {
+					t.Errorf("no violation in the JSON report; stderr:\n%s", res.stderr)
+				}
+			})
+		}
+	}
+}
+
+// --print-config shows the carve-out as a deny entry from default:project.
+func TestPrintConfigShowsProjectCarveOut(t *testing.T) {
+	root := tmpProject(t, "/tmp")
+	res := wwEnv(t, root, []string{"TMPDIR=/tmp"}, []string{"--print-config"})
+	if res.code != 0 {
+		t.Fatalf("exit code %d\n%s", res.code, res.stderr)
+	}
+	want := regexp.MustCompile(`(?m)^deny +` + regexp.QuoteMeta(root) + ` +default:project$`)
+	if !want.MatchString(res.stdout) {
+		t.Errorf("--print-config has no deny entry for %s from default:project:\n%s", root, res.stdout)
+	}
+}
