@@ -110,11 +110,12 @@ type compiled struct {
 type fileSystem struct {
 	stat         func(string) (fs.FileInfo, error)
 	lstat        func(string) (fs.FileInfo, error)
+	readDir      func(string) ([]fs.DirEntry, error)              // nil: lstat each name
 	readConfig   func(string) (data []byte, null bool, err error) // see readConfigFile
 	evalSymlinks func(string) (string, error)
 }
 
-var osFS = fileSystem{stat: os.Stat, lstat: os.Lstat, readConfig: readConfigFile, evalSymlinks: filepath.EvalSymlinks}
+var osFS = fileSystem{stat: os.Stat, lstat: os.Lstat, readDir: os.ReadDir, readConfig: readConfigFile, evalSymlinks: filepath.EvalSymlinks}
 
 // Load finds and parses the config file, then adds the --allow entries and
 // the built-in defaults that the config leaves on.
@@ -362,6 +363,7 @@ type builder struct {
 	entries   []Entry
 	pats      []*Pattern
 	realCache map[string]realPath // see real
+	listings  map[string]*listing // see entryType
 }
 
 // add compiles e.Pattern and appends e, followed by a copy with the
@@ -382,46 +384,6 @@ func (b *builder) add(e Entry) ([]*Pattern, error) {
 		b.pats = append(b.pats, r)
 	}
 	return b.pats[n:], nil
-}
-
-type realPath struct {
-	path string
-	ok   bool
-}
-
-// real returns path with its symbolic links resolved, as EvalSymlinks
-// does, and whether it exists. Each directory above path is resolved once
-// and remembered, so entries that share directories cost about one lstat
-// each, however many there are.
-func (b *builder) real(path string) (string, bool) {
-	return b.realIn(path, false)
-}
-
-func (b *builder) realIn(path string, remember bool) (string, bool) {
-	if path == "/" {
-		return "/", true
-	}
-	if r, ok := b.realCache[path]; ok {
-		return r.path, r.ok
-	}
-	var r realPath
-	if parent, ok := b.realIn(filepath.Dir(path), true); ok {
-		cand := filepath.Join(parent, filepath.Base(path))
-		if fi, err := b.fsys.lstat(cand); err == nil {
-			if fi.Mode()&fs.ModeSymlink == 0 {
-				r = realPath{cand, true}
-			} else if s, err := b.fsys.evalSymlinks(cand); err == nil {
-				r = realPath{s, true}
-			}
-		}
-	}
-	if remember {
-		if b.realCache == nil {
-			b.realCache = map[string]realPath{}
-		}
-		b.realCache[path] = r
-	}
-	return r.path, r.ok
 }
 
 // resolved returns p with the symbolic links in its literal prefix

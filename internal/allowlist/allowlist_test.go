@@ -632,3 +632,58 @@ func TestLiteralEntries(t *testing.T) {
 		}
 	}
 }
+
+// Many entries in one directory are resolved from a listing of it: the
+// links among them are still resolved, and missing names still kept as
+// written.
+func TestManyEntriesInOneDirectory(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "out")
+	target := filepath.Join(root, "elsewhere")
+	for _, d := range []string{dir, target} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var cfg strings.Builder
+	cfg.WriteString("allow:\n")
+	for i := range 3 * listAfter {
+		name := fmt.Sprintf("f%d", i)
+		switch i {
+		case 2, 2*listAfter + 1: // one before the listing, one after
+			if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+				t.Fatal(err)
+			}
+		case 5, 2*listAfter + 3:
+			// missing
+		default:
+			if err := os.WriteFile(filepath.Join(dir, name), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fmt.Fprintf(&cfg, "  - out/%s/**\n", name)
+	}
+	cfg.WriteString("defaults: false\n")
+	if err := os.WriteFile(filepath.Join(root, ConfigFileName), []byte(cfg.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(Options{WorkDir: root, Getenv: mapEnv(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resolved []string
+	for _, e := range l.Entries() {
+		if strings.HasPrefix(e.Pattern, target) {
+			resolved = append(resolved, e.Raw)
+		}
+	}
+	if want := []string{"out/f2/**", fmt.Sprintf("out/f%d/**", 2*listAfter+1)}; !reflect.DeepEqual(resolved, want) {
+		t.Errorf("entries resolved to %s: %q, want %q", target, resolved, want)
+	}
+	if n := len(l.Entries()); n != 3*listAfter+2 {
+		t.Errorf("%d entries, want %d", n, 3*listAfter+2)
+	}
+}
