@@ -1,0 +1,88 @@
+package witness
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// mountInfo is one line of /proc/self/mountinfo.
+type mountInfo struct {
+	id     int
+	dev    uint64 // major:minor as st_dev encodes it
+	root   string // the directory of the filesystem mounted here
+	point  string // where it is mounted, in this mount namespace
+	fstype string
+}
+
+// readMounts parses /proc/self/mountinfo.
+func readMounts() ([]mountInfo, error) {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	return parseMounts(data)
+}
+
+func parseMounts(data []byte) ([]mountInfo, error) {
+	var out []mountInfo
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		// 36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw
+		pre, post, ok := strings.Cut(line, " - ")
+		f := strings.Fields(pre)
+		g := strings.Fields(post)
+		if !ok || len(f) < 5 || len(g) < 1 {
+			return nil, fmt.Errorf("mountinfo line %q", line)
+		}
+		id, err := strconv.Atoi(f[0])
+		if err != nil {
+			return nil, fmt.Errorf("mountinfo line %q: %w", line, err)
+		}
+		maj, min, ok := strings.Cut(f[2], ":")
+		ma, err1 := strconv.ParseUint(maj, 10, 32)
+		mi, err2 := strconv.ParseUint(min, 10, 32)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("mountinfo line %q: device %q", line, f[2])
+		}
+		out = append(out, mountInfo{
+			id:     id,
+			dev:    mkdev(uint32(ma), uint32(mi)),
+			root:   unescapeMount(f[3]),
+			point:  unescapeMount(f[4]),
+			fstype: g[0],
+		})
+	}
+	return out, sc.Err()
+}
+
+// mkdev encodes a device number as st_dev does (glibc's makedev).
+func mkdev(major, minor uint32) uint64 {
+	return uint64(minor&0xff) | uint64(major&0xfff)<<8 |
+		uint64(minor&^0xff)<<12 | uint64(major&^0xfff)<<32
+}
+
+// unescapeMount undoes the octal escapes (\040 for a space) mountinfo
+// writes for space, tab, newline and backslash.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,606 @@
+package witness
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrNeedsRoot means the kernel refused to watch whole filesystems:
+// FAN_MARK_FILESYSTEM needs CAP_SYS_ADMIN.
+var ErrNeedsRoot = errors.New("watching whole filesystems needs CAP_SYS_ADMIN (root)")
+
+// ErrUnsupported means the kernel has no fanotify directory events with
+// file handles and names (FAN_REPORT_DFID_NAME, Linux 5.9).
+var ErrUnsupported = errors.New("kernel lacks fanotify events with directory handles and names (Linux 5.9 or later)")
+
+// ErrNothingWatched means none of the given paths' filesystems could be
+// watched; the error says why for each.
+var ErrNothingWatched = errors.New("no filesystem could be watched")
+
+// ErrClosed is returned by Sync once the witness is closed.
+var ErrClosed = errors.New("witness closed")
+
+// Options configure a Witness.
+type Options struct {
+	// Paths are the paths whose filesystems are watched, whole: every
+	// change on such a filesystem, by any process, is an event.
+	Paths []string
+	// Handle receives each event, in the kernel's order, from one
+	// goroutine. It must not call Sync or Close.
+	Handle func(Event)
+	// Wanted, when set, is asked about each event's pid before anything
+	// else is done with it: events it declines are counted (Stats.Skipped)
+	// but not resolved to paths nor handed to Handle. It is asked when
+	// the event is read, which can be before whatever tells the caller
+	// that the pid is of interest (a fork record from another source), so
+	// it must decline only pids it is sure of.
+	Wanted func(pid int32) bool
+	// SyncDir is where the witness makes its private directory for Sync
+	// barriers (default os.TempDir()). Its filesystem must support
+	// fanotify's file handles; it need not be one of Paths'.
+	SyncDir string
+	// LimitedQueue leaves FAN_UNLIMITED_QUEUE out: the kernel then keeps
+	// at most /proc/sys/fs/fanotify/max_queued_events events and reports
+	// an overflow past that. For tests; a run wants every event.
+	LimitedQueue bool
+}
+
+// Filesystem is one filesystem the witness was asked to watch.
+type Filesystem struct {
+	// Paths are the given paths that lie on it.
+	Paths []string
+	// Dev is its st_dev; Type its type as /proc/self/mountinfo names it.
+	Dev  uint64
+	Type string
+	// Mounts are the mount points its handles are resolved through, in
+	// the order they are tried: those of Paths first, then one that
+	// mounts the filesystem's root.
+	Mounts []string
+	// Err is nil when it is watched, else why it is not.
+	Err error
+}
+
+// Features are what the kernel let the witness use.
+type Features struct {
+	// TargetFID (FAN_REPORT_TARGET_FID, 5.17): create, delete and rename
+	// events carry the object's handle too, so Ino and Handle are set on
+	// them.
+	TargetFID bool
+	// Rename (FAN_RENAME, 5.17): a rename is one Rename event with both
+	// names instead of a MoveFrom and a MoveTo.
+	Rename bool
+	// UnlimitedQueue (FAN_UNLIMITED_QUEUE): the kernel never drops an
+	// event for lack of queue room.
+	UnlimitedQueue bool
+	// Ignore (FAN_MARK_IGNORE, 6.0): Ignore works.
+	Ignore bool
+}
+
+// Stats count what the witness did.
+type Stats struct {
+	Read        uint64 // records read from the kernel, Sync's own included
+	Delivered   uint64 // events handed to Handle
+	Skipped     uint64 // events Wanted declined
+	Overflows   uint64 // queue overflows: the kernel lost events each time
+	Unresolved  uint64 // delivered events with no path (Source Unresolved, or LastKnown without one)
+	Resolutions uint64 // handles resolved through open_by_handle_at (cache misses)
+}
+
+type counters struct {
+	read, delivered, skipped, overflows, unresolved, resolutions atomic.Uint64
+}
+
+// Witness watches whole filesystems through fanotify.
+type Witness struct {
+	opts     Options
+	file     *os.File
+	rc       syscall.RawConn
+	features Features
+	markMask uint64
+	fss      []*fsys
+	byFsid   map[fsid]*fsys
+	all      []*Filesystem
+	self     int32
+
+	syncDir    string
+	syncFsid   fsid
+	syncPrefix string
+	syncSeq    atomic.Uint64
+	mu         sync.Mutex
+	waiters    map[string]*waiter
+
+	done      chan struct{}
+	err       error // why the reader stopped; read after done is closed
+	closeOnce sync.Once
+	closeErr  error
+
+	stats counters
+	seq   uint64
+	// Scratch buffers of the reader goroutine.
+	buf, fhBuf, linkBuf, keyBuf []byte
+}
+
+// fsys is a watched filesystem.
+type fsys struct {
+	info    *Filesystem
+	fsid    fsid
+	dev     uint64
+	mounts  []mountFD
+	layouts map[layoutKey]inoLayout
+	// dirs maps a directory handle to its path; lastKnown keeps the last
+	// path each directory handle had, for when it no longer opens. See
+	// the package documentation for when dirs entries are dropped.
+	dirs      map[string]string
+	lastKnown map[string]string
+}
+
+type mountFD struct {
+	fd    int
+	point string
+}
+
+// New watches the filesystems of opts.Paths. It returns ErrNeedsRoot
+// (errors.Is) without CAP_SYS_ADMIN, ErrUnsupported on kernels without
+// the events it needs, and ErrNothingWatched when no filesystem could be
+// watched. A filesystem that cannot be watched while others can is
+// listed by Filesystems with the reason.
+func New(opts Options) (*Witness, error) {
+	if opts.Handle == nil {
+		return nil, errors.New("witness: Options.Handle is nil")
+	}
+	w := &Witness{
+		opts:    opts,
+		byFsid:  map[fsid]*fsys{},
+		self:    int32(os.Getpid()),
+		waiters: map[string]*waiter{},
+		done:    make(chan struct{}),
+		buf:     make([]byte, 256*1024),
+		fhBuf:   make([]byte, 0, 160),
+		linkBuf: make([]byte, 0, 4096),
+		keyBuf:  make([]byte, 0, 160),
+	}
+	fd, err := w.initGroup()
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			w.release()
+			if w.file == nil {
+				unix.Close(fd)
+			}
+		}
+	}()
+	if err := w.markAll(fd); err != nil {
+		return nil, err
+	}
+	if err := w.makeSyncDir(fd, opts.SyncDir); err != nil {
+		return nil, err
+	}
+	w.file = os.NewFile(uintptr(fd), "fanotify")
+	if w.rc, err = w.file.SyscallConn(); err != nil {
+		return nil, fmt.Errorf("witness: %w", err)
+	}
+	ok = true
+	go w.loop()
+	return w, nil
+}
+
+// initGroup calls fanotify_init with the richest reporting the kernel
+// accepts.
+func (w *Witness) initGroup() (int, error) {
+	base := unix.FAN_CLASS_NOTIF | unix.FAN_CLOEXEC | unix.FAN_NONBLOCK
+	if !w.opts.LimitedQueue {
+		base |= unix.FAN_UNLIMITED_QUEUE
+	}
+	for _, report := range []uint{unix.FAN_REPORT_DFID_NAME_TARGET, unix.FAN_REPORT_DFID_NAME | unix.FAN_REPORT_FID} {
+		fd, err := unix.FanotifyInit(uint(base)|report, unix.O_RDONLY|unix.O_LARGEFILE|unix.O_CLOEXEC)
+		switch {
+		case err == nil:
+			w.features.TargetFID = report&unix.FAN_REPORT_TARGET_FID != 0
+			w.features.UnlimitedQueue = base&unix.FAN_UNLIMITED_QUEUE != 0
+			return fd, nil
+		case err == unix.EPERM:
+			return -1, fmt.Errorf("witness: fanotify_init: %w (%v)", ErrNeedsRoot, err)
+		case err == unix.EINVAL:
+			continue
+		case err == unix.ENOSYS:
+			return -1, fmt.Errorf("witness: fanotify_init: %w (%v)", ErrUnsupported, err)
+		default:
+			return -1, fmt.Errorf("witness: fanotify_init: %w", err)
+		}
+	}
+	return -1, fmt.Errorf("witness: fanotify_init: %w", ErrUnsupported)
+}
+
+// Events every filesystem mark asks for; renames are added by markAll.
+const baseMask = unix.FAN_CREATE | unix.FAN_DELETE | unix.FAN_ATTRIB |
+	unix.FAN_CLOSE_WRITE | unix.FAN_MODIFY | unix.FAN_ONDIR
+
+// markAll marks the filesystem of each given path once.
+func (w *Witness) markAll(fd int) error {
+	mounts, err := readMounts()
+	if err != nil {
+		return fmt.Errorf("witness: %w", err)
+	}
+	byID := map[int]mountInfo{}
+	for _, m := range mounts {
+		byID[m.id] = m
+	}
+	w.markMask = baseMask | unix.FAN_RENAME
+	w.features.Rename = true
+	byDev := map[uint64]*Filesystem{}
+	var errs []error
+	for _, p := range w.opts.Paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			w.all = append(w.all, &Filesystem{Paths: []string{p}, Err: err})
+			errs = append(errs, fmt.Errorf("%s: %w", p, err))
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(abs, &st); err != nil {
+			w.all = append(w.all, &Filesystem{Paths: []string{abs}, Err: fmt.Errorf("stat: %w", err)})
+			errs = append(errs, fmt.Errorf("%s: %w", abs, err))
+			continue
+		}
+		if info := byDev[st.Dev]; info != nil {
+			info.Paths = append(info.Paths, abs)
+			if fs := w.fsOfDev(st.Dev); fs != nil {
+				w.addMount(fs, abs, &st, byID)
+			}
+			continue
+		}
+		info := &Filesystem{Paths: []string{abs}, Dev: st.Dev}
+		w.all = append(w.all, info)
+		byDev[st.Dev] = info
+		if err := w.markOne(fd, info, abs, &st, byID, mounts); err != nil {
+			if errors.Is(err, ErrNeedsRoot) {
+				return fmt.Errorf("witness: %s: %w", abs, err)
+			}
+			info.Err = err
+			errs = append(errs, fmt.Errorf("%s: %w", abs, err))
+		}
+	}
+	for _, fs := range w.fss {
+		for _, m := range fs.mounts {
+			fs.info.Mounts = append(fs.info.Mounts, m.point)
+		}
+	}
+	if len(w.fss) == 0 {
+		return fmt.Errorf("witness: %w: %w", ErrNothingWatched, errors.Join(errs...))
+	}
+	return nil
+}
+
+func (w *Witness) fsOfDev(dev uint64) *fsys {
+	for _, fs := range w.fss {
+		if fs.dev == dev {
+			return fs
+		}
+	}
+	return nil
+}
+
+// markOne puts a filesystem mark on the filesystem of path.
+func (w *Witness) markOne(fd int, info *Filesystem, path string, st *unix.Stat_t, byID map[int]mountInfo, mounts []mountInfo) error {
+	var sfs unix.Statfs_t
+	if err := unix.Statfs(path, &sfs); err != nil {
+		return fmt.Errorf("statfs: %w", err)
+	}
+	id := fsid{sfs.Fsid.Val[0], sfs.Fsid.Val[1]}
+	for _, m := range mounts {
+		if m.dev == st.Dev {
+			info.Type = m.fstype
+			break
+		}
+	}
+	if other := w.byFsid[id]; other != nil {
+		return fmt.Errorf("its fsid %x:%x is also that of the filesystem of %s (a copy of one filesystem?): events could not tell them apart",
+			uint32(id[0]), uint32(id[1]), other.info.Paths[0])
+	}
+	err := unix.FanotifyMark(fd, unix.FAN_MARK_ADD|unix.FAN_MARK_FILESYSTEM, w.markMask, unix.AT_FDCWD, path)
+	if err == unix.EINVAL && w.markMask&unix.FAN_RENAME != 0 {
+		// Before 5.17: no FAN_RENAME; a rename is a MoveFrom and a MoveTo.
+		w.markMask = baseMask | unix.FAN_MOVED_FROM | unix.FAN_MOVED_TO
+		w.features.Rename = false
+		err = unix.FanotifyMark(fd, unix.FAN_MARK_ADD|unix.FAN_MARK_FILESYSTEM, w.markMask, unix.AT_FDCWD, path)
+	}
+	if err != nil {
+		return markError(err)
+	}
+	fs := &fsys{
+		info: info, fsid: id, dev: st.Dev,
+		layouts:   map[layoutKey]inoLayout{},
+		dirs:      map[string]string{},
+		lastKnown: map[string]string{},
+	}
+	w.fss = append(w.fss, fs)
+	w.byFsid[id] = fs
+	w.addMount(fs, path, st, byID)
+	// Then a mount of the filesystem's root, for objects outside the
+	// given paths' mounts (bind mounts of a subdirectory).
+	for _, m := range mounts {
+		if m.dev == st.Dev && m.root == "/" {
+			w.addMountPoint(fs, m.point)
+			break
+		}
+	}
+	return nil
+}
+
+// markError explains why fanotify_mark refused a filesystem.
+func markError(err error) error {
+	switch err {
+	case unix.EPERM:
+		return fmt.Errorf("fanotify_mark: %w (%v)", ErrNeedsRoot, err)
+	case unix.EXDEV:
+		return fmt.Errorf("a subvolume whose fsid differs from its filesystem's root (btrfs): fanotify cannot watch it whole: %w", err)
+	case unix.ENODEV:
+		return fmt.Errorf("the filesystem has no fsid, so events could not name its files: %w", err)
+	case unix.EOPNOTSUPP:
+		return fmt.Errorf("the filesystem cannot encode or decode file handles: %w", err)
+	}
+	return fmt.Errorf("fanotify_mark: %w", err)
+}
+
+// addMount adds the mount path lies on to fs's mounts and learns fs's
+// handle layout from path's handle.
+func (w *Witness) addMount(fs *fsys, path string, st *unix.Stat_t, byID map[int]mountInfo) {
+	h, mountID, err := unix.NameToHandleAt(unix.AT_FDCWD, path, 0)
+	if err != nil {
+		return
+	}
+	key := layoutKey{h.Type(), h.Size()}
+	if _, seen := fs.layouts[key]; !seen {
+		fs.layouts[key] = learnLayout(h.Bytes(), st.Ino)
+	}
+	if m, ok := byID[mountID]; ok {
+		w.addMountPoint(fs, m.point)
+	}
+}
+
+// addMountPoint opens dir as a mount descriptor for open_by_handle_at
+// (which takes no O_PATH descriptor).
+func (w *Witness) addMountPoint(fs *fsys, dir string) {
+	for _, m := range fs.mounts {
+		if m.point == dir {
+			return
+		}
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Dev != fs.dev {
+		unix.Close(fd)
+		return
+	}
+	fs.mounts = append(fs.mounts, mountFD{fd: fd, point: dir})
+}
+
+// makeSyncDir makes the private directory Sync creates its markers in,
+// and watches it when its filesystem is not watched already.
+func (w *Witness) makeSyncDir(fd int, parent string) error {
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(parent, "writewatch-witness-")
+	if err != nil {
+		return fmt.Errorf("witness: sync directory: %w", err)
+	}
+	w.syncDir = dir
+	var sfs unix.Statfs_t
+	if err := unix.Statfs(dir, &sfs); err != nil {
+		return fmt.Errorf("witness: sync directory: %w", err)
+	}
+	w.syncFsid = fsid{sfs.Fsid.Val[0], sfs.Fsid.Val[1]}
+	if w.byFsid[w.syncFsid] == nil {
+		err := unix.FanotifyMark(fd, unix.FAN_MARK_ADD, unix.FAN_CREATE|unix.FAN_DELETE, unix.AT_FDCWD, dir)
+		if err != nil {
+			return fmt.Errorf("witness: sync directory %s: %w", dir, markError(err))
+		}
+	}
+	var token [8]byte
+	if _, err := rand.Read(token[:]); err != nil {
+		return fmt.Errorf("witness: %w", err)
+	}
+	w.syncPrefix = "sync-" + hex.EncodeToString(token[:]) + "-"
+	return nil
+}
+
+// Features says what the kernel let the witness use.
+func (w *Witness) Features() Features { return w.features }
+
+// Filesystems lists the filesystems of Options.Paths, watched or not.
+func (w *Witness) Filesystems() []Filesystem {
+	out := make([]Filesystem, len(w.all))
+	for i, f := range w.all {
+		out[i] = *f
+		out[i].Paths = append([]string(nil), f.Paths...)
+		out[i].Mounts = append([]string(nil), f.Mounts...)
+	}
+	return out
+}
+
+// Stats returns the counters so far.
+func (w *Witness) Stats() Stats {
+	c := &w.stats
+	return Stats{
+		Read: c.read.Load(), Delivered: c.delivered.Load(), Skipped: c.skipped.Load(),
+		Overflows: c.overflows.Load(), Unresolved: c.unresolved.Load(), Resolutions: c.resolutions.Load(),
+	}
+}
+
+// Sync returns once every event the kernel queued before Sync was called
+// has been handed to Handle (or declined by Wanted). It creates and
+// removes a uniquely named file in the witness's private directory and
+// waits for the reader to reach the event that creation queued: the
+// kernel queues events in order, at the time of the change, so every
+// earlier change is ahead of it. Under sustained load the wait is
+// bounded by the queue ahead of the marker, unlike waiting for an empty
+// queue. When the queue overflowed meanwhile (the marker itself may have
+// been lost), Sync places a new marker and waits again.
+func (w *Witness) Sync(ctx context.Context) error {
+	for {
+		retry, err := w.syncOnce(ctx)
+		if !retry {
+			return err
+		}
+	}
+}
+
+// waiter is a Sync waiting for its marker; retry is set, before ch is
+// closed, when an overflow woke it instead.
+type waiter struct {
+	ch    chan struct{}
+	retry bool
+}
+
+func (w *Witness) syncOnce(ctx context.Context) (bool, error) {
+	name := fmt.Sprintf("%s%d", w.syncPrefix, w.syncSeq.Add(1))
+	wt := &waiter{ch: make(chan struct{})}
+	w.mu.Lock()
+	if w.waiters == nil {
+		w.mu.Unlock()
+		return false, ErrClosed
+	}
+	w.waiters[name] = wt
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		if w.waiters != nil {
+			delete(w.waiters, name)
+		}
+		w.mu.Unlock()
+	}()
+	p := filepath.Join(w.syncDir, name)
+	fd, err := unix.Open(p, unix.O_CREAT|unix.O_EXCL|unix.O_RDONLY|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return false, fmt.Errorf("witness: sync: %w", err)
+	}
+	unix.Close(fd)
+	if err := unix.Unlink(p); err != nil {
+		return false, fmt.Errorf("witness: sync: %w", err)
+	}
+	select {
+	case <-wt.ch:
+		return wt.retry, nil
+	case <-w.done:
+		return false, w.err
+	case <-ctx.Done():
+		return false, fmt.Errorf("witness: sync: %w", ctx.Err())
+	}
+}
+
+// wakeSyncs wakes the Syncs waiting for a marker: marker names the one
+// whose marker was read; "" wakes them all to place new markers.
+func (w *Witness) wakeSyncs(marker string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for name, wt := range w.waiters {
+		if marker == "" || name == marker {
+			wt.retry = marker == ""
+			close(wt.ch)
+			delete(w.waiters, name)
+		}
+	}
+}
+
+// Ignore asks the kernel to drop events on dir itself and on its direct
+// entries (files and subdirectories, but not what lies deeper), which
+// cuts the volume of a busy allowed directory. Renames stay reported,
+// since one FAN_RENAME event is dropped when either of its directories
+// ignores it. An ignored directory hides writes through hard links made
+// in it to files elsewhere (their link count change, an event on the
+// file alone, stays). Needs FAN_MARK_IGNORE (Linux 6.0).
+func (w *Witness) Ignore(dir string) error {
+	mask := uint64(unix.FAN_CREATE | unix.FAN_DELETE | unix.FAN_ATTRIB | unix.FAN_CLOSE_WRITE |
+		unix.FAN_MODIFY | unix.FAN_ONDIR | unix.FAN_EVENT_ON_CHILD)
+	if !w.features.Rename {
+		mask |= unix.FAN_MOVED_FROM | unix.FAN_MOVED_TO
+	}
+	var err error
+	cerr := w.rc.Control(func(fd uintptr) {
+		err = unix.FanotifyMark(int(fd), unix.FAN_MARK_ADD|unix.FAN_MARK_IGNORE_SURV|unix.FAN_MARK_ONLYDIR,
+			mask, unix.AT_FDCWD, dir)
+	})
+	if cerr != nil {
+		return fmt.Errorf("witness: ignore %s: %w", dir, cerr)
+	}
+	if err == unix.EINVAL {
+		return fmt.Errorf("witness: ignore %s: %w (FAN_MARK_IGNORE needs Linux 6.0)", dir, ErrUnsupported)
+	}
+	if err != nil {
+		return fmt.Errorf("witness: ignore %s: %w", dir, markError(err))
+	}
+	return nil
+}
+
+// Close stops the witness: the reader stops after the batch it is
+// handling, the marks go with the fanotify descriptor, and the private
+// directory is removed.
+func (w *Witness) Close() error {
+	w.closeOnce.Do(func() {
+		w.closeErr = w.file.Close()
+		<-w.done
+		w.release()
+	})
+	return w.closeErr
+}
+
+// release frees what New acquired besides the fanotify descriptor.
+func (w *Witness) release() {
+	for _, fs := range w.fss {
+		for _, m := range fs.mounts {
+			unix.Close(m.fd)
+		}
+		fs.mounts = nil
+	}
+	if w.syncDir != "" {
+		os.RemoveAll(w.syncDir)
+	}
+	w.mu.Lock()
+	w.waiters = nil
+	w.mu.Unlock()
+}
+
+// loop reads the queue until the descriptor is closed.
+func (w *Witness) loop() {
+	defer close(w.done)
+	for {
+		var n int
+		var rerr error
+		err := w.rc.Read(func(fd uintptr) bool {
+			n, rerr = unix.Read(int(fd), w.buf)
+			return rerr != unix.EAGAIN
+		})
+		if err != nil {
+			w.err = ErrClosed
+			return
+		}
+		if rerr == unix.EINTR {
+			continue
+		}
+		if rerr != nil {
+			w.err = fmt.Errorf("witness: read: %w", rerr)
+			return
+		}
+		if err := w.process(w.buf[:n]); err != nil {
+			w.err = fmt.Errorf("witness: %w", err)
+			return
+		}
+	}
+}
