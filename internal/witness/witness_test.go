@@ -2,6 +2,7 @@ package witness
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,10 +18,12 @@ import (
 // a test, holds the reader in Handle so that the kernel's queue fills.
 type collector struct {
 	under string
-	gate  sync.Mutex
-	mu    sync.Mutex
-	evs   []Event
-	all   int
+	// keep, when set, keeps events outside under too.
+	keep func(Event) bool
+	gate sync.Mutex
+	mu   sync.Mutex
+	evs  []Event
+	all  int
 }
 
 func (c *collector) handle(ev Event) {
@@ -29,7 +32,8 @@ func (c *collector) handle(ev Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.all++
-	if ev.Op == Overflow || strings.HasPrefix(ev.Path, c.under) || strings.HasPrefix(ev.OldPath, c.under) {
+	if ev.Op == Overflow || strings.HasPrefix(ev.Path, c.under) || strings.HasPrefix(ev.OldPath, c.under) ||
+		(c.keep != nil && c.keep(ev)) {
 		c.evs = append(c.evs, ev)
 	}
 }
@@ -232,5 +236,253 @@ func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Changes made through io_uring are reported too, with the submitter's
+// pid (the kernel's io workers are threads of its process).
+func TestIOUringChanges(t *testing.T) {
+	dir := tempDir(t)
+	r, err := newRing()
+	if err != nil {
+		t.Skipf("io_uring unavailable here: %v", err)
+	}
+	r.close()
+	w, c := start(t, dir, Options{})
+	pid := runChild(t, nil, "uring-write", dir+"/u.txt", ",",
+		"uring-rename", dir+"/u.txt", dir+"/u2.txt", ",",
+		"uring-mkdir", dir+"/ud", ",",
+		"uring-unlink", dir+"/u2.txt")
+	sync1(t, w)
+	wants := []want{
+		{op: Create | Modify | CloseWrite, path: dir + "/u.txt", pid: pid},
+		{op: Create, path: dir + "/ud", pid: pid, isDir: true},
+		{op: Delete, path: dir + "/u2.txt", pid: pid},
+	}
+	expect(t, c.events(), append(wants, renameWant(w, dir+"/u.txt", dir+"/u2.txt", pid, false)...)...)
+}
+
+// Processes that have nothing to do with each other each get their own
+// pid on their own changes, while they run at the same time.
+func TestUnrelatedProcessesCarryTheirOwnPid(t *testing.T) {
+	dir := tempDir(t)
+	w, c := start(t, dir, Options{})
+	const n = 300
+	must(t, os.Mkdir(dir+"/a", 0o755))
+	must(t, os.Mkdir(dir+"/b", 0o755))
+	a := child(t, nil, "churn", dir+"/a", fmt.Sprint(n))
+	b := child(t, nil, "churn", dir+"/b", fmt.Sprint(n))
+	must(t, os.WriteFile(dir+"/mine", nil, 0o644))
+	must(t, a.Wait())
+	must(t, b.Wait())
+	sync1(t, w)
+	pids := map[string]int32{"a": int32(a.Process.Pid), "b": int32(b.Process.Pid), "mine": int32(os.Getpid())}
+	creates := map[string]int{}
+	for _, ev := range c.events() {
+		rel := strings.TrimPrefix(ev.Path, dir+"/")
+		top, _, _ := strings.Cut(rel, "/")
+		want, ok := pids[top]
+		if !ok {
+			t.Errorf("unexpected event %+v", ev)
+			continue
+		}
+		if ev.Pid != want && !(ev.Pid == int32(os.Getpid()) && rel == top) {
+			t.Errorf("event %v %s has pid %d, want %d", ev.Op, ev.Path, ev.Pid, want)
+		}
+		if ev.Op&Create != 0 && rel != top {
+			creates[top]++
+		}
+	}
+	if creates["a"] != n || creates["b"] != n {
+		t.Errorf("creates: %v, want %d in each of a and b", creates, n)
+	}
+}
+
+func ino(t testing.TB, path string) uint64 {
+	t.Helper()
+	var st unix.Stat_t
+	must(t, unix.Lstat(path, &st))
+	return st.Ino
+}
+
+// A directory that is gone by the time its events are read is reported
+// with what is known: the path the events themselves or an earlier
+// resolution gave it, else the name and directory inode alone.
+func TestDeletedDirectoriesAreReportedWithWhatIsKnown(t *testing.T) {
+	dir := tempDir(t)
+	must(t, os.Mkdir(dir+"/unseen", 0o755))
+	unseen := ino(t, dir+"/unseen")
+	w, c := start(t, dir, Options{})
+	c.keep = func(ev Event) bool { return ev.DirIno == unseen }
+	must(t, os.Mkdir(dir+"/seen", 0o755))
+	must(t, os.WriteFile(dir+"/seen/first", nil, 0o644))
+	sync1(t, w)
+
+	c.gate.Lock() // the reader stops at the next event: all below is queued
+	pid := runChild(t, nil,
+		// Learned: created, used and removed before the reader looks.
+		"mkdir", dir+"/made", ",",
+		"write", dir+"/made/f", ",",
+		"unlink", dir+"/made/f", ",",
+		"rmdir", dir+"/made", ",",
+		// A directory moved: no cached path is trusted after it.
+		"mkdir", dir+"/r1", ",",
+		"rename", dir+"/r1", dir+"/r2", ",",
+		// Resolved before, gone now: its last known path.
+		"write", dir+"/seen/f", ",",
+		"unlink", dir+"/seen/f", ",",
+		"unlink", dir+"/seen/first", ",",
+		"rmdir", dir+"/seen", ",",
+		// Never resolved, gone now: name and directory inode only.
+		"write", dir+"/unseen/f", ",",
+		"unlink", dir+"/unseen/f", ",",
+		"rmdir", dir+"/unseen",
+	)
+	c.gate.Unlock()
+	sync1(t, w)
+	evs := c.events()
+	expect(t, evs,
+		want{op: Create | Delete, path: dir + "/made", pid: pid, isDir: true},
+		want{op: Create | Modify | CloseWrite | Delete, path: dir + "/made/f", pid: pid},
+		want{op: Create | Modify | CloseWrite | Delete, path: dir + "/seen/f", pid: pid},
+		want{op: Delete, path: dir + "/seen", pid: pid, isDir: true},
+	)
+	var unseenOps Op
+	for _, ev := range evs {
+		switch {
+		case strings.HasPrefix(ev.Path, dir+"/made/"):
+			if ev.Source != ByName {
+				t.Errorf("%s: source %v, want by-name (learned from the mkdir event)", ev.Path, ev.Source)
+			}
+		case strings.HasPrefix(ev.Path, dir+"/seen/") && ev.Name == "f":
+			if ev.Source != LastKnown {
+				t.Errorf("%s: source %v, want last-known", ev.Path, ev.Source)
+			}
+		case ev.DirIno == unseen:
+			// The kernel may still hold the removed directory and name
+			// it with the path it had; else there is no path.
+			if ev.Source != LastKnown || ev.Name != "f" || (ev.Path != "" && ev.Path != dir+"/unseen/f") {
+				t.Errorf("event in the unseen directory: %+v", ev)
+			}
+			unseenOps |= ev.Op
+		}
+	}
+	if unseenOps&(Create|Delete) != Create|Delete {
+		t.Errorf("events in the unseen directory: %v, want create and delete", unseenOps)
+	}
+}
+
+// A cached directory path is not used after a directory above it moved.
+func TestRenamedDirectoriesAreNotNamedByTheirOldPath(t *testing.T) {
+	dir := tempDir(t)
+	must(t, os.MkdirAll(dir+"/a/b", 0o755))
+	w, c := start(t, dir, Options{})
+	p1 := runChild(t, nil, "write", dir+"/a/b/f1")
+	sync1(t, w) // a/b is resolved and cached
+	p2 := runChild(t, nil, "rename", dir+"/a", dir+"/a2")
+	sync1(t, w)
+	p3 := runChild(t, nil, "write", dir+"/a2/b/f2", ",", "mkdir", dir+"/a2/b/new")
+	sync1(t, w)
+	p4 := runChild(t, nil, "rename", dir+"/a2/b/new", dir+"/a2/b/moved", ",", "write", dir+"/a2/b/moved/f3")
+	sync1(t, w)
+	evs := c.events()
+	expect(t, evs,
+		want{op: Create, path: dir + "/a/b/f1", pid: p1},
+		want{op: Create, path: dir + "/a2/b/f2", pid: p3},
+		want{op: Create, path: dir + "/a2/b/moved/f3", pid: p4},
+	)
+	expect(t, evs, renameWant(w, dir+"/a", dir+"/a2", p2, true)...)
+	expect(t, evs, renameWant(w, dir+"/a2/b/new", dir+"/a2/b/moved", p4, true)...)
+	for _, ev := range evs {
+		if strings.HasPrefix(ev.Path, dir+"/a/b/f2") || strings.Contains(ev.Path, "/new/") {
+			t.Errorf("a path from before a rename: %+v", ev)
+		}
+	}
+}
+
+// Sync returns only once every event queued before it was handled.
+func TestSyncReadsEverythingQueuedBefore(t *testing.T) {
+	dir := tempDir(t)
+	w, c := start(t, dir, Options{})
+	syncBarrier(t, w, c, dir)
+}
+
+// The private directory may lie on a filesystem that is not watched: it
+// is then watched alone, and its markers still come in order.
+func TestSyncDirectoryOnAnotherFilesystem(t *testing.T) {
+	dir := tempDir(t)
+	var a, b unix.Stat_t
+	if unix.Stat("/dev/shm", &b) != nil || unix.Stat(dir, &a) != nil || a.Dev == b.Dev {
+		t.Skip("no /dev/shm on another filesystem than the temp dir")
+	}
+	needRoot(t)
+	shm, err := os.MkdirTemp("/dev/shm", "witness-test-")
+	must(t, err)
+	t.Cleanup(func() { os.RemoveAll(shm) })
+	c := &collector{under: dir + "/"}
+	w, err := New(Options{Paths: []string{dir}, SyncDir: shm, Handle: c.handle})
+	if errors.Is(err, unix.ENODEV) || errors.Is(err, unix.EOPNOTSUPP) {
+		t.Skipf("this kernel's tmpfs cannot be watched with file handles: %v", err)
+	}
+	must(t, err)
+	defer w.Close()
+	syncBarrier(t, w, c, dir)
+}
+
+func syncBarrier(t *testing.T, w *Witness, c *collector, dir string) {
+	const n = 2000
+	for round := range 3 {
+		sub := fmt.Sprintf("%s/%d", dir, round)
+		must(t, os.Mkdir(sub, 0o755))
+		// Hold the reader while the child runs, so that its events are
+		// all still queued when Sync starts.
+		c.gate.Lock()
+		runChild(t, nil, "churn", sub, fmt.Sprint(n))
+		c.gate.Unlock()
+		sync1(t, w)
+		creates, deletes := 0, 0
+		for _, ev := range c.events() {
+			if strings.HasPrefix(ev.Path, sub+"/") {
+				if ev.Op&Create != 0 {
+					creates++
+				}
+				if ev.Op&Delete != 0 {
+					deletes++
+				}
+			}
+		}
+		if creates != n || deletes != n {
+			t.Fatalf("round %d: right after Sync, %d creates and %d deletes, want %d each", round, creates, deletes, n)
+		}
+	}
+}
+
+// With a bounded queue that fills while the reader is held, the kernel
+// drops events and says so once: Stats.Overflows counts it, an Overflow
+// event marks the place, and Sync still returns.
+func TestOverflowIsReported(t *testing.T) {
+	dir := tempDir(t)
+	data, err := os.ReadFile("/proc/sys/fs/fanotify/max_queued_events")
+	must(t, err)
+	var max int
+	_, err = fmt.Sscan(string(data), &max)
+	must(t, err)
+	w, c := start(t, dir, Options{LimitedQueue: true})
+	if w.Features().UnlimitedQueue {
+		t.Fatal("LimitedQueue asked, unlimited queue got")
+	}
+	c.gate.Lock()
+	runChild(t, nil, "churn", dir, fmt.Sprint(max+1000))
+	c.gate.Unlock()
+	sync1(t, w)
+	if w.Stats().Overflows == 0 {
+		t.Fatalf("no overflow after %d changes with a queue of %d: %+v", 2*(max+1000), max, w.Stats())
+	}
+	found := false
+	for _, ev := range c.events() {
+		found = found || ev.Op == Overflow
+	}
+	if !found {
+		t.Error("no Overflow event")
 	}
 }
