@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // mountInfo is one line of /proc/self/mountinfo.
@@ -52,19 +54,13 @@ func parseMounts(data []byte) ([]mountInfo, error) {
 		}
 		out = append(out, mountInfo{
 			id:     id,
-			dev:    mkdev(uint32(ma), uint32(mi)),
+			dev:    unix.Mkdev(uint32(ma), uint32(mi)),
 			root:   unescapeMount(f[3]),
 			point:  unescapeMount(f[4]),
 			fstype: g[0],
 		})
 	}
 	return out, sc.Err()
-}
-
-// mkdev encodes a device number as st_dev does (glibc's makedev).
-func mkdev(major, minor uint32) uint64 {
-	return uint64(minor&0xff) | uint64(major&0xfff)<<8 |
-		uint64(minor&^0xff)<<12 | uint64(major&^0xfff)<<32
 }
 
 // unescapeMount undoes the octal escapes (\040 for a space) mountinfo

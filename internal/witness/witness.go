@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -82,8 +83,6 @@ type Features struct {
 	// UnlimitedQueue (FAN_UNLIMITED_QUEUE): the kernel never drops an
 	// event for lack of queue room.
 	UnlimitedQueue bool
-	// Ignore (FAN_MARK_IGNORE, 6.0): Ignore works.
-	Ignore bool
 }
 
 // Stats count what the witness did.
@@ -602,5 +601,13 @@ func (w *Witness) loop() {
 			w.err = fmt.Errorf("witness: %w", err)
 			return
 		}
+		if n < len(w.buf)/4 {
+			// A trickle: let events gather (and merge) before the next
+			// read, rather than waking for each one.
+			time.Sleep(batchDelay)
+		}
 	}
 }
+
+// batchDelay is how long the reader lets a trickle of events gather.
+const batchDelay = time.Millisecond

@@ -486,3 +486,34 @@ func TestOverflowIsReported(t *testing.T) {
 		t.Error("no Overflow event")
 	}
 }
+
+// An ignore mark drops the events of a directory's direct entries, not
+// of what lies deeper, and not renames into or out of it.
+func TestIgnoreDropsDirectEntriesOnly(t *testing.T) {
+	dir := tempDir(t)
+	must(t, os.MkdirAll(dir+"/ign/deep", 0o755))
+	w, c := start(t, dir, Options{})
+	if err := w.Ignore(dir + "/ign"); err != nil {
+		if errors.Is(err, ErrUnsupported) {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	pid := runChild(t, nil,
+		"write", dir+"/ign/f", ",",
+		"mkdir", dir+"/ign/sub", ",",
+		"write", dir+"/ign/deep/g", ",",
+		"rename", dir+"/ign/f", dir+"/out", ",",
+		"write", dir+"/kept")
+	sync1(t, w)
+	evs := c.events()
+	expect(t, evs,
+		want{op: Create | Modify | CloseWrite, path: dir + "/ign/deep/g", pid: pid},
+		want{op: Create, path: dir + "/kept", pid: pid})
+	expect(t, evs, renameWant(w, dir+"/ign/f", dir+"/out", pid, false)...)
+	for _, ev := range evs {
+		if ev.Path == dir+"/ign/f" || ev.Path == dir+"/ign/sub" {
+			t.Errorf("event in the ignored directory: %v %s", ev.Op, ev.Path)
+		}
+	}
+}

@@ -1,0 +1,109 @@
+// Package witness is a second witness of what changed on disk: the
+// kernel's own filesystem notifications (fanotify), independent of the
+// system calls the tracer hooks.
+//
+// # What it watches
+//
+// New puts a filesystem mark (FAN_MARK_FILESYSTEM) on the filesystem of
+// each given path, once per filesystem, for creates, deletes, renames
+// (FAN_RENAME, or FAN_MOVED_FROM and FAN_MOVED_TO before Linux 5.17),
+// attribute changes, writes and closes after writing, on files and
+// directories alike. The group reports directory handles and names with
+// the object's own handle (FAN_REPORT_DFID_NAME_TARGET, or
+// FAN_REPORT_DFID_NAME|FAN_REPORT_FID before 5.17), so each event says
+// which entry of which directory the kernel acted on: the path after the
+// kernel followed every symlink and "..", whatever string the process
+// passed, and whichever way the change came (a system call, io_uring, a
+// descriptor inherited or passed, a hard link). Filesystem marks need
+// CAP_SYS_ADMIN: without it New returns ErrNeedsRoot.
+//
+// A filesystem that cannot be marked is listed by Filesystems with the
+// kernel's reason, not skipped: one without file handle support
+// (procfs, sysfs, devpts; overlayfs unless mounted with nfs_export=on:
+// EOPNOTSUPP), one with no fsid (ENODEV), a btrfs subvolume other than
+// its filesystem's root (EXDEV).
+//
+// # Events
+//
+// Handle receives each record in the kernel's order, from one goroutine:
+// the acting process (its thread group id, as the witness's PID
+// namespace numbers it), the ops, whether the object is a directory, its
+// path, and its inode (Dev, Ino) and that of its directory (DirIno, with
+// Name), decoded from the handles. The kernel merges an event into one
+// still queued when the same process acts on the same entry again, so
+// one Event can carry several ops; its Path is the entry's as of the
+// first. A queue overflow is an Event with Op Overflow and is counted
+// in Stats.Overflows: the run uses it to fail a run that could not see
+// everything. With FAN_UNLIMITED_QUEUE (the default) the kernel does not
+// drop events.
+//
+// # Paths and the directory cache
+//
+// The kernel names a directory by its file handle, not its path; the
+// witness opens the handle (open_by_handle_at, O_PATH) through a mount
+// of the filesystem and reads the descriptor's path in /proc/self/fd. A
+// path counts only if it names the same inode as the handle: through a
+// bind mount of a subdirectory, a directory outside it reads as "/", so
+// the witness tries the mounts of the given paths first, then one that
+// mounts the filesystem's root, and checks the answer with a stat.
+//
+// Resolved directory paths are cached per filesystem, by handle. The
+// rule that keeps a cached path from being wrong: records are handled in
+// the kernel's order, and the cache of a filesystem is emptied when a
+// record of a directory moved there is handled (a rename of any
+// directory may change the path of everything under it), when a queue
+// overflow is handled (lost records may have moved directories), and a
+// directory's entry goes when its deletion is handled. So a cached path
+// was right at some moment after the last directory move the witness has
+// read, and no event is named through a path older than itself. Paths
+// also come from the events themselves: a directory created or moved
+// with its handle reported (FAN_REPORT_TARGET_FID) is cached under the
+// path the event gives it, which is exact as of that event.
+//
+// What the rule cannot give: a directory's path is resolved when its
+// event is read, so when a directory above the entry was renamed after
+// the event and before the witness read it, Path shows the later name.
+// DirIno and Name, and Handle for the object, identify the entry
+// whatever happened to the path since.
+//
+// A directory that is gone by the time its events are read no longer
+// opens (ESTALE). Its events are still delivered, with Source LastKnown:
+// the path the witness last saw it at (from an earlier resolution or
+// from the event that created it) joined with the name, or no path but
+// the name and DirIno when it never saw the directory. An object the
+// kernel reported without a directory (a link count change, or a write
+// through a descriptor with no parent, such as one from
+// open_by_handle_at) is resolved by its own handle (Source ByObject).
+//
+// # Sync
+//
+// Sync returns once every event queued before it was called has been
+// handled. The kernel queues an event in the acting process's system
+// call, before the call returns, and in order; Sync creates and removes
+// a uniquely named file in the witness's private directory and waits
+// for the reader to reach that creation. Unlike waiting for an empty
+// queue, this ends under sustained load from other processes. The
+// private directory may be on any filesystem with file handle support;
+// it is watched on its own when its filesystem is not.
+//
+// # Cost
+//
+// The marks cover whole filesystems: every process's changes there are
+// events, allocated and queued in that process's system call, and read
+// by the witness. Wanted lets the caller decline events by pid before
+// they are resolved; Ignore drops a busy directory's direct entries in
+// the kernel (FAN_MARK_IGNORE, Linux 6.0), at the price described
+// there. BenchmarkOutsideWriter measures both.
+//
+// # Limits
+//
+//   - Writes through a shared memory mapping make no event.
+//   - A close deferred to a kernel worker (the last reference to a file
+//     dropped by an io_uring ring's teardown) carries the worker's pid.
+//   - Pid numbers are the witness's PID namespace's: 0 for a process
+//     not visible there. A pid can be reused once its process is reaped.
+//   - Ino is decoded from the handle with a layout the witness learns
+//     per filesystem (ext2/3/4, xfs, tmpfs, btrfs); it is 0 where the
+//     layout is unknown (overlayfs), and on btrfs it is unique only
+//     within a subvolume. Handle is the identity in every case.
+package witness
