@@ -299,12 +299,20 @@ func (w *Witness) markOne(fd int, info *Filesystem, path string, st *unix.Stat_t
 		return fmt.Errorf("statfs: %w", err)
 	}
 	id := fsid{sfs.Fsid.Val[0], sfs.Fsid.Val[1]}
-	for _, m := range mounts {
-		if m.dev == st.Dev {
-			info.Type = m.fstype
-			break
+	// The mount path is on, by id: mountinfo's device numbers are not
+	// st_dev on btrfs.
+	var mnt mountInfo
+	if _, mountID, err := unix.NameToHandleAt(unix.AT_FDCWD, path, 0); err == nil {
+		mnt = byID[mountID]
+	} else {
+		// No handles here (the mark will say so): find it by device.
+		for _, m := range mounts {
+			if m.dev == st.Dev {
+				mnt = m
+			}
 		}
 	}
+	info.Type = mnt.fstype
 	if other := w.byFsid[id]; other != nil {
 		return fmt.Errorf("its fsid %x:%x is also that of the filesystem of %s (a copy of one filesystem?): events could not tell them apart",
 			uint32(id[0]), uint32(id[1]), other.info.Paths[0])
@@ -331,9 +339,8 @@ func (w *Witness) markOne(fd int, info *Filesystem, path string, st *unix.Stat_t
 	// Then a mount of the filesystem's root, for objects outside the
 	// given paths' mounts (bind mounts of a subdirectory).
 	for _, m := range mounts {
-		if m.dev == st.Dev && m.root == "/" {
-			w.addMountPoint(fs, m.point)
-			break
+		if mnt.point != "" && m.dev == mnt.dev && m.root == "/" {
+			w.addMountFD(fs, m.point, m.point)
 		}
 	}
 	return nil
@@ -365,16 +372,24 @@ func (w *Witness) addMount(fs *fsys, path string, st *unix.Stat_t, byID map[int]
 	if _, seen := fs.layouts[key]; !seen {
 		fs.layouts[key] = learnLayout(h.Bytes(), st.Ino)
 	}
-	if m, ok := byID[mountID]; ok {
-		w.addMountPoint(fs, m.point)
+	point := byID[mountID].point
+	if point == "" {
+		point = path
 	}
+	// The path itself, not its mount point, which a later mount may cover.
+	dir := path
+	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		dir = filepath.Dir(path)
+	}
+	w.addMountFD(fs, dir, point)
 }
 
-// addMountPoint opens dir as a mount descriptor for open_by_handle_at
-// (which takes no O_PATH descriptor).
-func (w *Witness) addMountPoint(fs *fsys, dir string) {
+// addMountFD opens dir, on the mount at point, as a mount descriptor for
+// open_by_handle_at (which takes no O_PATH descriptor), unless fs has
+// one for that mount already or dir is on another filesystem.
+func (w *Witness) addMountFD(fs *fsys, dir, point string) {
 	for _, m := range fs.mounts {
-		if m.point == dir {
+		if m.point == point {
 			return
 		}
 	}
@@ -382,12 +397,12 @@ func (w *Witness) addMountPoint(fs *fsys, dir string) {
 	if err != nil {
 		return
 	}
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Dev != fs.dev {
+	var sfs unix.Statfs_t
+	if unix.Fstatfs(fd, &sfs) != nil || (fsid{sfs.Fsid.Val[0], sfs.Fsid.Val[1]}) != fs.fsid {
 		unix.Close(fd)
 		return
 	}
-	fs.mounts = append(fs.mounts, mountFD{fd: fd, point: dir})
+	fs.mounts = append(fs.mounts, mountFD{fd: fd, point: point})
 }
 
 // makeSyncDir makes the private directory Sync creates its markers in,

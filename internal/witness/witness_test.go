@@ -517,3 +517,83 @@ func TestIgnoreDropsDirectEntriesOnly(t *testing.T) {
 		}
 	}
 }
+
+// Handles resolve through the mount of the given path first, then
+// through one of the filesystem's root: through a bind mount of a
+// subdirectory, a directory outside it would read as "/".
+func TestBindMountOfASubdirectory(t *testing.T) {
+	needRoot(t)
+	src, mnt := tempDir(t), tempDir(t)
+	must(t, os.Mkdir(src+"/inner", 0o755))
+	if err := unix.Mount(src+"/inner", mnt, "", unix.MS_BIND, ""); err != nil {
+		t.Skipf("bind mount: %v", err)
+	}
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	w, c := start(t, mnt, Options{})
+	c.keep = func(ev Event) bool { return strings.HasSuffix(ev.Path, "/outside") || ev.Name == "outside" }
+	fss := w.Filesystems()
+	if len(fss) != 1 || len(fss[0].Mounts) < 2 || fss[0].Mounts[0] != mnt {
+		t.Fatalf("filesystems: %+v, want the bind mount first, then the root's", fss)
+	}
+	pid := runChild(t, nil, "write", mnt+"/f", ",", "write", src+"/outside")
+	sync1(t, w)
+	expect(t, c.events(),
+		want{op: Create, path: mnt + "/f", pid: pid},
+		want{op: Create, path: src + "/outside", pid: pid})
+}
+
+// Each filesystem is marked once, whatever number of paths lie on it;
+// one that cannot be marked is listed with the kernel's reason.
+func TestFilesystemsAreListedOnceWithTheirReasons(t *testing.T) {
+	needRoot(t)
+	a, b := tempDir(t), tempDir(t)
+	w, err := New(Options{Paths: []string{a, b, "/proc", a + "/missing"}, SyncDir: tempDir(t), Handle: func(Event) {}})
+	must(t, err)
+	defer w.Close()
+	fss := w.Filesystems()
+	if len(fss) != 3 {
+		t.Fatalf("%d filesystems, want 3: %+v", len(fss), fss)
+	}
+	if f := fss[0]; f.Err != nil || len(f.Paths) != 2 || f.Type == "" || len(f.Mounts) == 0 {
+		t.Errorf("temp dir's filesystem: %+v", f)
+	}
+	if f := fss[1]; f.Type != "proc" || !errors.Is(f.Err, unix.EOPNOTSUPP) {
+		t.Errorf("/proc: %+v, want EOPNOTSUPP (no file handles)", f)
+	}
+	if f := fss[2]; !errors.Is(f.Err, unix.ENOENT) {
+		t.Errorf("missing path: %+v", f)
+	}
+	if _, err := New(Options{Paths: []string{"/proc"}, SyncDir: tempDir(t), Handle: func(Event) {}}); !errors.Is(err, ErrNothingWatched) {
+		t.Errorf("only /proc: %v, want ErrNothingWatched", err)
+	}
+}
+
+// On tmpfs too (file handles since Linux 6.6 or so; skipped before):
+// paths, and inode numbers from the handles' layout.
+func TestTmpfs(t *testing.T) {
+	needRoot(t)
+	dir, err := os.MkdirTemp("/dev/shm", "witness-test-")
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	c := &collector{under: dir + "/"}
+	w, err := New(Options{Paths: []string{dir}, SyncDir: dir, Handle: c.handle})
+	if errors.Is(err, ErrNothingWatched) {
+		t.Skipf("this kernel cannot watch tmpfs: %v", err)
+	}
+	must(t, err)
+	defer w.Close()
+	pid := runChild(t, nil, "mkdir", dir+"/d", ",", "write", dir+"/d/f", ",", "chmod", dir+"/d/f", "600")
+	sync1(t, w)
+	evs := c.events()
+	expect(t, evs,
+		want{op: Create, path: dir + "/d", pid: pid, isDir: true},
+		want{op: Create | Modify | CloseWrite | Attrib, path: dir + "/d/f", pid: pid})
+	f, d := ino(t, dir+"/d/f"), ino(t, dir+"/d")
+	for _, ev := range evs {
+		if ev.Path == dir+"/d/f" && (ev.Ino != f || ev.DirIno != d) {
+			t.Errorf("%v %s: ino %d in %d, want %d in %d", ev.Op, ev.Path, ev.Ino, ev.DirIno, f, d)
+		}
+	}
+}
