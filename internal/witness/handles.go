@@ -10,17 +10,33 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// inoLayout says where a filesystem keeps the inode number in its file
-// handles. The kernel does not say; the witness learns it per filesystem
-// by decoding the handle of a path it can stat (see learnLayout).
+// inoLayout says where a file handle keeps the inode number. The kernel
+// does not say: the layouts below are those of the handle types of
+// include/linux/exportfs.h and of the filesystems that define their own,
+// and the witness trusts them on a filesystem only once it has checked
+// one against a path it can stat (fsys.trusted).
 type inoLayout uint8
 
 const (
 	layoutUnknown  inoLayout = iota
-	layoutIno32              // u32 inode first (FILEID_INO32_GEN: ext2/3/4, xfs)
-	layoutIno64              // u64 inode first (FILEID_INO64_GEN, xfs's 64-bit inodes, btrfs)
-	layoutGenIno64           // u32 generation, then the inode as two u32 halves (tmpfs)
+	layoutIno32              // u32 inode, u32 generation (FILEID_INO32_GEN: ext2/3/4, xfs without inode64)
+	layoutIno64              // u64 inode first (FILEID_INO64_GEN: xfs, and the generic encoder; btrfs's objectid)
+	layoutGenIno64           // u32 generation, then the inode as two u32 halves (tmpfs, as type 1)
 )
+
+// layoutOf is the layout of a handle of type typ and n bytes.
+func layoutOf(typ int32, n int) inoLayout {
+	switch {
+	case typ == 1 && n == 8, typ == 2 && (n == 12 || n == 16):
+		return layoutIno32
+	case typ == 1 && n == 12:
+		return layoutGenIno64
+	case (typ == 0x81 || typ == 0x82) && n >= 12,
+		(typ == 0x4d || typ == 0x4e || typ == 0x4f) && n >= 20:
+		return layoutIno64
+	}
+	return layoutUnknown
+}
 
 func (l inoLayout) ino(b []byte) uint64 {
 	ne := binary.NativeEndian
@@ -33,23 +49,6 @@ func (l inoLayout) ino(b []byte) uint64 {
 		return uint64(ne.Uint32(b[4:])) | uint64(ne.Uint32(b[8:]))<<32
 	}
 	return 0
-}
-
-// layoutKey is a handle's type and length: handles that share them share
-// a layout on one filesystem.
-type layoutKey struct {
-	typ int32
-	n   int
-}
-
-// learnLayout returns the layout that decodes h to ino, if one does.
-func learnLayout(h []byte, ino uint64) inoLayout {
-	for _, l := range []inoLayout{layoutIno64, layoutIno32, layoutGenIno64} {
-		if l.ino(h) == ino {
-			return l
-		}
-	}
-	return layoutUnknown
 }
 
 // handleKey is a handle as a string: its type, then its bytes. It keys

@@ -146,7 +146,10 @@ func join(dir string, name []byte) string {
 }
 
 func (fs *fsys) ino(h handle) uint64 {
-	return fs.layouts[layoutKey{h.typ, len(h.bytes)}].ino(h.bytes)
+	if !fs.trusted {
+		return 0
+	}
+	return layoutOf(h.typ, len(h.bytes)).ino(h.bytes)
 }
 
 // dirPath resolves a directory handle: from the cache, else through the
@@ -218,12 +221,19 @@ func (w *Witness) forget(fs *fsys, r *record) {
 }
 
 // learn remembers where a directory was created or moved to, from the
-// event itself: the path it had then, exact as of the event.
+// event itself: the path it had then, exact as of the event. A directory
+// the same event says was deleted too (the kernel merged its mkdir and
+// rmdir) is remembered only as last known, for the events of what it
+// held, which come after.
 func (w *Witness) learn(fs *fsys, r *record, ev *Event) {
 	if !ev.IsDir || !r.obj.ok() || ev.Path == "" || ev.Source != ByName ||
-		r.mask&(unix.FAN_CREATE|moveMask) == 0 || r.mask&unix.FAN_DELETE != 0 ||
-		(r.mask&unix.FAN_MOVED_FROM != 0) {
+		r.mask&(unix.FAN_CREATE|unix.FAN_MOVED_TO|unix.FAN_RENAME) == 0 {
 		return
 	}
-	fs.remember(string(handleKey(w.keyBuf, r.obj)), ev.Path)
+	key := string(handleKey(w.keyBuf, r.obj))
+	if r.mask&unix.FAN_DELETE != 0 {
+		fs.lastKnown[key] = ev.Path
+		return
+	}
+	fs.remember(key, ev.Path)
 }

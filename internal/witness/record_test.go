@@ -129,25 +129,24 @@ func TestDecodeRejectsMalformedRecords(t *testing.T) {
 
 func TestInoLayouts(t *testing.T) {
 	ne := binary.NativeEndian
-	ext4 := ne.AppendUint32(ne.AppendUint32(nil, 123456), 99) // ino, generation
-	xfs64 := ne.AppendUint32(ne.AppendUint64(nil, 1<<40|5), 7)
-	tmpfs := ne.AppendUint32(ne.AppendUint32(ne.AppendUint32(nil, 77), 1234), 1) // generation, ino low, high
+	ext4 := ne.AppendUint32(ne.AppendUint32(nil, 123456), 0)                             // ino, generation 0 (a root directory)
+	xfs := ne.AppendUint32(ne.AppendUint64(nil, 1<<40|5), 7)                             // 64-bit ino, generation
+	tmpfs := ne.AppendUint32(ne.AppendUint32(ne.AppendUint32(nil, 77), 1234), 1)         // generation, ino low, high
+	btrfs := append(ne.AppendUint64(ne.AppendUint64(nil, 257), 5), 9, 0, 0, 0)           // objectid, root, generation
+	ovl := append([]byte{0xfb, 1, 2, 3}, ne.AppendUint32(ne.AppendUint32(nil, 5), 6)...) // a layout of its own
 	for _, c := range []struct {
-		h    []byte
-		ino  uint64
-		want inoLayout
+		typ int32
+		h   []byte
+		ino uint64
 	}{
-		{ext4, 123456, layoutIno32},
-		{xfs64, 1<<40 | 5, layoutIno64},
-		{tmpfs, 1<<32 | 1234, layoutGenIno64},
-		{ext4, 5, layoutUnknown},
+		{1, ext4, 123456},
+		{0x81, xfs, 1<<40 | 5},
+		{1, tmpfs, 1<<32 | 1234},
+		{0x4d, btrfs, 257},
+		{0xf8, ovl, 0},
 	} {
-		l := learnLayout(c.h, c.ino)
-		if l != c.want {
-			t.Errorf("layout of %x for ino %d: %d, want %d", c.h, c.ino, l, c.want)
-		}
-		if l != layoutUnknown && l.ino(c.h) != c.ino {
-			t.Errorf("%x decodes to %d, want %d", c.h, l.ino(c.h), c.ino)
+		if got := layoutOf(c.typ, len(c.h)).ino(c.h); got != c.ino {
+			t.Errorf("handle %#x %x: ino %d, want %d", c.typ, c.h, got, c.ino)
 		}
 	}
 }

@@ -131,11 +131,13 @@ type Witness struct {
 
 // fsys is a watched filesystem.
 type fsys struct {
-	info    *Filesystem
-	fsid    fsid
-	dev     uint64
-	mounts  []mountFD
-	layouts map[layoutKey]inoLayout
+	info   *Filesystem
+	fsid   fsid
+	dev    uint64
+	mounts []mountFD
+	// trusted: the handle of every given path on fs decoded to its
+	// inode (layoutOf), so Ino is decoded on fs.
+	trusted bool
 	// dirs maps a directory handle to its path; lastKnown keeps the last
 	// path each directory handle had, for when it no longer opens. See
 	// the package documentation for when dirs entries are dropped.
@@ -156,6 +158,9 @@ type mountFD struct {
 func New(opts Options) (*Witness, error) {
 	if opts.Handle == nil {
 		return nil, errors.New("witness: Options.Handle is nil")
+	}
+	if len(opts.Paths) == 0 {
+		return nil, fmt.Errorf("witness: %w: no paths given", ErrNothingWatched)
 	}
 	w := &Witness{
 		opts:    opts,
@@ -320,16 +325,16 @@ func (w *Witness) markOne(fd int, info *Filesystem, path string, st *unix.Stat_t
 	err := unix.FanotifyMark(fd, unix.FAN_MARK_ADD|unix.FAN_MARK_FILESYSTEM, w.markMask, unix.AT_FDCWD, path)
 	if err == unix.EINVAL && w.markMask&unix.FAN_RENAME != 0 {
 		// Before 5.17: no FAN_RENAME; a rename is a MoveFrom and a MoveTo.
-		w.markMask = baseMask | unix.FAN_MOVED_FROM | unix.FAN_MOVED_TO
-		w.features.Rename = false
-		err = unix.FanotifyMark(fd, unix.FAN_MARK_ADD|unix.FAN_MARK_FILESYSTEM, w.markMask, unix.AT_FDCWD, path)
+		old := uint64(baseMask | unix.FAN_MOVED_FROM | unix.FAN_MOVED_TO)
+		if err = unix.FanotifyMark(fd, unix.FAN_MARK_ADD|unix.FAN_MARK_FILESYSTEM, old, unix.AT_FDCWD, path); err == nil {
+			w.markMask, w.features.Rename = old, false
+		}
 	}
 	if err != nil {
 		return markError(err)
 	}
 	fs := &fsys{
-		info: info, fsid: id, dev: st.Dev,
-		layouts:   map[layoutKey]inoLayout{},
+		info: info, fsid: id, dev: st.Dev, trusted: true,
 		dirs:      map[string]string{},
 		lastKnown: map[string]string{},
 	}
@@ -361,16 +366,16 @@ func markError(err error) error {
 	return fmt.Errorf("fanotify_mark: %w", err)
 }
 
-// addMount adds the mount path lies on to fs's mounts and learns fs's
-// handle layout from path's handle.
+// addMount adds the mount path lies on to fs's mounts and checks that
+// path's handle decodes to its inode.
 func (w *Witness) addMount(fs *fsys, path string, st *unix.Stat_t, byID map[int]mountInfo) {
 	h, mountID, err := unix.NameToHandleAt(unix.AT_FDCWD, path, 0)
 	if err != nil {
+		fs.trusted = false
 		return
 	}
-	key := layoutKey{h.Type(), h.Size()}
-	if _, seen := fs.layouts[key]; !seen {
-		fs.layouts[key] = learnLayout(h.Bytes(), st.Ino)
+	if layoutOf(h.Type(), h.Size()).ino(h.Bytes()) != st.Ino {
+		fs.trusted = false
 	}
 	point := byID[mountID].point
 	if point == "" {
