@@ -95,15 +95,36 @@
 // the kernel (FAN_MARK_IGNORE, Linux 6.0), at the price described
 // there. BenchmarkOutsideWriter measures both.
 //
+// # Filesystems
+//
+// Seen on Linux 6.18 (and, for ext4, tmpfs and procfs, on Debian's 6.1
+// and 6.12):
+//
+//   - ext4, xfs, tmpfs: watched; Ino decoded.
+//   - btrfs: a filesystem mark on the top-level subvolume (subvolid 5)
+//     sees every subvolume, with the top level's fsid, so Dev is the top
+//     level's st_dev and Ino (the objectid) is unique only within a
+//     subvolume. Any other subvolume is refused (EXDEV), even when it is
+//     what is mounted at / (as Fedora does): mount the top level
+//     somewhere and watch that.
+//   - overlayfs: refused (EOPNOTSUPP) unless mounted with
+//     index=on,nfs_export=on; then watched, but its handles have a
+//     layout of their own, so Ino is 0. Container root filesystems are
+//     usually overlayfs without nfs_export.
+//   - procfs, sysfs, devpts: refused (no file handles; procfs on 6.1:
+//     no fsid, ENODEV).
+//
 // # Limits
 //
 //   - Writes through a shared memory mapping make no event.
+//   - Inode flag changes (chattr, FS_IOC_SETFLAGS) make no event;
+//     extended attributes and ACLs do (Attrib).
 //   - A close deferred to a kernel worker (the last reference to a file
 //     dropped by an io_uring ring's teardown) carries the worker's pid.
 //   - Pid numbers are the witness's PID namespace's: 0 for a process
 //     not visible there. A pid can be reused once its process is reaped.
-//   - Ino is decoded from the handle with a layout the witness learns
-//     per filesystem (ext2/3/4, xfs, tmpfs, btrfs); it is 0 where the
-//     layout is unknown (overlayfs), and on btrfs it is unique only
-//     within a subvolume. Handle is the identity in every case.
+//   - Ino is decoded from the handle by the layouts of its type
+//     (ext2/3/4, xfs, tmpfs, btrfs), once a given path's handle checked
+//     out on that filesystem; it is 0 elsewhere (overlayfs). Handle is
+//     the identity in every case.
 package witness
