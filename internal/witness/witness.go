@@ -3,6 +3,7 @@ package witness
 import (
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,7 +11,6 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -102,8 +102,8 @@ type counters struct {
 // Witness watches whole filesystems through fanotify.
 type Witness struct {
 	opts     Options
-	file     *os.File
-	rc       syscall.RawConn
+	fd       int // the fanotify group
+	stopFD   int // an eventfd that wakes the reader to stop
 	features Features
 	markMask uint64
 	fss      []*fsys
@@ -177,13 +177,11 @@ func New(opts Options) (*Witness, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.fd, w.stopFD = fd, -1
 	ok := false
 	defer func() {
 		if !ok {
 			w.release()
-			if w.file == nil {
-				unix.Close(fd)
-			}
 		}
 	}()
 	if err := w.markAll(fd); err != nil {
@@ -192,9 +190,8 @@ func New(opts Options) (*Witness, error) {
 	if err := w.makeSyncDir(fd, opts.SyncDir); err != nil {
 		return nil, err
 	}
-	w.file = os.NewFile(uintptr(fd), "fanotify")
-	if w.rc, err = w.file.SyscallConn(); err != nil {
-		return nil, fmt.Errorf("witness: %w", err)
+	if w.stopFD, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		return nil, fmt.Errorf("witness: eventfd: %w", err)
 	}
 	ok = true
 	go w.loop()
@@ -551,14 +548,13 @@ func (w *Witness) Ignore(dir string) error {
 	if !w.features.Rename {
 		mask |= unix.FAN_MOVED_FROM | unix.FAN_MOVED_TO
 	}
-	var err error
-	cerr := w.rc.Control(func(fd uintptr) {
-		err = unix.FanotifyMark(int(fd), unix.FAN_MARK_ADD|unix.FAN_MARK_IGNORE_SURV|unix.FAN_MARK_ONLYDIR,
-			mask, unix.AT_FDCWD, dir)
-	})
-	if cerr != nil {
-		return fmt.Errorf("witness: ignore %s: %w", dir, cerr)
+	select {
+	case <-w.done:
+		return ErrClosed
+	default:
 	}
+	err := unix.FanotifyMark(w.fd, unix.FAN_MARK_ADD|unix.FAN_MARK_IGNORE_SURV|unix.FAN_MARK_ONLYDIR,
+		mask, unix.AT_FDCWD, dir)
 	if err == unix.EINVAL {
 		return fmt.Errorf("witness: ignore %s: %w (FAN_MARK_IGNORE needs Linux 6.0)", dir, ErrUnsupported)
 	}
@@ -573,15 +569,23 @@ func (w *Witness) Ignore(dir string) error {
 // directory is removed.
 func (w *Witness) Close() error {
 	w.closeOnce.Do(func() {
-		w.closeErr = w.file.Close()
+		var one [8]byte
+		binary.NativeEndian.PutUint64(one[:], 1)
+		if _, err := unix.Write(w.stopFD, one[:]); err != nil {
+			w.closeErr = fmt.Errorf("witness: stop: %w", err)
+		}
 		<-w.done
 		w.release()
 	})
 	return w.closeErr
 }
 
-// release frees what New acquired besides the fanotify descriptor.
+// release frees what New acquired.
 func (w *Witness) release() {
+	if w.stopFD >= 0 {
+		unix.Close(w.stopFD)
+	}
+	unix.Close(w.fd)
 	for _, fs := range w.fss {
 		for _, m := range fs.mounts {
 			unix.Close(m.fd)
@@ -596,25 +600,27 @@ func (w *Witness) release() {
 	w.mu.Unlock()
 }
 
-// loop reads the queue until the descriptor is closed.
+// loop reads the queue until Close. It waits in poll(2) itself rather
+// than in Go's network poller: the poller would wake on every event the
+// kernel queues while the loop sleeps between batches.
 func (w *Witness) loop() {
 	defer close(w.done)
+	fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}, {Fd: int32(w.stopFD), Events: unix.POLLIN}}
 	for {
-		var n int
-		var rerr error
-		err := w.rc.Read(func(fd uintptr) bool {
-			n, rerr = unix.Read(int(fd), w.buf)
-			return rerr != unix.EAGAIN
-		})
-		if err != nil {
+		if _, err := unix.Poll(fds, -1); err != nil && err != unix.EINTR {
+			w.err = fmt.Errorf("witness: poll: %w", err)
+			return
+		}
+		if fds[1].Revents != 0 {
 			w.err = ErrClosed
 			return
 		}
-		if rerr == unix.EINTR {
+		n, err := unix.Read(w.fd, w.buf)
+		if err == unix.EAGAIN || err == unix.EINTR {
 			continue
 		}
-		if rerr != nil {
-			w.err = fmt.Errorf("witness: read: %w", rerr)
+		if err != nil {
+			w.err = fmt.Errorf("witness: read: %w", err)
 			return
 		}
 		if err := w.process(w.buf[:n]); err != nil {
@@ -630,4 +636,4 @@ func (w *Witness) loop() {
 }
 
 // batchDelay is how long the reader lets a trickle of events gather.
-const batchDelay = time.Millisecond
+const batchDelay = 5 * time.Millisecond
