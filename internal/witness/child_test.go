@@ -110,6 +110,13 @@ func childOp(op string, a []string) error {
 		return unix.Symlink(a[0], a[1])
 	case "link":
 		return unix.Link(a[0], a[1])
+	case "link-fd": // link-fd OLD NEW: a hard link made from a read-only descriptor of OLD
+		fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, a[1], unix.AT_SYMLINK_FOLLOW)
 	case "writefd": // writefd N: write to inherited descriptor N
 		fd, err := strconv.Atoi(a[0])
 		if err != nil {

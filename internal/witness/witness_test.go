@@ -177,7 +177,7 @@ func TestChildChangesAreReportedWithPathAndPid(t *testing.T) {
 		"write", dir+"/link/through-symlink", ",",
 		"symlink", ".", dir+"/tests/x", ",",
 		"unlink", dir+"/tests/x/../config.toml", ",",
-		"link", dir+"/b.txt", dir+"/tests/hard", ",",
+		"link-fd", dir+"/b.txt", dir+"/tests/hard", ",",
 		"append", dir+"/tests/hard", ",",
 		"writefd", "3", ",",
 		"unlink", dir+"/b.txt",
@@ -217,9 +217,15 @@ func TestChildChangesAreReportedWithPathAndPid(t *testing.T) {
 		}
 	}
 
-	// The same file: dev and ino from its handle, for both names.
+	// The same file: dev and ino from its handle, for both names (the
+	// hard link was made from a read-only descriptor of b.txt).
 	var st unix.Stat_t
 	must(t, unix.Stat(dir+"/tests/hard", &st))
+	for _, ev := range evs {
+		if ev.Path == dir+"/b.txt" && w.Features().TargetFID && ev.Ino != st.Ino {
+			t.Errorf("%v %s: ino %d, want that of tests/hard, %d", ev.Op, ev.Path, ev.Ino, st.Ino)
+		}
+	}
 	var dst unix.Stat_t
 	must(t, unix.Stat(dir+"/tests", &dst))
 	for _, ev := range evs {
