@@ -607,3 +607,23 @@ func TestTmpfs(t *testing.T) {
 		}
 	}
 }
+
+// After Close, Sync and Ignore say so, a second Close is harmless, and
+// the private directory is gone.
+func TestClose(t *testing.T) {
+	dir := tempDir(t)
+	syncDir := tempDir(t)
+	w, _ := start(t, dir, Options{SyncDir: syncDir})
+	sync1(t, w)
+	must(t, w.Close())
+	must(t, w.Close())
+	if err := w.Sync(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Errorf("Sync after Close: %v", err)
+	}
+	if err := w.Ignore(dir); !errors.Is(err, ErrClosed) {
+		t.Errorf("Ignore after Close: %v", err)
+	}
+	if left, _ := os.ReadDir(syncDir); len(left) != 0 {
+		t.Errorf("left in the sync directory's parent: %v", left)
+	}
+}
