@@ -38,6 +38,12 @@ func (c *collector) handle(ev Event) {
 	}
 }
 
+func (c *collector) setKeep(keep func(Event) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.keep = keep
+}
+
 func (c *collector) events() []Event {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -319,7 +325,7 @@ func TestDeletedDirectoriesAreReportedWithWhatIsKnown(t *testing.T) {
 	must(t, os.Mkdir(dir+"/unseen", 0o755))
 	unseen := ino(t, dir+"/unseen")
 	w, c := start(t, dir, Options{})
-	c.keep = func(ev Event) bool { return ev.DirIno == unseen }
+	c.setKeep(func(ev Event) bool { return ev.DirIno == unseen })
 	must(t, os.Mkdir(dir+"/seen", 0o755))
 	must(t, os.WriteFile(dir+"/seen/first", nil, 0o644))
 	sync1(t, w)
@@ -538,7 +544,7 @@ func TestBindMountOfASubdirectory(t *testing.T) {
 	}
 	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
 	w, c := start(t, mnt, Options{})
-	c.keep = func(ev Event) bool { return strings.HasSuffix(ev.Path, "/outside") || ev.Name == "outside" }
+	c.setKeep(func(ev Event) bool { return strings.HasSuffix(ev.Path, "/outside") || ev.Name == "outside" })
 	fss := w.Filesystems()
 	if len(fss) != 1 || len(fss[0].Mounts) < 2 || fss[0].Mounts[0] != mnt {
 		t.Fatalf("filesystems: %+v, want the bind mount first, then the root's", fss)
