@@ -18,6 +18,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/launch"
+	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/metrics"
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/report"
@@ -330,7 +331,7 @@ func realMain(argv []string, stderr io.Writer) int {
 	case o.enforce.on:
 		mode = report.ModeEnforce
 	}
-	progress := new(run.Progress)
+	progress := new(live.Counters)
 	mrun := metrics.New(progress, mode, version)
 	var server *metrics.Server
 	if o.metricsAddr != "" {
@@ -369,7 +370,7 @@ func realMain(argv []string, stderr io.Writer) int {
 		RingBufferBytes: uint32(o.ringbufMiB) << 20,
 		IgnoreMetadata:  o.noMetadata,
 		MaxViolations:   o.maxViolations,
-		Progress:        progress,
+		Live:            progress,
 		Enforce:         enf,
 	})
 	if line != nil {

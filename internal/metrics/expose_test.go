@@ -18,8 +18,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/report"
-	"github.com/writewatch/writewatch/internal/run"
 )
 
 func TestServeLiveThenFinal(t *testing.T) {
@@ -80,7 +80,7 @@ func get(t *testing.T, url string) []byte {
 }
 
 func TestServeBadAddress(t *testing.T) {
-	r := New(new(run.Progress), report.ModeGate, "dev")
+	r := New(new(live.Counters), report.ModeGate, "dev")
 	if _, err := r.Serve("127.0.0.1:notaport", nil); err == nil {
 		t.Error("Serve accepted a bad address")
 	}

@@ -5,7 +5,7 @@
 // # Metrics
 //
 // Every name starts with writewatch_. No label takes an unbounded set of
-// values: violations are labelled by op (one of run.Ops) and action, lost
+// values: violations are labelled by op (one of live.Ops) and action, lost
 // events by cause; every combination is always present, zero or not.
 //
 //	writewatch_violations_total{op,action}         counter  writes outside the allowlist, every occurrence
@@ -42,8 +42,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/report"
-	"github.com/writewatch/writewatch/internal/run"
 )
 
 // Job is the job label under which runs are pushed.
@@ -73,9 +73,9 @@ const (
 	reservedLabelPref = "__"
 )
 
-// Live gives a run's live counters: *run.Progress does.
+// Live gives a run's live counters: *live.Counters does.
 type Live interface {
-	Snapshot() run.Snapshot
+	Snapshot() live.Snapshot
 }
 
 // Run is one writewatch run as the metrics see it: its live counters
@@ -118,7 +118,7 @@ func (r *Run) Clean() bool {
 
 // values are the numbers the metrics show at one moment.
 type values struct {
-	run.Snapshot
+	live.Snapshot
 	duration float64
 	final    bool
 	// Only when final:
@@ -154,18 +154,18 @@ func (r *Run) values(carried float64) values {
 
 // fromReport computes the counters from a finished run's report, so that
 // the final metrics agree with the JSON report to the event.
-func fromReport(rep *report.Report) run.Snapshot {
-	s := run.Snapshot{
+func fromReport(rep *report.Report) live.Snapshot {
+	s := live.Snapshot{
 		Started:   rep.Started,
 		Processes: uint64(rep.Processes),
 		Events:    rep.Events,
 		Truncated: rep.TruncatedPaths,
 	}
-	for i, c := range run.LostCauses {
+	for i, c := range live.LostCauses {
 		s.Lost[i] = rep.Lost[c]
 	}
 	for _, v := range rep.Violations {
-		i, j := run.OpIndex(v.Op), run.ActionIndex(v.Action)
+		i, j := live.OpIndex(v.Op), live.ActionIndex(v.Action)
 		if i < 0 || j < 0 {
 			continue
 		}
@@ -225,14 +225,14 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, x float64, lv ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, x, lv...)
 	}
-	for i, op := range run.Ops {
-		for j, action := range run.Actions {
+	for i, op := range live.Ops {
+		for j, action := range live.Actions {
 			counter(c.violations, v.Violations[i][j], op, action)
 			gauge(c.groups, float64(v.Groups[i][j]), op, action)
 		}
 	}
 	counter(c.events, v.Events)
-	for i, cause := range run.LostCauses {
+	for i, cause := range live.LostCauses {
 		counter(c.lost, v.Lost[i], cause)
 	}
 	counter(c.truncated, v.Truncated)

@@ -11,8 +11,8 @@ import (
 	"github.com/writewatch/writewatch/internal/golden"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/report"
-	"github.com/writewatch/writewatch/internal/run"
 )
 
 // promtool returns the path of Debian's promtool, failing the test when
@@ -70,7 +70,7 @@ func dirtyReport() *report.Report {
 }
 
 func finished(rep *report.Report, traceErr error) *Run {
-	r := New(new(run.Progress), rep.Mode, "v1.2.3")
+	r := New(new(live.Counters), rep.Mode, "v1.2.3")
 	r.Finish(rep, traceErr)
 	return r
 }
@@ -85,7 +85,7 @@ func text(t *testing.T, r *Run, labels Labels, carried float64) []byte {
 }
 
 func TestTextGolden(t *testing.T) {
-	live := New(new(run.Progress), report.ModeAudit, "dev")
+	live := New(new(live.Counters), report.ModeAudit, "dev")
 	livePopulated := New(fixed(liveSnapshot()), report.ModeGate, "dev")
 	livePopulated.now = func() time.Time { return t1 }
 	for _, c := range []struct {
@@ -109,14 +109,14 @@ func TestTextGolden(t *testing.T) {
 }
 
 // fixed is a Live whose counters do not move.
-type fixed run.Snapshot
+type fixed live.Snapshot
 
-func (f fixed) Snapshot() run.Snapshot { return run.Snapshot(f) }
+func (f fixed) Snapshot() live.Snapshot { return live.Snapshot(f) }
 
-func liveSnapshot() run.Snapshot {
-	s := run.Snapshot{Started: t0, Processes: 9, Events: 321, Truncated: 1, Test: "TestWritesConfig"}
+func liveSnapshot() live.Snapshot {
+	s := live.Snapshot{Started: t0, Processes: 9, Events: 321, Truncated: 1, Test: "TestWritesConfig"}
 	s.Lost[0] = 3
-	open := run.OpIndex(report.OpOpen)
+	open := live.OpIndex(report.OpOpen)
 	s.Violations[open][0], s.Groups[open][0] = 5, 2
 	return s
 }
@@ -135,7 +135,7 @@ func TestLiveValues(t *testing.T) {
 	if got, _ := value(mfs, NameViolations, map[string]string{"op": "open", "action": "reported"}); got != 5 {
 		t.Errorf("open violations %v, want 5", got)
 	}
-	if got, _ := value(mfs, NameLost, map[string]string{"cause": run.LostCauses[0]}); got != 3 {
+	if got, _ := value(mfs, NameLost, map[string]string{"cause": live.LostCauses[0]}); got != 3 {
 		t.Errorf("lost %v, want 3", got)
 	}
 	for _, name := range []string{NameExitCode, NameCommandExit, NameLastRun, NameLastCleanRun, NameSurvivors} {
@@ -181,8 +181,8 @@ func TestFinalValuesMatchTheReport(t *testing.T) {
 		t.Errorf("a dirty run with nothing carried over has %s", NameLastCleanRun)
 	}
 	// Every op and action is there, so a series never vanishes.
-	if n := len(mfs[NameViolations].GetMetric()); n != len(run.Ops)*len(run.Actions) {
-		t.Errorf("%d violation series, want %d", n, len(run.Ops)*len(run.Actions))
+	if n := len(mfs[NameViolations].GetMetric()); n != len(live.Ops)*len(live.Actions) {
+		t.Errorf("%d violation series, want %d", n, len(live.Ops)*len(live.Actions))
 	}
 }
 
@@ -210,7 +210,7 @@ func TestCleanness(t *testing.T) {
 			}
 		})
 	}
-	if New(new(run.Progress), "gate", "dev").Clean() {
+	if New(new(live.Counters), "gate", "dev").Clean() {
 		t.Error("a run not finished is not clean")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/writewatch/writewatch/internal/launch"
+	"github.com/writewatch/writewatch/internal/live"
+	"github.com/writewatch/writewatch/internal/tracer"
 )
 
 func TestRunningText(t *testing.T) {
@@ -36,5 +38,20 @@ func TestPrepareEnv(t *testing.T) {
 	}
 	if hasJSONFlag([]string{"go", "test", "./...", "-args", "-json"}) {
 		t.Error("-json after -args belongs to the test binary")
+	}
+}
+
+// The kernel's causes of loss land where live.LostCauses names them.
+func TestKernelCounters(t *testing.T) {
+	st := tracer.Stats{RingbufFull: 4, ProcMapFull: 11, Truncated: 2, AllowedInKernel: 20, Repeats: 3}
+	k := kernelCounters(st)
+	byCause := st.LostByCause()
+	for i, c := range live.LostCauses {
+		if k.Lost[i] != byCause[c] {
+			t.Errorf("lost %s = %d, want %d", c, k.Lost[i], byCause[c])
+		}
+	}
+	if k.Truncated != 2 || k.Settled != 23 {
+		t.Errorf("%+v", k)
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/attribution"
+	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
@@ -19,7 +20,7 @@ func BenchmarkHandleViolation(b *testing.B) {
 	}
 	s := &session{
 		cfg:      Config{Allow: list},
-		progress: new(Progress),
+		live:     new(live.Counters),
 		builder:  report.NewBuilder(),
 		tree:     attribution.NewTree(10, 1, []string{"go", "test"}),
 		repeatOf: map[tracer.RepeatKey][]group{},

@@ -17,6 +17,7 @@ import (
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/attribution"
 	"github.com/writewatch/writewatch/internal/launch"
+	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/metaguard"
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/report"
@@ -49,9 +50,9 @@ type Config struct {
 	// MaxViolations caps the violations listed (0: no cap); writes to
 	// further paths are counted in Report.UnlistedViolations.
 	MaxViolations int
-	// Progress, when not nil, receives the run's live counters, for the
+	// Live, when not nil, receives the run's live counters, for the
 	// metrics endpoint and the status line to read while the run lasts.
-	Progress *Progress
+	Live *live.Counters
 	// Tests, if set, is called with the run's test tracker before
 	// COMMAND's records are read (its Current method may be polled from
 	// another goroutine, for a progress line).
@@ -70,7 +71,8 @@ var ErrTracer = errors.New("cannot trace here")
 const poll = 50 * time.Millisecond
 
 // statsEvery is how often the loop reads the kernel's counters (lost
-// events, events settled in the kernel, truncated paths) into Progress.
+// events, events settled in the kernel, truncated paths) into the live
+// counters.
 const statsEvery = time.Second
 
 // Run carries out the run. It returns a report whenever COMMAND ran, even
@@ -113,10 +115,10 @@ func Run(cfg Config) (*report.Report, error) {
 	if cfg.Allow != nil {
 		rep.ConfigFile = cfg.Allow.ConfigFile()
 	}
-	if cfg.Progress == nil {
-		cfg.Progress = new(Progress)
+	if cfg.Live == nil {
+		cfg.Live = new(live.Counters)
 	}
-	cfg.Progress.started.Store(rep.Started.UnixNano())
+	cfg.Live.Start(rep.Started)
 
 	if err := tr.Arm(); err != nil {
 		return nil, err
@@ -166,19 +168,19 @@ func Run(cfg Config) (*report.Report, error) {
 	tree := attribution.NewTree(uint32(proc.Pid()), uint32(os.Getpid()), cfg.Args)
 	s := &session{
 		cfg:      cfg,
-		progress: cfg.Progress,
+		live:     cfg.Live,
 		tr:       tr,
 		builder:  &report.Builder{Limit: cfg.MaxViolations},
 		repeatOf: map[tracer.RepeatKey][]group{},
 		tree:     tree,
 		tests:    attribution.NewTests(tree),
 	}
-	s.tests.OnCurrent = func(running []string) { s.progress.SetTest(runningText(running)) }
+	s.tests.OnCurrent = func(running []string) { s.live.SetTest(runningText(running)) }
 	if cfg.Tests != nil {
 		cfg.Tests(s.tests)
 	}
 	s.seen = s.tree.Seen()
-	s.progress.processes.Store(uint64(s.seen))
+	s.live.SetProcesses(s.seen)
 	exited := make(chan int, 1)
 	go func() {
 		code, err := proc.Wait()
@@ -224,7 +226,7 @@ func Run(cfg Config) (*report.Report, error) {
 	rep.SurvivorsKilled = cfg.KillSurvivors && len(alive) > 0
 	rep.PeakRSS = PeakRSS()
 	if serr == nil {
-		s.progress.setStats(stats)
+		s.live.SetKernel(kernelCounters(stats))
 		rep.LostEvents = stats.Lost()
 		rep.LostWrites = stats.LostWrites
 		rep.Lost = stats.LostByCause()
@@ -260,7 +262,7 @@ type session struct {
 	// so the kernel's counts of its repeats can be added at the end.
 	repeatOf map[tracer.RepeatKey][]group
 	cfg      Config
-	progress *Progress
+	live     *live.Counters
 	tr       *tracer.Tracer
 	tree     *attribution.Tree
 	tests    *attribution.Tests
@@ -271,7 +273,7 @@ type session struct {
 	// refused counts the records of writes enforcement acted on.
 	refused   policy.Refusals
 	toolchain uint64
-	seen      int // processes, as last stored in progress
+	seen      int // processes, as last stored in the live counters
 	exit      int
 }
 
@@ -301,7 +303,7 @@ func (s *session) loop(proc *launch.Process, exited <-chan int, signals <-chan o
 			proc.Signal(sig)
 		case <-stats.C:
 			if st, err := s.tr.Stats(); err == nil {
-				s.progress.setStats(st)
+				s.live.SetKernel(kernelCounters(st))
 			}
 		case code := <-exited:
 			done, s.exit = true, code
@@ -346,7 +348,7 @@ func (s *session) handle(ev *tracer.Event) {
 	s.tree.Observe(ev)
 	if n := s.tree.Seen(); n != s.seen {
 		s.seen = n
-		s.progress.processes.Store(uint64(n))
+		s.live.SetProcesses(n)
 	}
 	switch ev.Kind {
 	case tracer.KindWrite:
@@ -370,7 +372,7 @@ func (s *session) handle(ev *tracer.Event) {
 		return
 	}
 	s.writes++
-	s.progress.events.Add(1)
+	s.live.AddEvent()
 	s.refused.Count(ev.Action)
 	s.targets = s.judge.targets(ev, s.targets[:0])
 	rk, repeatable := ev.RepeatKey()
@@ -410,7 +412,7 @@ func (s *session) handle(ev *tracer.Event) {
 			continue
 		}
 		if s.builder.Repeat(t.op, t.path, t.role, whoKey) {
-			s.progress.violation(t.op, policy.Action(ev.Action), false)
+			s.live.Violation(t.op, policy.Action(ev.Action), false)
 			if repeatable && !slices.Contains(s.repeatOf[rk], group{t.op, t.path, t.role, whoKey}) {
 				s.repeatOf[rk] = append(s.repeatOf[rk], group{t.op, strings.Clone(t.path), t.role, whoKey})
 			}
@@ -418,7 +420,7 @@ func (s *session) handle(ev *tracer.Event) {
 		}
 		if s.builder.Full() {
 			s.builder.Unlisted++
-			s.progress.violation(t.op, policy.Action(ev.Action), false)
+			s.live.Violation(t.op, policy.Action(ev.Action), false)
 			continue
 		}
 		// A new violation: keep copies of the strings, which are views of
@@ -459,7 +461,7 @@ func (s *session) handle(ev *tracer.Event) {
 			v.DeniedBy = "--enforce: allowed by " + entry.Source + ", but not enforceable exactly (see --print-config)"
 		}
 		s.builder.Add(v)
-		s.progress.violation(v.Op, v.Action, true)
+		s.live.Violation(v.Op, v.Action, true)
 	}
 }
 
@@ -493,6 +495,15 @@ func (s *session) followGoTest(ev *tracer.Event) {
 	}
 	s.tests.GoBinary(ev.TGID, int(pid), pkg, err == nil, problem)
 	syscall.Kill(int(pid), syscall.SIGCONT)
+}
+
+// kernelCounters are the kernel's counters the live counters show.
+func kernelCounters(st tracer.Stats) live.Kernel {
+	return live.Kernel{
+		Lost:      [len(live.LostCauses)]uint64{st.RingbufFull, st.ProcMapFull},
+		Truncated: st.Truncated,
+		Settled:   st.AllowedInKernel + st.Repeats,
+	}
 }
 
 // PeakRSS is this process's peak resident set size (VmHWM), in bytes.

@@ -19,7 +19,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/writewatch/writewatch/internal/run"
+	"github.com/writewatch/writewatch/internal/live"
 	"golang.org/x/sys/unix"
 )
 
@@ -39,7 +39,7 @@ const (
 // width-1 columns (the last column would wrap on some terminals), with
 // ANSI colours when color is set. The test name is shortened first when
 // the line is too long.
-func Line(s run.Snapshot, elapsed time.Duration, width int, color bool) string {
+func Line(s live.Snapshot, elapsed time.Duration, width int, color bool) string {
 	paint := func(code, text string) string {
 		if !color {
 			return text
@@ -144,9 +144,9 @@ type Options struct {
 	Interval time.Duration
 }
 
-// Live gives a run's live counters: *run.Progress does.
+// Live gives a run's live counters: *live.Counters does.
 type Live interface {
-	Snapshot() run.Snapshot
+	Snapshot() live.Snapshot
 }
 
 // Status draws the line for one run until Stop.

@@ -12,15 +12,15 @@ import (
 
 	"github.com/writewatch/writewatch/internal/golden"
 
+	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/report"
-	"github.com/writewatch/writewatch/internal/run"
 )
 
 var start = time.Date(2026, 11, 30, 8, 46, 11, 0, time.UTC)
 
-func snapshot(processes, events, groups, lost uint64, test string) run.Snapshot {
-	s := run.Snapshot{Started: start, Processes: processes, Events: events, Test: test}
-	open := run.OpIndex(report.OpOpen)
+func snapshot(processes, events, groups, lost uint64, test string) live.Snapshot {
+	s := live.Snapshot{Started: start, Processes: processes, Events: events, Test: test}
+	open := live.OpIndex(report.OpOpen)
 	s.Groups[open][0], s.Violations[open][0] = groups, groups*2
 	s.Lost[0] = lost
 	return s
@@ -28,7 +28,7 @@ func snapshot(processes, events, groups, lost uint64, test string) run.Snapshot 
 
 var lineCases = []struct {
 	name    string
-	s       run.Snapshot
+	s       live.Snapshot
 	elapsed time.Duration
 	width   int
 }{
@@ -77,17 +77,17 @@ func TestElapsed(t *testing.T) {
 	}
 }
 
-// live is a Live whose snapshot the test sets.
-type live struct{ s atomic.Pointer[run.Snapshot] }
+// fake is a Live whose snapshot the test sets.
+type fake struct{ s atomic.Pointer[live.Snapshot] }
 
-func (l *live) Snapshot() run.Snapshot {
+func (l *fake) Snapshot() live.Snapshot {
 	if s := l.s.Load(); s != nil {
 		return *s
 	}
-	return run.Snapshot{}
+	return live.Snapshot{}
 }
 
-func (l *live) set(s run.Snapshot) { l.s.Store(&s) }
+func (l *fake) set(s live.Snapshot) { l.s.Store(&s) }
 
 // syncBuffer is a bytes.Buffer safe for the drawing goroutine and the
 // test.
@@ -110,7 +110,7 @@ func (b *syncBuffer) String() string {
 
 func TestStatusDrawsAndErases(t *testing.T) {
 	var (
-		l   live
+		l   fake
 		out syncBuffer
 	)
 	now := start.Add(2 * time.Second)
@@ -146,7 +146,7 @@ func TestStatusDrawsAndErases(t *testing.T) {
 // Stop erases nothing when nothing was drawn.
 func TestStatusStopBeforeStart(t *testing.T) {
 	var out syncBuffer
-	st := Start(&out, new(live), Options{})
+	st := Start(&out, new(fake), Options{})
 	st.Stop()
 	if out.String() != "" {
 		t.Errorf("wrote %q", out.String())
@@ -156,7 +156,7 @@ func TestStatusStopBeforeStart(t *testing.T) {
 // Redraws come at most once an Interval, however fast the counters move.
 func TestStatusRedrawRate(t *testing.T) {
 	var (
-		l   live
+		l   fake
 		out syncBuffer
 	)
 	l.set(snapshot(1, 0, 0, 0, ""))

@@ -1,11 +1,13 @@
-package run
+// Package live holds a run's live counters: the run's event loop updates
+// them, and the metrics endpoint and the status line read them while the
+// run lasts.
+package live
 
 import (
 	"sync/atomic"
 	"time"
 
 	"github.com/writewatch/writewatch/internal/report"
-	"github.com/writewatch/writewatch/internal/tracer"
 )
 
 // Ops lists every Violation.Op, in a fixed order: the index of an op in
@@ -45,11 +47,11 @@ func ActionIndex(action string) int {
 	return -1
 }
 
-// Progress holds the live counters of a run. The run's event loop updates
+// Counters holds the live counters of a run. The run's event loop updates
 // them with single atomic operations, and any goroutine may read them at
 // any time with Snapshot: the metrics endpoint and the status line do.
-// The zero value is ready to use; a Progress serves one run.
-type Progress struct {
+// The zero value is ready to use; a Counters serves one run.
+type Counters struct {
 	started    atomic.Int64 // unix ns; 0 until COMMAND starts
 	processes  atomic.Uint64
 	events     atomic.Uint64 // write records examined in user space
@@ -61,7 +63,7 @@ type Progress struct {
 	test       atomic.Pointer[string]
 }
 
-// Snapshot is a copy of a Progress at one moment. Each field is read
+// Snapshot is a copy of the Counters at one moment. Each field is read
 // atomically; together they may be a few events apart.
 type Snapshot struct {
 	// Started is when COMMAND started; zero before.
@@ -91,26 +93,26 @@ type Snapshot struct {
 }
 
 // Snapshot reads the counters.
-func (p *Progress) Snapshot() Snapshot {
+func (c *Counters) Snapshot() Snapshot {
 	var s Snapshot
-	if ns := p.started.Load(); ns != 0 {
+	if ns := c.started.Load(); ns != 0 {
 		s.Started = time.Unix(0, ns)
 	}
-	s.Processes = p.processes.Load()
-	s.Events = p.events.Load() + p.inKernel.Load()
-	s.Truncated = p.truncated.Load()
-	for i := range p.lost {
-		s.Lost[i] = p.lost[i].Load()
+	s.Processes = c.processes.Load()
+	s.Events = c.events.Load() + c.inKernel.Load()
+	s.Truncated = c.truncated.Load()
+	for i := range c.lost {
+		s.Lost[i] = c.lost[i].Load()
 	}
-	for i := range p.violations {
-		for j := range p.violations[i] {
+	for i := range c.violations {
+		for j := range c.violations[i] {
 			// Groups first: the loop counts a violation before its
 			// group, so a snapshot never has more groups than violations.
-			s.Groups[i][j] = p.groups[i][j].Load()
-			s.Violations[i][j] = p.violations[i][j].Load()
+			s.Groups[i][j] = c.groups[i][j].Load()
+			s.Violations[i][j] = c.violations[i][j].Load()
 		}
 	}
-	if t := p.test.Load(); t != nil {
+	if t := c.test.Load(); t != nil {
 		s.Test = *t
 	}
 	return s
@@ -119,12 +121,12 @@ func (p *Progress) Snapshot() Snapshot {
 // SetTest names the test running now ("" for none). It is the hook for
 // the per-test attribution: the status line shows the name while it is
 // set. Call it when the test changes, not for every event.
-func (p *Progress) SetTest(name string) {
+func (c *Counters) SetTest(name string) {
 	if name == "" {
-		p.test.Store(nil)
+		c.test.Store(nil)
 		return
 	}
-	p.test.Store(&name)
+	c.test.Store(&name)
 }
 
 // TotalViolations is the number of writes outside the allowlist so far.
@@ -159,23 +161,44 @@ func (s *Snapshot) TotalLost() uint64 {
 	return n
 }
 
-// violation counts one write outside the allowlist; group tells whether
+// Start records when COMMAND started.
+func (c *Counters) Start(t time.Time) { c.started.Store(t.UnixNano()) }
+
+// SetProcesses records how many processes the tree has had so far.
+func (c *Counters) SetProcesses(n int) { c.processes.Store(uint64(n)) }
+
+// AddEvent counts one write record examined in user space.
+func (c *Counters) AddEvent() { c.events.Add(1) }
+
+// Violation counts one write outside the allowlist; group tells whether
 // it opened a new violation group.
-func (p *Progress) violation(op, action string, group bool) {
+func (c *Counters) Violation(op, action string, group bool) {
 	i, j := OpIndex(op), ActionIndex(action)
 	if i < 0 || j < 0 {
 		return
 	}
-	p.violations[i][j].Add(1)
+	c.violations[i][j].Add(1)
 	if group {
-		p.groups[i][j].Add(1)
+		c.groups[i][j].Add(1)
 	}
 }
 
-// setStats stores the kernel's counters.
-func (p *Progress) setStats(st tracer.Stats) {
-	p.lost[0].Store(st.RingbufFull)
-	p.lost[1].Store(st.ProcMapFull)
-	p.truncated.Store(st.Truncated)
-	p.inKernel.Store(st.AllowedInKernel + st.Repeats)
+// Kernel are the counters the kernel keeps, as read from it.
+type Kernel struct {
+	// Lost counts events lost, by cause (indexed like LostCauses).
+	Lost [len(LostCauses)]uint64
+	// Truncated counts paths cut to fit the kernel buffers.
+	Truncated uint64
+	// Settled counts write events the kernel settled itself: allowed
+	// by the marks, or repeats of a write already sent.
+	Settled uint64
+}
+
+// SetKernel stores the kernel's counters.
+func (c *Counters) SetKernel(k Kernel) {
+	for i := range k.Lost {
+		c.lost[i].Store(k.Lost[i])
+	}
+	c.truncated.Store(k.Truncated)
+	c.inKernel.Store(k.Settled)
 }

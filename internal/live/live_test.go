@@ -1,4 +1,4 @@
-package run
+package live
 
 import (
 	"sync"
@@ -14,46 +14,46 @@ import (
 func TestOpsCoverTracerOps(t *testing.T) {
 	for op := tracer.OpOpen; op <= tracer.OpRemovexattr; op++ {
 		if OpIndex(op.String()) < 0 {
-			t.Errorf("tracer op %v missing from run.Ops", op)
+			t.Errorf("tracer op %v missing from live.Ops", op)
 		}
 	}
 	if OpIndex("nope") != -1 || ActionIndex("nope") != -1 {
 		t.Error("unknown names must give -1")
 	}
 	if ActionIndex(report.ActionReported) < 0 {
-		t.Error("ActionReported missing from run.Actions")
+		t.Error("ActionReported missing from live.Actions")
 	}
 }
 
 // Every action a violation can have is counted live: an action missing
 // from Actions would be dropped without a word.
 func TestActionsCoverReportActions(t *testing.T) {
-	var p Progress
+	var p Counters
 	for _, a := range []string{report.ActionReported, report.ActionBlocked, report.ActionKilled, report.ActionBlockedKilled} {
 		if ActionIndex(a) < 0 {
 			t.Errorf("action %q missing from Actions", a)
 		}
-		p.violation(report.OpChmod, a, true)
+		p.Violation(report.OpChmod, a, true)
 	}
 	if s := p.Snapshot(); s.TotalGroups() != 4 {
 		t.Errorf("%d groups counted, want 4", s.TotalGroups())
 	}
 }
 
-func TestProgressSnapshot(t *testing.T) {
-	var p Progress
+func TestSnapshot(t *testing.T) {
+	var p Counters
 	if s := p.Snapshot(); !s.Started.IsZero() || s.Events != 0 || s.Test != "" {
-		t.Fatalf("zero Progress: %+v", s)
+		t.Fatalf("zero Counters: %+v", s)
 	}
 	start := time.Unix(1700000000, 5)
-	p.started.Store(start.UnixNano())
-	p.processes.Store(3)
+	p.Start(start)
+	p.SetProcesses(3)
 	p.events.Add(7)
-	p.violation(report.OpRename, report.ActionReported, true)
-	p.violation(report.OpRename, report.ActionReported, false)
-	p.violation(report.OpMknod, report.ActionReported, true)
-	p.violation("op99", report.ActionReported, true) // not counted, not a crash
-	p.setStats(tracer.Stats{RingbufFull: 4, ProcMapFull: 11, Truncated: 2, AllowedInKernel: 20, Repeats: 3})
+	p.Violation(report.OpRename, report.ActionReported, true)
+	p.Violation(report.OpRename, report.ActionReported, false)
+	p.Violation(report.OpMknod, report.ActionReported, true)
+	p.Violation("op99", report.ActionReported, true) // not counted, not a crash
+	p.SetKernel(Kernel{Lost: [len(LostCauses)]uint64{4, 11}, Truncated: 2, Settled: 20 + 3})
 	p.SetTest("TestFoo/bar")
 
 	s := p.Snapshot()
@@ -67,12 +67,8 @@ func TestProgressSnapshot(t *testing.T) {
 	if s.TotalViolations() != 3 || s.TotalGroups() != 2 {
 		t.Errorf("totals: %d violations, %d groups", s.TotalViolations(), s.TotalGroups())
 	}
-	// The causes land where LostCauses names them.
-	byCause := (tracer.Stats{RingbufFull: 4, ProcMapFull: 11}).LostByCause()
-	for i, c := range LostCauses {
-		if s.Lost[i] != byCause[c] {
-			t.Errorf("lost %s = %d, want %d", c, s.Lost[i], byCause[c])
-		}
+	if s.Lost != [len(LostCauses)]uint64{4, 11} {
+		t.Errorf("lost %v", s.Lost)
 	}
 	if s.TotalLost() != 15 {
 		t.Errorf("total lost %d", s.TotalLost())
@@ -84,13 +80,13 @@ func TestProgressSnapshot(t *testing.T) {
 }
 
 // The event loop's updates allocate nothing.
-func TestProgressUpdatesDoNotAllocate(t *testing.T) {
-	var p Progress
+func TestUpdatesDoNotAllocate(t *testing.T) {
+	var p Counters
 	n := testing.AllocsPerRun(1000, func() {
-		p.events.Add(1)
-		p.processes.Store(4)
-		p.violation(report.OpOpen, report.ActionReported, false)
-		p.violation(report.OpUnlink, report.ActionReported, true)
+		p.AddEvent()
+		p.SetProcesses(4)
+		p.Violation(report.OpOpen, report.ActionReported, false)
+		p.Violation(report.OpUnlink, report.ActionReported, true)
 	})
 	if n != 0 {
 		t.Errorf("%v allocations per update", n)
@@ -101,8 +97,8 @@ func TestProgressUpdatesDoNotAllocate(t *testing.T) {
 }
 
 // Readers may snapshot while the loop writes (run with -race).
-func TestProgressConcurrentReaders(t *testing.T) {
-	var p Progress
+func TestConcurrentReaders(t *testing.T) {
+	var p Counters
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for range 2 {
@@ -122,8 +118,8 @@ func TestProgressConcurrentReaders(t *testing.T) {
 		})
 	}
 	for i := range 10000 {
-		p.events.Add(1)
-		p.violation(report.OpOpen, report.ActionReported, i%10 == 0)
+		p.AddEvent()
+		p.Violation(report.OpOpen, report.ActionReported, i%10 == 0)
 	}
 	close(stop)
 	wg.Wait()
@@ -132,10 +128,10 @@ func TestProgressConcurrentReaders(t *testing.T) {
 	}
 }
 
-func BenchmarkProgressEvent(b *testing.B) {
-	var p Progress
+func BenchmarkEvent(b *testing.B) {
+	var p Counters
 	for b.Loop() {
-		p.events.Add(1)
-		p.processes.Store(4)
+		p.AddEvent()
+		p.SetProcesses(4)
 	}
 }
