@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
-	"github.com/writewatch/writewatch/internal/run"
 )
 
 // straceWrites runs command under `strace -f` in dir and returns the
@@ -66,6 +65,15 @@ func straceWrites(t *testing.T, dir string, command ...string) []key {
 	slices.SortFunc(ks, func(a, b key) int { return strings.Compare(a.String(), b.String()) })
 	return ks
 }
+
+// heldOpen reports whether a link's source names a file the process
+// holds open, which writewatch judged when it was opened: "" (with
+// AT_EMPTY_PATH) or /proc/{self,thread-self,PID}/fd/N.
+func heldOpen(path string) bool {
+	return path == "" || procFD.MatchString(path)
+}
+
+var procFD = regexp.MustCompile(`^/proc/(self|thread-self|[0-9]+)/fd/[0-9]+$`)
 
 // straceLine turns one line of `strace -y` into the writes it made. cwd
 // is the directory relative paths of calls without a dirfd start from
@@ -123,7 +131,7 @@ func straceLine(line, cwd string) []key {
 	}
 	link := func(op string, oldP, oldD, newP, newD int) []key {
 		ks := []key{{op, path(newP, newD), "new"}}
-		if op == "link" && !run.HeldOpen(unquote(arg(oldP))) {
+		if op == "link" && !heldOpen(unquote(arg(oldP))) {
 			ks = append(ks, key{op, path(oldP, oldD), "old"})
 		}
 		return ks

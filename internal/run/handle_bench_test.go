@@ -5,6 +5,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/attribution"
+	"github.com/writewatch/writewatch/internal/judge"
 	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/tracer"
@@ -20,6 +21,7 @@ func BenchmarkHandleViolation(b *testing.B) {
 	}
 	s := &session{
 		cfg:      Config{Allow: list},
+		judge:    judge.New(list),
 		live:     new(live.Counters),
 		builder:  report.NewBuilder(),
 		tree:     attribution.NewTree(10, 1, []string{"go", "test"}),

@@ -1,4 +1,4 @@
-package run
+package runners
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/writewatch/writewatch/internal/attribution"
 	"github.com/writewatch/writewatch/internal/report"
 )
 
@@ -26,11 +27,12 @@ func hasJSONFlag(args []string) bool {
 	return false
 }
 
-// goJSONTee copies go test -json output from COMMAND to the real stdout
-// byte for byte, and reads each test's result from it on the way.
-type goJSONTee struct {
+// GoJSON copies go test -json output from COMMAND to the real stdout
+// byte for byte, and reads each test's result from it on the way, for
+// the JUnit report.
+type GoJSON struct {
 	done    chan struct{}
-	r       *os.File
+	r, w    *os.File
 	mu      sync.Mutex
 	results []goResult
 }
@@ -43,8 +45,18 @@ type goResult struct {
 // maxOutput bounds the output kept of one failed test.
 const maxOutput = 4096
 
-func startGoJSONTee(r *os.File, out io.Writer) *goJSONTee {
-	t := &goJSONTee{done: make(chan struct{}), r: r}
+// NewGoJSON starts copying when args run go test -json and out is set:
+// COMMAND is to write its stdout to Writer. It returns nil otherwise, or
+// when no pipe can be made.
+func NewGoJSON(args []string, out *os.File) *GoJSON {
+	if out == nil || !IsGoTest(args) || !hasJSONFlag(args) {
+		return nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil
+	}
+	t := &GoJSON{done: make(chan struct{}), r: r, w: w}
 	go func() {
 		defer close(t.done)
 		t.copy(out)
@@ -52,7 +64,27 @@ func startGoJSONTee(r *os.File, out io.Writer) *goJSONTee {
 	return t
 }
 
-func (t *goJSONTee) copy(out io.Writer) {
+// Writer is the file COMMAND writes its stdout to.
+func (t *GoJSON) Writer() *os.File { return t.w }
+
+// Started closes writewatch's copy of Writer once COMMAND has it; when
+// COMMAND did not start, it stops the copy too.
+func (t *GoJSON) Started(ok bool) {
+	t.w.Close()
+	if !ok {
+		t.finish(0)
+	}
+}
+
+// Results waits up to wait for the output to end (processes COMMAND left
+// behind may hold it open), then gives each test's result read to tests.
+func (t *GoJSON) Results(wait time.Duration, tests *attribution.Tests) {
+	for _, res := range t.finish(wait) {
+		tests.Result(report.RunnerGo, res.pkg, res.test, res.outcome, res.seconds, res.output)
+	}
+}
+
+func (t *GoJSON) copy(out io.Writer) {
 	br := bufio.NewReaderSize(t.r, 64<<10)
 	outputs := map[[2]string]*strings.Builder{}
 	for {
@@ -77,7 +109,7 @@ func (t *goJSONTee) copy(out io.Writer) {
 	}
 }
 
-func (t *goJSONTee) parse(line []byte, outputs map[[2]string]*strings.Builder) {
+func (t *GoJSON) parse(line []byte, outputs map[[2]string]*strings.Builder) {
 	var ev struct {
 		Action  string
 		Package string
@@ -119,9 +151,9 @@ func (t *goJSONTee) parse(line []byte, outputs map[[2]string]*strings.Builder) {
 	}
 }
 
-// finish waits up to wait for the output to end (processes COMMAND left
-// behind may hold it open), then returns the results read.
-func (t *goJSONTee) finish(wait time.Duration) []goResult {
+// finish waits up to wait for the output to end, then returns the
+// results read.
+func (t *GoJSON) finish(wait time.Duration) []goResult {
 	select {
 	case <-t.done:
 	case <-time.After(wait):

@@ -1,4 +1,8 @@
-package run
+// Package runners holds what writewatch does for the test runners it
+// knows, so that their tests can be told apart: for go test, the result
+// cache off, each test's result read from -json output, and the test
+// binaries followed; for pytest, its plugin on the path.
+package runners
 
 import (
 	"os"
@@ -13,35 +17,35 @@ import (
 const goCountNote = "GOFLAGS=-count=1 was added to COMMAND's environment so that go test runs every package " +
 	"instead of printing a cached result, which writewatch could not trace; go test prints timings where it would have printed \"(cached)\""
 
-// prepareEnv shapes COMMAND's environment: go test's result cache off
-// (a cached package runs nothing, so it cannot be traced), and the
-// pytest plugin on PYTHONPATH and in PYTEST_PLUGINS. It returns the
-// environment, a function removing what it created, and notes for the
-// report.
-func prepareEnv(cfg Config) (env []string, cleanup func(), notes []string) {
-	env = append([]string(nil), cfg.Env...)
-	if cfg.Env == nil {
+// PrepareEnv shapes COMMAND's environment (nil: this process's): go
+// test's result cache off (a cached package runs nothing, so it cannot be
+// traced), and the pytest plugin on PYTHONPATH and in PYTEST_PLUGINS. It
+// returns the environment, a function removing what it created, and
+// notes for the report of a go test run.
+func PrepareEnv(base []string) (env []string, cleanup func(), goNotes []string) {
+	env = append([]string(nil), base...)
+	if base == nil {
 		env = os.Environ()
 	}
 	cleanup = func() {}
 
 	// Flags on the command line, and later GOFLAGS entries, win over this.
 	env = setEnv(env, "GOFLAGS", strings.TrimSpace("-count=1 "+launch.Getenv(env, "GOFLAGS")))
-	notes = append(notes, goCountNote)
+	goNotes = append(goNotes, goCountNote)
 
 	dir, err := os.MkdirTemp("", "writewatch-plugins-")
 	if err != nil {
-		return env, cleanup, notes
+		return env, cleanup, goNotes
 	}
 	cleanup = func() { os.RemoveAll(dir) }
 	// COMMAND may run as the user who invoked sudo.
 	if os.Chmod(dir, 0o755) != nil ||
 		os.WriteFile(filepath.Join(dir, plugins.PytestModule+".py"), plugins.Pytest, 0o644) != nil {
-		return env, cleanup, notes
+		return env, cleanup, goNotes
 	}
 	env = setEnv(env, "PYTHONPATH", joinList(dir, launch.Getenv(env, "PYTHONPATH"), ":"))
 	env = setEnv(env, "PYTEST_PLUGINS", joinList(launch.Getenv(env, "PYTEST_PLUGINS"), plugins.PytestModule, ","))
-	return env, cleanup, notes
+	return env, cleanup, goNotes
 }
 
 func joinList(a, b, sep string) string {
@@ -65,7 +69,7 @@ func setEnv(env []string, key, value string) []string {
 	return append(out, key+"="+value)
 }
 
-// looksLikeGoTest reports whether args run go test directly.
-func looksLikeGoTest(args []string) bool {
+// IsGoTest reports whether args run go test directly.
+func IsGoTest(args []string) bool {
 	return len(args) > 1 && filepath.Base(args[0]) == "go" && args[1] == "test"
 }

@@ -1,0 +1,241 @@
+// Package judge judges a write record against the allowlist: which paths
+// it writes, as absolute clean paths the way the kernel resolved them,
+// and which of them the run reports.
+package judge
+
+import (
+	"path/filepath"
+	"strings"
+	"unsafe"
+
+	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/internal/tracer"
+)
+
+const oTmpfile = 0o20000000 // __O_TMPFILE
+
+// Verdict is one path a write record writes, as judged.
+type Verdict struct {
+	Op        string
+	Role      string // report.RoleOld or RoleNew for rename and link; "" otherwise
+	Path      string // absolute, clean; what the allowlist judges
+	Requested string // as the process passed it
+	Truncated bool   // the path was cut to fit the kernel's buffers
+	// Entry is the allowlist entry that matched Path, nil when none did.
+	Entry *allowlist.Entry
+	// RefusedAllowed marks a write the allowlist allows but enforcement
+	// refused: an entry the kernel cannot express exactly.
+	RefusedAllowed bool
+}
+
+// DeniedBy names what made the path a violation although an entry
+// matched it: a deny entry, or enforcement that could not express an
+// allow entry exactly. "" otherwise.
+func (v *Verdict) DeniedBy() string {
+	switch {
+	case v.RefusedAllowed:
+		return "--enforce: allowed by " + v.Entry.Source + ", but not enforceable exactly (see --print-config)"
+	case v.Entry != nil && v.Entry.Kind == allowlist.Deny:
+		return v.Entry.Source
+	}
+	return ""
+}
+
+// Judge judges write records against one allowlist. Its verdicts' strings
+// are views of the record and of scratch space reused by the next call:
+// callers that keep one must clone it. A Judge is not safe for
+// concurrent use.
+type Judge struct {
+	allow    *allowlist.List
+	bufs     [2][]byte
+	n        int // the next buffer to use
+	paths    []Verdict
+	verdicts []Verdict
+}
+
+// New returns a Judge for the allowlist.
+func New(allow *allowlist.List) *Judge { return &Judge{allow: allow} }
+
+// Record returns the paths of a write record the run reports: those
+// outside the allowlist, those cut too short to be judged for sure, and,
+// when enforcement refused the write, those the allowlist allows (the
+// writer saw an error, or was killed) — unless another path of the same
+// call was outside the allowlist: that one explains the refusal. The
+// slice is reused by the next call.
+func (j *Judge) Record(ev *tracer.Event) []Verdict {
+	j.paths = j.written(ev, j.paths[:0])
+	j.verdicts = j.verdicts[:0]
+	refusedAllowed := ev.Action != 0
+	for i := 0; refusedAllowed && i < len(j.paths); i++ {
+		if ok, _ := j.allow.Match(j.paths[i].Path); !ok || j.paths[i].Truncated {
+			refusedAllowed = false
+		}
+	}
+	for _, v := range j.paths {
+		allowed, entry := j.allow.Match(v.Path)
+		// A cut path cannot be judged for sure: report it rather than
+		// let it pass.
+		if allowed && !v.Truncated && !refusedAllowed {
+			continue
+		}
+		v.Entry, v.RefusedAllowed = entry, refusedAllowed
+		j.verdicts = append(j.verdicts, v)
+	}
+	return j.verdicts
+}
+
+// scratch returns an empty buffer that no other path of this record
+// uses.
+func (j *Judge) scratch() []byte {
+	b := j.bufs[j.n%len(j.bufs)][:0]
+	return b
+}
+
+// view keeps b as the current scratch buffer and returns it as a string
+// without copying.
+func (j *Judge) view(b []byte) string {
+	j.bufs[j.n%len(j.bufs)] = b
+	j.n++
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// written turns a write record into the paths it writes: rename and link
+// have two, everything else one.
+func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
+	j.n = 0
+	op := ev.Op.String()
+	switch ev.Op {
+	case tracer.OpRename, tracer.OpLink:
+		// A hard link to a file is a new way to write that file: the
+		// file linked is judged too, unless it is a file the process
+		// holds open (the O_TMPFILE idiom: linkat of /proc/self/fd/N, or
+		// of "" with AT_EMPTY_PATH), which was judged when it was opened.
+		if ev.Op == tracer.OpRename || !heldOpen(slotView(ev, tracer.SlotPath)) {
+			out = append(out, j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir).resolved())
+		}
+		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved())
+	case tracer.OpSymlink:
+		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath, tracer.SlotDir).resolved())
+	}
+	// A call on a file descriptor (fchmod, fsetxattr, futimens...) acts on
+	// the file the kernel found behind it, and so does a metadata change
+	// through a descriptor's link (/dev/stdout, /proc/self/fd/N).
+	if ev.Has(tracer.SlotResolved) && (!ev.Has(tracer.SlotPath) || ev.Op.Metadata()) {
+		return append(out, Verdict{
+			Op:        op,
+			Path:      j.view(ev.AppendDir(j.scratch(), tracer.SlotResolved)),
+			Requested: slotView(ev, tracer.SlotPath),
+			Truncated: ev.Truncated(tracer.SlotResolved),
+		})
+	}
+	// A successful open judges the file the kernel opened, symlinks and
+	// all (the kernel sends no start directory then), except an
+	// O_TMPFILE, whose file has no name yet: its directory is what was
+	// asked for.
+	if (ev.Op == tracer.OpOpen || ev.Op == tracer.OpCreat) && ev.Ret >= 0 &&
+		ev.Has(tracer.SlotResolved) && ev.Flags&oTmpfile == 0 {
+		return append(out, Verdict{
+			Op:        op,
+			Path:      j.view(ev.AppendDir(j.scratch(), tracer.SlotResolved)),
+			Requested: slotView(ev, tracer.SlotPath),
+			Truncated: ev.Truncated(tracer.SlotPath) || ev.Truncated(tracer.SlotResolved),
+		})
+	}
+	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir).resolved()
+	// chmod and the like follow a symlink in the last component too:
+	// judge the file it points to, while it is there.
+	// Not under /proc or /dev, whose links (/proc/self, /dev/stdin) would
+	// name writewatch's own files here: the kernel resolved the
+	// descriptor links it knows (see above).
+	if ev.Op.Metadata() && ev.Flags&tracer.MetaFollow != 0 && !t.Truncated &&
+		!strings.HasPrefix(t.Path, "/proc/") && !strings.HasPrefix(t.Path, "/dev/") {
+		if real, err := filepath.EvalSymlinks(t.Path); err == nil {
+			t.Path = real
+		}
+	}
+	return append(out, t)
+}
+
+// target builds the absolute path of a path slot, starting from its
+// directory slot when relative.
+func (j *Judge) target(ev *tracer.Event, op, role string, ps, ds tracer.Slot) Verdict {
+	req := slotView(ev, ps)
+	t := Verdict{Op: op, Role: role, Requested: req, Truncated: ev.Truncated(ps)}
+	if strings.HasPrefix(req, "/") {
+		t.Path = filepath.Clean(req)
+	} else {
+		b := ev.AppendDir(j.scratch(), ds)
+		b = append(b, '/')
+		b = append(b, req...)
+		t.Path = filepath.Clean(j.view(b))
+		t.Truncated = t.Truncated || ev.Truncated(ds) || !ev.Has(ds)
+	}
+	return t
+}
+
+// resolved follows symlinks in the directories above the path, as the
+// kernel did when it looked the path up; the last component itself is
+// what the operation acted on. The path stays as it is when its directory
+// is gone.
+func (t Verdict) resolved() Verdict {
+	dir, base := filepath.Split(t.Path)
+	if dir == "/" || dir == "" || t.Truncated {
+		return t
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		t.Path = filepath.Join(real, base)
+	}
+	return t
+}
+
+// OpenFlags names the flags of an open that make it a write.
+func OpenFlags(flags uint32) string {
+	var parts []string
+	switch flags & 3 {
+	case 0:
+		parts = append(parts, "O_RDONLY")
+	case 1:
+		parts = append(parts, "O_WRONLY")
+	case 2:
+		parts = append(parts, "O_RDWR")
+	}
+	for _, f := range []struct {
+		bit  uint32
+		name string
+	}{{0o100, "O_CREAT"}, {0o200, "O_EXCL"}, {0o1000, "O_TRUNC"}, {0o2000, "O_APPEND"}, {oTmpfile, "O_TMPFILE"}} {
+		if flags&f.bit != 0 {
+			parts = append(parts, f.name)
+		}
+	}
+	return strings.Join(parts, "|")
+}
+
+// heldOpen reports whether a link's source names a file through a file
+// descriptor the process holds: "" (AT_EMPTY_PATH) or /proc/{self,PID,
+// thread-self}/fd/N.
+func heldOpen(path string) bool {
+	if path == "" {
+		return true
+	}
+	rest, ok := strings.CutPrefix(path, "/proc/")
+	if !ok {
+		return false
+	}
+	who, rest, ok := strings.Cut(rest, "/")
+	if !ok || (who != "self" && who != "thread-self" && strings.Trim(who, "0123456789") != "") {
+		return false
+	}
+	n, ok := strings.CutPrefix(rest, "fd/")
+	return ok && n != "" && strings.Trim(n, "0123456789") == ""
+}
+
+// slotView is slot s of ev as a string, without its NUL and without
+// copying: valid until the next record is read.
+func slotView(ev *tracer.Event, s tracer.Slot) string {
+	b := ev.Bytes(s)
+	if n := len(b); n > 0 && b[n-1] == 0 {
+		b = b[:n-1]
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}

@@ -1,0 +1,170 @@
+package judge
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/tracer"
+)
+
+func comps(names ...string) []byte {
+	var b []byte
+	for _, n := range names {
+		b = append(append(b, n...), 0)
+	}
+	return b
+}
+
+func event(t *testing.T, op tracer.Op, ret int32, flags uint32, slots ...[]byte) *tracer.Event {
+	t.Helper()
+	var ev tracer.Event
+	h := tracer.RecordHeader{Kind: uint32(tracer.KindWrite), Op: uint32(op), Ret: ret, Flags: flags}
+	if err := tracer.Decode(tracer.AppendRecord(nil, h, slots...), &ev); err != nil {
+		t.Fatal(err)
+	}
+	return &ev
+}
+
+func TestTargets(t *testing.T) {
+	// A real directory with a symlink, for the parent resolution.
+	dir := t.TempDir()
+	dir, _ = filepath.EvalSymlinks(dir)
+	os.Mkdir(filepath.Join(dir, "real"), 0o755)
+	os.Symlink(filepath.Join(dir, "real"), filepath.Join(dir, "link"))
+
+	var j Judge
+	for _, tc := range []struct {
+		name string
+		ev   *tracer.Event
+		want []Verdict
+	}{
+		{
+			"relative open resolved by the kernel",
+			event(t, tracer.OpOpen, 3, 0o1101, []byte("out.txt\x00"), comps("proj", "home"), nil, nil, comps("target", "elsewhere")),
+			[]Verdict{{Op: "open", Path: "/elsewhere/target", Requested: "out.txt"}},
+		},
+		{
+			"relative open: the kernel sends no directory, and the path is whole",
+			event(t, tracer.OpOpen, 3, 0o1101, []byte("out.txt\x00"), nil, nil, nil, comps("out.txt", "proj")),
+			[]Verdict{{Op: "open", Path: "/proj/out.txt", Requested: "out.txt"}},
+		},
+		{
+			"failed open: the requested path, cleaned",
+			event(t, tracer.OpOpen, -2, 0o101, []byte("a/../b.txt\x00"), comps("proj")),
+			[]Verdict{{Op: "open", Path: "/proj/b.txt", Requested: "a/../b.txt"}},
+		},
+		{
+			"O_TMPFILE judges its directory",
+			event(t, tracer.OpOpen, 3, 0o20200002, []byte("/var/x\x00"), nil, nil, nil, comps("#1234", "x", "var")),
+			[]Verdict{{Op: "open", Path: "/var/x", Requested: "/var/x"}},
+		},
+		{
+			"rename judges both names",
+			event(t, tracer.OpRename, 0, 0, []byte("old\x00"), comps("d"), []byte("/abs/new\x00")),
+			[]Verdict{{Op: "rename", Role: "old", Path: "/d/old", Requested: "old"}, {Op: "rename", Role: "new", Path: "/abs/new", Requested: "/abs/new"}},
+		},
+		{
+			"symlinked parent directory is followed",
+			event(t, tracer.OpMkdir, 0, 0, []byte(filepath.Join(dir, "link", "sub")+"\x00")),
+			[]Verdict{{Op: "mkdir", Path: filepath.Join(dir, "real", "sub"), Requested: filepath.Join(dir, "link", "sub")}},
+		},
+		{
+			"relative path whose directory is missing is marked truncated",
+			event(t, tracer.OpUnlink, 0, 0, []byte("x\x00")),
+			[]Verdict{{Op: "unlink", Path: "/x", Requested: "x", Truncated: true}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := j.written(tc.ev, nil)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("target %d: got %+v, want %+v", i, got[i], tc.want[i])
+				}
+			}
+		})
+	}
+}
+
+func TestOpenFlags(t *testing.T) {
+	for flags, want := range map[uint32]string{
+		0o1:        "O_WRONLY",
+		0o1101:     "O_WRONLY|O_CREAT|O_TRUNC",
+		0o2002:     "O_RDWR|O_APPEND",
+		0o20200002: "O_RDWR|O_TMPFILE",
+		0o300:      "O_RDONLY|O_CREAT|O_EXCL",
+	} {
+		if got := OpenFlags(flags); got != want {
+			t.Errorf("OpenFlags(%#o) = %q, want %q", flags, got, want)
+		}
+	}
+}
+
+func TestHeldOpen(t *testing.T) {
+	for path, want := range map[string]bool{
+		"":                       true,
+		"/proc/self/fd/3":        true,
+		"/proc/1234/fd/10":       true,
+		"/proc/thread-self/fd/4": true,
+		"/proc/self/fd/":         false,
+		"/proc/self/fdinfo/3":    false,
+		"/proc/self/fd/3/x":      false,
+		"/home/u/file":           false,
+		"/proc/abc/fd/3":         false,
+	} {
+		if got := heldOpen(path); got != want {
+			t.Errorf("heldOpen(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
+
+// Record reports the paths outside the allowlist, the denied ones with
+// the rule that denied them, cut paths, and allowed paths enforcement
+// refused when nothing else explains the refusal.
+func TestRecord(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "ww.yaml")
+	if err := os.WriteFile(cfg, []byte("allow:\n  - /proj/**\ndeny:\n  - /proj/secret\ndefaults: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list, err := allowlist.Load(allowlist.Options{ConfigPath: cfg, WorkDir: "/proj", Home: "/home/u", Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := func(ev *tracer.Event) *tracer.Event { ev.Action = tracer.ActionBlocked; return ev }
+	type want struct {
+		path, deniedBy string
+		truncated      bool
+	}
+	j := New(list)
+	for _, tc := range []struct {
+		name string
+		ev   *tracer.Event
+		want []want
+	}{
+		{"allowed", event(t, tracer.OpMkdir, 0, 0, []byte("/proj/build\x00")), nil},
+		{"outside", event(t, tracer.OpMkdir, 0, 0, []byte("/etc/x\x00")), []want{{path: "/etc/x"}}},
+		{"denied", event(t, tracer.OpMkdir, 0, 0, []byte("/proj/secret\x00")), []want{{path: "/proj/secret", deniedBy: cfg + ":4"}}},
+		{"cut", event(t, tracer.OpUnlink, 0, 0, []byte("x\x00")), []want{{path: "/x", truncated: true}}},
+		{"allowed, but refused", refused(event(t, tracer.OpMkdir, -1, 0, []byte("/proj/build\x00"))),
+			[]want{{path: "/proj/build", deniedBy: "--enforce: allowed by " + cfg + ":2, but not enforceable exactly (see --print-config)"}}},
+		{"refused for the path outside", refused(event(t, tracer.OpRename, -1, 0, []byte("/proj/a\x00"), nil, []byte("/etc/b\x00"))),
+			[]want{{path: "/etc/b"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := j.Record(tc.ev)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+			for i, w := range tc.want {
+				if got[i].Path != w.path || got[i].DeniedBy() != w.deniedBy || got[i].Truncated != w.truncated {
+					t.Errorf("verdict %d: %+v (denied by %q), want %+v", i, got[i], got[i].DeniedBy(), w)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,44 @@
+package run
+
+import (
+	"testing"
+
+	"github.com/writewatch/writewatch/internal/live"
+	"github.com/writewatch/writewatch/internal/tracer"
+)
+
+func TestRunningText(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{{nil, ""}, {[]string{"TestA"}, "TestA"}, {[]string{"TestA", "TestB", "TestC"}, "TestA (+2 more)"}} {
+		if got := runningText(c.in); got != c.want {
+			t.Errorf("runningText(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// The kernel's causes of loss land where live.LostCauses names them.
+func TestKernelCounters(t *testing.T) {
+	st := tracer.Stats{RingbufFull: 4, ProcMapFull: 11, Truncated: 2, AllowedInKernel: 20, Repeats: 3}
+	k := kernelCounters(st)
+	byCause := st.LostByCause()
+	for i, c := range live.LostCauses {
+		if k.Lost[i] != byCause[c] {
+			t.Errorf("lost %s = %d, want %d", c, k.Lost[i], byCause[c])
+		}
+	}
+	if k.Truncated != 2 || k.Settled != 23 {
+		t.Errorf("%+v", k)
+	}
+}
+
+// comps builds a directory slot: components innermost first, each
+// NUL-terminated.
+func comps(names ...string) []byte {
+	var b []byte
+	for _, n := range names {
+		b = append(append(b, n...), 0)
+	}
+	return b
+}
