@@ -17,6 +17,7 @@ import (
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/runners"
+	"github.com/writewatch/writewatch/internal/stream"
 	"github.com/writewatch/writewatch/internal/tracer"
 	"golang.org/x/sys/unix"
 )
@@ -32,7 +33,7 @@ type session struct {
 	cfg      Config
 	live     *live.Counters
 	tr       *tracer.Tracer
-	events   *tracer.Tracer // where the records come from
+	events   *stream.Stream // the tracer's records, and any other source's
 	proc     *launch.Process
 	guard    *metaguard.Guard // nil: no metadata guard
 	tee      *runners.GoJSON  // nil: not go test -json
@@ -96,7 +97,7 @@ func (s *session) loop(exited <-chan int, signals <-chan os.Signal) error {
 	}
 }
 
-// drain handles the records already in the ring buffer.
+// drain handles the records already waiting.
 func (s *session) drain(ev *tracer.Event) error {
 	s.events.SetDeadline(time.Now())
 	for {

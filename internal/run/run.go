@@ -21,6 +21,7 @@ import (
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/runners"
+	"github.com/writewatch/writewatch/internal/stream"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 
@@ -100,7 +101,7 @@ func Run(cfg Config) (*report.Report, error) {
 		cfg:      cfg,
 		live:     cfg.Live,
 		tr:       tr,
-		events:   tr,
+		events:   stream.New(tr),
 		judge:    judge.New(cfg.Allow),
 		builder:  &report.Builder{Limit: cfg.MaxViolations},
 		repeatOf: map[tracer.RepeatKey][]group{},
