@@ -1,0 +1,191 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/writewatch/writewatch/internal/metrics"
+	"github.com/writewatch/writewatch/internal/policy"
+	"github.com/writewatch/writewatch/internal/report"
+)
+
+const usageText = `Usage: writewatch [flags] [--] COMMAND [ARGS...]
+       writewatch --print-config [--config FILE] [--allow PATTERN]...
+       writewatch --doctor
+
+Runs COMMAND, follows every process it starts in the kernel (eBPF), and
+reports every filesystem write outside the allowlist in .writewatch.yaml
+(found by walking up from the working directory).
+
+Flags:
+%s
+Exit codes:
+  COMMAND's own  when nothing outside the allowlist was written (or --audit)
+  128+N          COMMAND died of signal N
+  2              usage or configuration error; COMMAND was not started
+  70             writewatch failed while COMMAND ran (the report says what),
+                 or --json, --metrics-textfile or (with --metrics-required)
+                 the push to --pushgateway could not be written
+  86             writes outside the allowlist were found (and, with --enforce, refused)
+  87             cannot trace here: no privileges, no BTF, kernel too old, or
+                 the enforcement asked for is not available or was refused
+  126            COMMAND is not executable
+  127            COMMAND was not found
+`
+
+// Config is writewatch's command line: every flag, parsed and checked
+// in one place.
+type Config struct {
+	Args           []string // COMMAND and its arguments
+	ConfigFile     string   // --config
+	Allow          []string // --allow, in order
+	Audit          bool
+	JSONFile       string
+	JUnitFile      string
+	PrintConfig    bool
+	AsRoot         bool
+	Quiet          bool
+	Grace          time.Duration
+	KillSurvivors  bool
+	RingbufMiB     uint
+	Version        bool
+	IgnoreMetadata bool
+	MaxViolations  int
+
+	MetricsAddr     string
+	Pushgateway     string
+	MetricsLabels   metrics.Labels
+	MetricsTextfile string
+	MetricsRequired bool
+
+	Enforce     enforceFlag
+	EnforceWith string      // as given
+	Tier        policy.Tier // EnforceWith parsed by check; nil for auto
+	Doctor      bool
+}
+
+// enforceFlag is --enforce (refuse and kill) or --enforce=block (refuse
+// only).
+type enforceFlag struct {
+	on, block bool
+}
+
+func (f *enforceFlag) IsBoolFlag() bool { return true }
+
+func (f *enforceFlag) String() string {
+	switch {
+	case f == nil || !f.on:
+		return "false"
+	case f.block:
+		return "block"
+	}
+	return "true"
+}
+
+func (f *enforceFlag) Set(s string) error {
+	switch s {
+	case "true", "kill":
+		*f = enforceFlag{on: true}
+	case "block":
+		*f = enforceFlag{on: true, block: true}
+	case "false":
+		*f = enforceFlag{}
+	default:
+		return fmt.Errorf("want --enforce or --enforce=block, not %q", s)
+	}
+	return nil
+}
+
+// parseConfig reads the command line into a Config, unchecked. --help
+// prints the help and returns flag.ErrHelp; other errors are usage
+// errors, already explained on stderr.
+func parseConfig(argv []string, stderr io.Writer) (*Config, error) {
+	c := &Config{}
+	fs := c.flagSet(stderr)
+	if err := fs.Parse(argv); err != nil {
+		return nil, err
+	}
+	c.Args = fs.Args()
+	return c, nil
+}
+
+// flagSet declares every flag, each stored in c.
+func (c *Config) flagSet(stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("writewatch", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.ConfigFile, "config", "", "use this config `FILE` instead of searching for .writewatch.yaml")
+	fs.Func("allow", "also allow `PATTERN` (path or glob, relative to the working directory); repeatable", func(s string) error {
+		c.Allow = append(c.Allow, s)
+		return nil
+	})
+	fs.BoolVar(&c.Audit, "audit", false, "observe only: report, then exit with COMMAND's own code")
+	fs.StringVar(&c.JSONFile, "json", "", "write the machine-readable report to `FILE`")
+	fs.StringVar(&c.JUnitFile, "junit", "", "write a JUnit XML report to `FILE`: a testcase per test, each write a failure of the test that made it")
+	fs.BoolVar(&c.PrintConfig, "print-config", false, "print the effective allowlist and where each entry comes from, then exit")
+	fs.BoolVar(&c.AsRoot, "as-root", false, "under sudo, run COMMAND as root instead of as the invoking user")
+	fs.BoolVar(&c.Quiet, "quiet", false, "print the summary only when something was found")
+	fs.DurationVar(&c.Grace, "grace", 2*time.Second, "after COMMAND exits, wait this long for the processes it left running")
+	fs.BoolVar(&c.KillSurvivors, "kill-survivors", false, "kill the processes of the tree still running after --grace")
+	fs.UintVar(&c.RingbufMiB, "ringbuf-mib", 8, "size of the kernel ring buffer in MiB (a power of two)")
+	fs.BoolVar(&c.IgnoreMetadata, "ignore-metadata", false, "do not report chmod, chown, utimes and xattr changes")
+	fs.IntVar(&c.MaxViolations, "max-violations", 10000, "list at most `N` paths written outside the allowlist; writes to more are counted (0: no limit)")
+	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on http://`ADDR`/metrics (host:port) while COMMAND runs")
+	fs.StringVar(&c.Pushgateway, "pushgateway", "", "when the run ends, push its metrics to the Pushgateway at `URL`, grouped under job=writewatch and the --metrics-label labels")
+	fs.Var(&c.MetricsLabels, "metrics-label", "add `key=value` to the push's grouping key and to every metric served or written; repeatable")
+	fs.StringVar(&c.MetricsTextfile, "metrics-textfile", "", "when the run ends, write its metrics to `PATH` in node_exporter's textfile format, atomically")
+	fs.BoolVar(&c.MetricsRequired, "metrics-required", false, "a failed push to --pushgateway makes writewatch exit with 70")
+	fs.Var(&c.Enforce, "enforce", "refuse writes outside the allowlist in the kernel and kill the writer (`--enforce=block`: refuse only); exit 86 when any was tried")
+	fs.StringVar(&c.EnforceWith, "enforce-with", "auto", "enforcement `TIER`: lsm, landlock, kill, or auto (the strongest this kernel offers)")
+	fs.BoolVar(&c.Doctor, "doctor", false, "say whether this user can trace here and what to do if not (exit 87), then what this machine supports (BTF, LSMs, Landlock, the --enforce tier)")
+	fs.Usage = func() {
+		var b strings.Builder
+		fs.SetOutput(&b)
+		fs.PrintDefaults()
+		fs.SetOutput(stderr)
+		fmt.Fprintf(stderr, usageText, b.String())
+	}
+	return fs
+}
+
+// check finds the flags that cannot work, alone or together, before
+// anything runs: each is a usage error.
+func (c *Config) check() error {
+	var err error
+	if c.Tier, err = policy.ParseTier(c.EnforceWith); err != nil {
+		return err
+	}
+	switch {
+	case c.Enforce.on && c.Audit:
+		return errors.New("--enforce and --audit exclude each other")
+	case !c.PrintConfig && len(c.Args) == 0:
+		return errors.New("no COMMAND given; usage: writewatch [flags] [--] COMMAND [ARGS...] (see --help)")
+	case c.MaxViolations < 0:
+		return fmt.Errorf("--max-violations %d: must be 0 (no limit) or more", c.MaxViolations)
+	case c.RingbufMiB == 0 || c.RingbufMiB&(c.RingbufMiB-1) != 0 || c.RingbufMiB > 1024:
+		return fmt.Errorf("--ringbuf-mib %d: must be a power of two from 1 to 1024", c.RingbufMiB)
+	case c.MetricsRequired && c.Pushgateway == "":
+		return errors.New("--metrics-required needs --pushgateway")
+	}
+	if c.Pushgateway != "" {
+		if err := metrics.CheckPushURL(c.Pushgateway); err != nil {
+			return fmt.Errorf("--pushgateway: %w", err)
+		}
+	}
+	return nil
+}
+
+// mode is the report's mode: gate (the default), audit or enforce.
+func (c *Config) mode() string {
+	switch {
+	case c.Audit:
+		return report.ModeAudit
+	case c.Enforce.on:
+		return report.ModeEnforce
+	}
+	return report.ModeGate
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/writewatch/writewatch/internal/launch"
+	"github.com/writewatch/writewatch/internal/live"
+	"github.com/writewatch/writewatch/internal/metrics"
+	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/internal/run"
+	"github.com/writewatch/writewatch/internal/tracer"
+)
+
+func TestExitCode(t *testing.T) {
+	clean := func(exit int) *report.Report { return &report.Report{CommandExit: exit} }
+	dirty := func(exit int) *report.Report { return &report.Report{CommandExit: exit, UnlistedViolations: 1} }
+	failed := func(kinds ...failKind) (f [failKinds]bool) {
+		for _, k := range kinds {
+			f[k] = true
+		}
+		return f
+	}
+	for _, tc := range []struct {
+		name string
+		o    outcome
+		want int
+	}{
+		{"clean", outcome{rep: clean(0)}, 0},
+		{"COMMAND's own code", outcome{rep: clean(3)}, 3},
+		{"violations", outcome{rep: dirty(0)}, exitViolations},
+		{"violations, --audit", outcome{rep: dirty(3), audit: true}, 3},
+		{"tracing failed", outcome{rep: dirty(0), traceErr: errors.New("x")}, exitInternal},
+		{"not found", outcome{startErr: fmt.Errorf("x: %w", launch.ErrNotFound), rep: clean(report.NotStarted)}, exitNotFound},
+		{"not executable", outcome{startErr: launch.ErrNotExecutable, rep: clean(report.NotStarted)}, exitNotExec},
+		{"no privileges", outcome{startErr: tracer.ErrPermission, rep: clean(report.NotStarted)}, exitCannot},
+		{"cannot trace", outcome{startErr: run.ErrTracer, rep: clean(report.NotStarted)}, exitCannot},
+		{"cannot confine", outcome{startErr: launch.ErrConfine, rep: clean(report.NotStarted)}, exitCannot},
+		{"other start failure", outcome{startErr: errors.New("x"), rep: clean(report.NotStarted)}, exitInternal},
+		{"output failed", outcome{rep: clean(3), failed: failed(failRun)}, exitInternal},
+		{"output failed after violations", outcome{rep: dirty(0), failed: failed(failRun)}, exitViolations},
+		{"output failed, --audit", outcome{rep: dirty(3), audit: true, failed: failed(failRun)}, exitInternal},
+		{"output failed, COMMAND not started", outcome{startErr: launch.ErrNotFound, rep: clean(report.NotStarted), failed: failed(failRun)}, exitNotFound},
+		{"summary failed", outcome{rep: clean(0), failed: failed(failIfClean)}, exitInternal},
+		{"summary failed, COMMAND failed", outcome{rep: clean(3), failed: failed(failIfClean)}, 3},
+	} {
+		if got := exitCode(&tc.o); got != tc.want {
+			t.Errorf("%s: exit code %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// An output that cannot be written says so and fails the run, or only
+// warns, as its row in the table says.
+func TestOutputFailures(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": filepath.Join(dir, "missing", "summary.md")}
+	for _, tc := range []struct {
+		name     string
+		cfg      Config
+		exit     int
+		want     int
+		warnings []string
+	}{
+		{"json", Config{JSONFile: "/dev/full"}, 0, exitInternal, []string{"--json /dev/full:", "GITHUB_STEP_SUMMARY:"}},
+		{"junit, COMMAND failed", Config{JUnitFile: "/dev/full"}, 3, exitInternal, []string{"--junit /dev/full:"}},
+		{"step summary only", Config{}, 0, 0, []string{"GITHUB_STEP_SUMMARY:"}},
+		{"textfile", Config{MetricsTextfile: filepath.Join(dir, "missing", "ww.prom")}, 0, exitInternal, []string{"--metrics-textfile:"}},
+		{"push", Config{Pushgateway: "http://127.0.0.1:1"}, 0, 0, []string{"--pushgateway:"}},
+		{"push required", Config{Pushgateway: "http://127.0.0.1:1", MetricsRequired: true}, 0, exitInternal, []string{"--pushgateway:"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			outs := tc.cfg.outputs(func(k string) string { return env[k] })
+			files := make([]*os.File, len(outs))
+			for i, out := range outs {
+				if out.file != "" {
+					f, err := os.OpenFile(out.file, os.O_WRONLY, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer f.Close()
+					files[i] = f
+				}
+			}
+			var stderr bytes.Buffer
+			rep := &report.Report{CommandExit: tc.exit}
+			w := &writing{cfg: &tc.cfg, stderr: &stderr, mrun: metrics.New(new(live.Counters), report.ModeGate, "dev"), out: &outcome{rep: rep}}
+			if got := writeOutputs(w, outs, files); got != tc.want {
+				t.Errorf("exit code %d, want %d\n%s", got, tc.want, stderr.String())
+			}
+			for _, want := range tc.warnings {
+				if !strings.Contains(stderr.String(), "writewatch: "+want) {
+					t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+				}
+			}
+		})
+	}
+}
