@@ -129,17 +129,6 @@ func (c *Counters) SetTest(name string) {
 	c.test.Store(&name)
 }
 
-// TotalViolations is the number of writes outside the allowlist so far.
-func (s *Snapshot) TotalViolations() uint64 {
-	var n uint64
-	for i := range s.Violations {
-		for _, v := range s.Violations[i] {
-			n += v
-		}
-	}
-	return n
-}
-
 // TotalGroups is the number of violation groups so far, the number the
 // summary's header gives as "writes outside the allowlist".
 func (s *Snapshot) TotalGroups() uint64 {

@@ -53,10 +53,6 @@ type Config struct {
 	// Live, when not nil, receives the run's live counters, for the
 	// metrics endpoint and the status line to read while the run lasts.
 	Live *live.Counters
-	// Tests, if set, is called with the run's test tracker before
-	// COMMAND's records are read (its Current method may be polled from
-	// another goroutine, for a progress line).
-	Tests func(*attribution.Tests)
 	// Enforce, when set, makes the kernel refuse writes outside the
 	// allowlist (Mode is then report.ModeEnforce).
 	Enforce *policy.Enforcement
@@ -192,9 +188,6 @@ func (s *session) launch(path string, landlock *launch.Landlock, guarded bool) e
 	s.tree = attribution.NewTree(uint32(proc.Pid()), uint32(os.Getpid()), s.cfg.Args)
 	s.tests = attribution.NewTests(s.tree)
 	s.tests.OnCurrent = func(running []string) { s.live.SetTest(runningText(running)) }
-	if s.cfg.Tests != nil {
-		s.cfg.Tests(s.tests)
-	}
 	s.seen = s.tree.Seen()
 	s.live.SetProcesses(s.seen)
 	return nil
