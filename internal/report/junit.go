@@ -62,24 +62,47 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	if r == nil {
 		return fmt.Errorf("report: write JUnit: nil report")
 	}
-	type caseKey struct{ suite, name string }
-	type entry struct {
-		c       junitCase
-		seconds float64
-		writes  []*Violation
-		outcome string
-		message string
+	out := junitSuitesOf(r, junitEntries(r))
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return fmt.Errorf("report: write JUnit: %w", err)
 	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return fmt.Errorf("report: write JUnit: %w", err)
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return fmt.Errorf("report: write JUnit: %w", err)
+	}
+	return nil
+}
+
+// junitEntry is one testcase as it is gathered.
+type junitEntry struct {
+	suite   string
+	c       junitCase
+	seconds float64
+	writes  []*Violation
+	outcome string
+	message string
+	lost    bool // the refused writes whose records were lost
+}
+
+// junitEntries gathers the testcases, in the order they first appear:
+// each test a runner reported, each test (or process) that wrote outside
+// the allowlist, and one for refused writes whose records were lost.
+func junitEntries(r *Report) []*junitEntry {
+	type caseKey struct{ suite, name string }
 	var (
-		order []caseKey
-		cases = map[caseKey]*entry{}
+		order []*junitEntry
+		cases = map[caseKey]*junitEntry{}
 	)
-	get := func(k caseKey) *entry {
+	get := func(k caseKey) *junitEntry {
 		e := cases[k]
 		if e == nil {
-			e = &entry{c: junitCase{Name: k.name, Classname: k.suite}}
+			e = &junitEntry{suite: k.suite, c: junitCase{Name: k.name, Classname: k.suite}}
 			cases[k] = e
-			order = append(order, k)
+			order = append(order, e)
 		}
 		return e
 	}
@@ -96,46 +119,53 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		}
 		e.writes = append(e.writes, v)
 	}
-
 	// Refused writes whose records were lost fail a testcase of their own.
-	var lost *entry
 	if r.LostRefusals > 0 {
-		lost = get(caseKey{"writewatch", "refused writes whose records were lost"})
+		get(caseKey{"writewatch", "refused writes whose records were lost"}).lost = true
 	}
+	return order
+}
 
+// finish sets the testcase's time, and its failure or skip.
+func (e *junitEntry) finish(r *Report) {
+	e.c.Time = strconv.FormatFloat(e.seconds, 'f', 3, 64)
+	switch {
+	case e.lost:
+		e.c.Failure = &junitMessage{
+			Message: "the kernel refused " + plural(r.LostRefusals, "write", "writes") + " outside the allowlist",
+			Type:    junitFailureType,
+			Text:    "Their records were lost (ring buffer full): run again with a larger --ringbuf-mib to see them.",
+		}
+	case len(e.writes) > 0:
+		e.c.Failure = &junitMessage{
+			Message: plural(len(e.writes), "write", "writes") + " outside the allowlist",
+			Type:    junitFailureType,
+			Text:    junitWrites(e.writes),
+		}
+		if e.outcome == OutcomeFailed {
+			e.c.Failure.Message += "; the test failed too"
+			e.c.Failure.Text += "\nThe test's own failure:\n" + e.message
+		}
+	case e.outcome == OutcomeFailed:
+		e.c.Failure = &junitMessage{Message: firstLineOf(e.message), Type: "failure", Text: e.message}
+	case e.outcome == OutcomeSkipped:
+		e.c.Skipped = &junitMessage{Message: e.message}
+	}
+}
+
+// junitSuitesOf groups the testcases into suites, sorted by name, and
+// counts them.
+func junitSuitesOf(r *Report, entries []*junitEntry) junitSuites {
 	out := junitSuites{Name: "writewatch"}
 	suites := map[string]*junitSuite{}
 	var suiteOrder []string
-	for _, k := range order {
-		e := cases[k]
-		e.c.Time = strconv.FormatFloat(e.seconds, 'f', 3, 64)
-		switch {
-		case e == lost:
-			e.c.Failure = &junitMessage{
-				Message: "the kernel refused " + plural(r.LostRefusals, "write", "writes") + " outside the allowlist",
-				Type:    junitFailureType,
-				Text:    "Their records were lost (ring buffer full): run again with a larger --ringbuf-mib to see them.",
-			}
-		case len(e.writes) > 0:
-			e.c.Failure = &junitMessage{
-				Message: plural(len(e.writes), "write", "writes") + " outside the allowlist",
-				Type:    junitFailureType,
-				Text:    junitWrites(e.writes),
-			}
-			if e.outcome == OutcomeFailed {
-				e.c.Failure.Message += "; the test failed too"
-				e.c.Failure.Text += "\nThe test's own failure:\n" + e.message
-			}
-		case e.outcome == OutcomeFailed:
-			e.c.Failure = &junitMessage{Message: firstLineOf(e.message), Type: "failure", Text: e.message}
-		case e.outcome == OutcomeSkipped:
-			e.c.Skipped = &junitMessage{Message: e.message}
-		}
-		s := suites[k.suite]
+	for _, e := range entries {
+		e.finish(r)
+		s := suites[e.suite]
 		if s == nil {
-			s = &junitSuite{Name: k.suite}
-			suites[k.suite] = s
-			suiteOrder = append(suiteOrder, k.suite)
+			s = &junitSuite{Name: e.suite}
+			suites[e.suite] = s
+			suiteOrder = append(suiteOrder, e.suite)
 		}
 		s.Cases = append(s.Cases, e.c)
 	}
@@ -160,18 +190,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		out.Skipped += s.Skipped
 		out.Suites = append(out.Suites, *s)
 	}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return fmt.Errorf("report: write JUnit: %w", err)
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(out); err != nil {
-		return fmt.Errorf("report: write JUnit: %w", err)
-	}
-	if _, err := io.WriteString(w, "\n"); err != nil {
-		return fmt.Errorf("report: write JUnit: %w", err)
-	}
-	return nil
+	return out
 }
 
 // suiteName is the testsuite of a test or violation.
