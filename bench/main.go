@@ -60,56 +60,109 @@ func main() {
 	}
 }
 
+// bench is one benchmark run: its options, binaries and directories.
+type bench struct {
+	runs  int
+	quick bool
+	ww    string // the writewatch binary
+	micro string // bench/micro, built
+	floor string // bench/floor, built
+	proj  string // the project the workloads run in
+	out   string // a directory outside the project's allowlist
+	tmp   string // a directory under the temp dir, which it allows
+}
+
 func run(out io.Writer) error {
 	runs := flag.Int("runs", 5, "timed runs per workload and configuration (the median is shown)")
 	ww := flag.String("writewatch", "bin/writewatch", "the writewatch binary")
 	quick := flag.Bool("quick", false, "smaller workloads, for a smoke test")
 	flag.Parse()
 
-	wwPath, err := filepath.Abs(*ww)
+	b := &bench{runs: *runs, quick: *quick}
+	cleanup, err := b.setup(*ww)
+	defer cleanup()
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(wwPath); err != nil {
-		return fmt.Errorf("%s: %w (run make build)", wwPath, err)
+	configs := b.configs()
+	start := time.Now()
+	fmt.Fprintf(out, "writewatch benchmark: median of %d runs each (one warm-up run not counted), %s\n\n", b.runs, time.Now().Format("2006-01-02"))
+	fmt.Fprintf(out, "| workload | %s | target | peak RSS | lost |\n", strings.Join(names(configs), " | "))
+	fmt.Fprintf(out, "|---|%s---|---|---|\n", strings.Repeat("---|", len(configs)))
+	failed := false
+	for _, w := range b.workloads() {
+		results, err := b.measureAll(w, configs)
+		if err != nil {
+			return err
+		}
+		line, missed := row(w, results)
+		fmt.Fprint(out, line)
+		failed = failed || missed
+	}
+	fmt.Fprintf(out, "\nempty hooks (floor): empty programs on the same syscall tracepoints, the kernel's own cost of watching syscalls.\n")
+	fmt.Fprintf(out, "strace stops on every syscall: on micro workloads it is timed at N/100, against bare at N/100.\n")
+	fmt.Fprintf(out, "Took %s. Reproduce with `make bench`.\n", time.Since(start).Round(time.Second))
+	if failed {
+		fmt.Fprintln(out, "Some targets were missed (see the table).")
+	}
+	return nil
+}
+
+// setup finds writewatch, makes the directories and builds the helper
+// programs. The function it returns removes what it made.
+func (b *bench) setup(ww string) (cleanup func(), err error) {
+	var dirs []string
+	cleanup = func() {
+		for _, d := range dirs {
+			os.RemoveAll(d)
+		}
+	}
+	if b.ww, err = filepath.Abs(ww); err != nil {
+		return cleanup, err
+	}
+	if _, err := os.Stat(b.ww); err != nil {
+		return cleanup, fmt.Errorf("%s: %w (run make build)", b.ww, err)
 	}
 	base, err := os.MkdirTemp("/var/tmp", "writewatch-bench-")
 	if err != nil {
-		return err
+		return cleanup, err
 	}
-	defer os.RemoveAll(base)
-	tmp, err := os.MkdirTemp("", "writewatch-bench-")
-	if err != nil {
-		return err
+	dirs = append(dirs, base)
+	if b.tmp, err = os.MkdirTemp("", "writewatch-bench-"); err != nil {
+		return cleanup, err
 	}
-	defer os.RemoveAll(tmp)
-	proj, outDir := filepath.Join(base, "proj"), filepath.Join(base, "out")
-	for _, d := range []string{proj, outDir} {
+	dirs = append(dirs, b.tmp)
+	b.proj, b.out = filepath.Join(base, "proj"), filepath.Join(base, "out")
+	for _, d := range []string{b.proj, b.out} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return err
+			return cleanup, err
 		}
 	}
 	// The project allows nothing: only the defaults (temp dir, caches).
-	if err := os.WriteFile(filepath.Join(proj, ".writewatch.yaml"), []byte("allow: []\n"), 0o644); err != nil {
-		return err
+	if err := os.WriteFile(filepath.Join(b.proj, ".writewatch.yaml"), []byte("allow: []\n"), 0o644); err != nil {
+		return cleanup, err
 	}
-	micro, floor := filepath.Join(tmp, "micro"), filepath.Join(tmp, "floor")
-	for bin, pkg := range map[string]string{micro: "./bench/micro", floor: "./bench/floor"} {
-		if b, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-			return fmt.Errorf("build %s: %v\n%s", pkg, err, b)
+	b.micro, b.floor = filepath.Join(b.tmp, "micro"), filepath.Join(b.tmp, "floor")
+	for bin, pkg := range map[string]string{b.micro: "./bench/micro", b.floor: "./bench/floor"} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			return cleanup, fmt.Errorf("build %s: %v\n%s", pkg, err, out)
 		}
 	}
+	return cleanup, nil
+}
 
+// configs are the ways each workload runs: bare, and under each tool.
+func (b *bench) configs() []config {
 	configs := []config{
 		{name: "bare"},
 		// The kernel's cost of hooking every syscall, with empty programs:
 		// the floor under any tool that watches syscall tracepoints.
-		{name: "empty hooks (floor)", prefix: func(string) []string { return []string{floor} }},
-		{name: "writewatch --audit", prefix: func(j string) []string { return []string{wwPath, "--audit", "--quiet", "--json", j, "--"} }},
+		{name: "empty hooks (floor)", prefix: func(string) []string { return []string{b.floor} }},
+		{name: "writewatch --audit", prefix: func(j string) []string { return []string{b.ww, "--audit", "--quiet", "--json", j, "--"} }},
 	}
-	if help, _ := exec.Command(wwPath, "--help").CombinedOutput(); strings.Contains(string(help), "-enforce") {
+	if help, _ := exec.Command(b.ww, "--help").CombinedOutput(); strings.Contains(string(help), "-enforce") {
 		configs = append(configs, config{name: "writewatch --enforce", prefix: func(j string) []string {
-			return []string{wwPath, "--enforce", "--quiet", "--json", j, "--"}
+			return []string{b.ww, "--enforce", "--quiet", "--json", j, "--"}
 		}})
 	}
 	if _, err := exec.LookPath("strace"); err == nil {
@@ -119,53 +172,43 @@ func run(out io.Writer) error {
 	} else {
 		fmt.Fprintln(os.Stderr, "bench: strace not found (apt-get install strace): its column is left out")
 	}
+	return configs
+}
 
+// workloads are what is timed, each with its targets.
+func (b *bench) workloads() []workload {
 	nWrite, nMany, nRead, nRepeat := 1_000_000, 20_000, 2_000_000, 1_000_000
 	// The file-heavy tests of the Go distribution's own packages (all of
 	// os takes about 30 s here, too long to run 6 times in 5 ways).
 	realPkgs := []string{"-run", "TestRemove|TestMkdir|TestReadDir|TestOpen|TestCreate|TestRename|TestSymlink|TestLink|TestChmod|TestChtimes|TestTruncate|TestWrite|TestRead|TestStat|TestWalk|TestGlob|TestFS|TestCopyFS|TestDirFS",
 		"os", "io/fs", "path/filepath", "archive/zip"}
-	if *quick {
+	realName := "-run 'TestRemove|TestMkdir|…|TestDirFS' os io/fs path/filepath archive/zip"
+	if b.quick {
 		nWrite, nMany, nRead, nRepeat = 50_000, 5_000, 100_000, 50_000
 		realPkgs = []string{"io/fs"}
+		realName = strings.Join(realPkgs, " ")
 	}
-	realName := strings.Join(realPkgs, " ")
-	if !*quick {
-		realName = "-run 'TestRemove|TestMkdir|…|TestDirFS' os io/fs path/filepath archive/zip"
-	}
-	allowedDir := filepath.Join(tmp, "allowed")
-	clean := func(dir string) func() error {
-		return func() error {
-			if err := os.RemoveAll(dir); err != nil {
-				return err
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			// Flush the removal now, so that its writeback does not land
-			// in the timed run.
-			syscall.Sync()
-			return nil
-		}
-	}
+	allowedDir := filepath.Join(b.tmp, "allowed")
 	n := func(v int) string { return fmt.Sprintf("%d", v) }
-	hundredth := func(argv []string, v int) []string {
-		return append(slices.Clone(argv[:len(argv)-1]), n(max(v/100, 1)))
+	// micro is a micro workload, with its argv at a hundredth of the size.
+	micro := func(w workload, size int) workload {
+		w.small = append(slices.Clone(w.argv[:len(w.argv)-1]), n(max(size/100, 1)))
+		return w
 	}
 	workloads := []workload{
-		{name: "micro: writes allowed (" + n(nWrite) + ")", argv: []string{micro, "write", allowedDir, n(nWrite)},
-			prepare: clean(allowedDir), target: "≤ 1.15", check: ratioAtMost(1.15)},
-		{name: "micro: read-only opens (" + n(nRead) + ")", argv: []string{micro, "read", "/etc/hostname", n(nRead)},
-			target: "≤ 1.05", check: ratioAtMost(1.05)},
-		{name: "micro: one path violated (" + n(nRepeat) + ")", argv: []string{micro, "write", outDir, n(nRepeat)},
-			prepare: clean(outDir), violates: true, target: "≤ 1.5, no loss", check: func(r result) string {
+		micro(workload{name: "micro: writes allowed (" + n(nWrite) + ")", argv: []string{b.micro, "write", allowedDir, n(nWrite)},
+			prepare: clean(allowedDir), target: "≤ 1.15", check: ratioAtMost(1.15)}, nWrite),
+		micro(workload{name: "micro: read-only opens (" + n(nRead) + ")", argv: []string{b.micro, "read", "/etc/hostname", n(nRead)},
+			target: "≤ 1.05", check: ratioAtMost(1.05)}, nRead),
+		micro(workload{name: "micro: one path violated (" + n(nRepeat) + ")", argv: []string{b.micro, "write", b.out, n(nRepeat)},
+			prepare: clean(b.out), violates: true, target: "≤ 1.5, no loss", check: func(r result) string {
 				if r.lost > 0 {
 					return fmt.Sprintf("lost %d", r.lost)
 				}
 				return ratioAtMost(1.5)(r)
-			}},
-		{name: "micro: different paths violated (" + n(nMany) + ")", argv: []string{micro, "write-many", outDir, n(nMany)},
-			prepare: clean(outDir), violates: true, target: "(none)"},
+			}}, nRepeat),
+		micro(workload{name: "micro: different paths violated (" + n(nMany) + ")", argv: []string{b.micro, "write-many", b.out, n(nMany)},
+			prepare: clean(b.out), violates: true, target: "(none)"}, nMany),
 		// The os tests try to create files in directories that do not
 		// exist (/_not_exists_/...): attempts outside the allowlist, which
 		// --enforce refuses, failing those tests.
@@ -175,102 +218,117 @@ func run(out io.Writer) error {
 			return ""
 		}},
 	}
-
-	start := time.Now()
-	fmt.Fprintf(out, "writewatch benchmark: median of %d runs each (one warm-up run not counted), %s\n\n", *runs, time.Now().Format("2006-01-02"))
-	fmt.Fprintf(out, "| workload | %s | target | peak RSS | lost |\n", strings.Join(names(configs), " | "))
-	fmt.Fprintf(out, "|---|%s---|---|---|\n", strings.Repeat("---|", len(configs)))
-	failed := false
 	for i := range workloads {
-		w := &workloads[i]
-		if strings.HasPrefix(w.name, "micro") {
-			var size int
-			fmt.Sscan(w.argv[len(w.argv)-1], &size)
-			w.small = hundredth(w.argv, size)
-		}
+		workloads[i].dir = b.proj
 	}
-	for _, w := range workloads {
-		w.dir = proj
-		var results []result
-		var bare time.Duration
-		for _, c := range configs {
-			if w.violates && strings.Contains(c.name, "enforce") {
-				results = append(results, result{config: c.name, failures: -1})
-				continue
-			}
-			base := bare
-			if strings.HasPrefix(c.name, "strace") && w.small != nil && !*quick {
-				small := w
-				small.argv = w.small
-				sb, err := measure(small, config{name: "bare"}, *runs)
-				if err != nil {
-					return fmt.Errorf("%s bare at a tenth: %w", w.name, err)
-				}
-				base = sb.median
-				w.argv, w.small = w.small, w.argv
-			}
-			r, err := measure(w, c, *runs)
-			if w.small != nil && strings.HasPrefix(c.name, "strace") && !*quick {
-				w.argv, w.small = w.small, w.argv
-				r.small = true
-			}
+	return workloads
+}
+
+// clean empties dir before a run.
+func clean(dir string) func() error {
+	return func() error {
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		// Flush the removal now, so that its writeback does not land in
+		// the timed run.
+		syscall.Sync()
+		return nil
+	}
+}
+
+// measureAll times w under each configuration. strace is timed at a
+// hundredth of a micro workload's size, against bare at that size.
+func (b *bench) measureAll(w workload, configs []config) ([]result, error) {
+	var (
+		results []result
+		bare    time.Duration
+	)
+	for _, c := range configs {
+		if w.violates && strings.Contains(c.name, "enforce") {
+			results = append(results, result{config: c.name, failures: -1})
+			continue
+		}
+		base, timed := bare, w
+		small := strings.HasPrefix(c.name, "strace") && w.small != nil && !b.quick
+		if small {
+			timed.argv = w.small
+			sb, err := measure(timed, config{name: "bare"}, b.runs)
 			if err != nil {
-				return fmt.Errorf("%s under %s: %w", w.name, c.name, err)
+				return nil, fmt.Errorf("%s bare at a tenth: %w", w.name, err)
 			}
-			if c.prefix == nil {
-				bare = r.median
-				base = bare
-			}
-			r.ratio = float64(r.median) / float64(base)
-			results = append(results, r)
+			base = sb.median
 		}
-		var cells []string
-		var rss, lost string
-		verdict := ""
-		for _, r := range results {
-			switch {
-			case r.failures < 0:
-				cells = append(cells, "n/a (blocked)")
-				continue
-			case r.config == "bare":
-				cells = append(cells, fmtDur(r.median))
-				continue
-			}
-			note := ""
-			if r.small {
-				note = " at N/100"
-			}
-			cells = append(cells, fmt.Sprintf("%s%s (%.2f×)", fmtDur(r.median), note, r.ratio))
-			if r.config == "writewatch --audit" {
-				rss, lost = fmt.Sprintf("%.1f MiB", r.rssMiB), fmt.Sprintf("%d", r.lost)
-				if w.check != nil {
-					verdict = w.check(r)
-				}
-				if strings.HasPrefix(w.name, "start-up") && r.median-bare > 150*time.Millisecond {
-					verdict = fmt.Sprintf("+%s", fmtDur(r.median-bare))
-				}
-				if r.rssMiB > 64 {
-					verdict += fmt.Sprintf(" RSS %.0f MiB > 64", r.rssMiB)
-				}
-			}
+		r, err := measure(timed, c, b.runs)
+		if err != nil {
+			return nil, fmt.Errorf("%s under %s: %w", w.name, c.name, err)
 		}
-		target := w.target
-		if verdict != "" {
-			target += " **missed: " + strings.TrimSpace(verdict) + "**"
-			failed = true
-		} else if w.check != nil || strings.HasPrefix(w.name, "start-up") {
-			target += " met"
+		r.small = small
+		if c.prefix == nil {
+			bare, base = r.median, r.median
 		}
-		name := strings.ReplaceAll(w.name, "|", `\|`) // Markdown cells
-		fmt.Fprintf(out, "| %s | %s | %s | %s | %s |\n", name, strings.Join(cells, " | "), target, rss, lost)
+		r.ratio = float64(r.median) / float64(base)
+		results = append(results, r)
 	}
-	fmt.Fprintf(out, "\nempty hooks (floor): empty programs on the same syscall tracepoints, the kernel's own cost of watching syscalls.\n")
-	fmt.Fprintf(out, "strace stops on every syscall: on micro workloads it is timed at N/100, against bare at N/100.\n")
-	fmt.Fprintf(out, "Took %s. Reproduce with `make bench`.\n", time.Since(start).Round(time.Second))
-	if failed {
-		fmt.Fprintln(out, "Some targets were missed (see the table).")
+	return results, nil
+}
+
+// row is w's line of the table, and whether it missed a target.
+func row(w workload, results []result) (line string, missed bool) {
+	var (
+		cells     []string
+		rss, lost string
+		verdict   string
+		bare      time.Duration
+	)
+	for _, r := range results {
+		switch {
+		case r.failures < 0:
+			cells = append(cells, "n/a (blocked)")
+			continue
+		case r.config == "bare":
+			bare = r.median
+			cells = append(cells, fmtDur(r.median))
+			continue
+		}
+		note := ""
+		if r.small {
+			note = " at N/100"
+		}
+		cells = append(cells, fmt.Sprintf("%s%s (%.2f×)", fmtDur(r.median), note, r.ratio))
+		if r.config == "writewatch --audit" {
+			rss, lost = fmt.Sprintf("%.1f MiB", r.rssMiB), fmt.Sprintf("%d", r.lost)
+			verdict = auditVerdict(w, r, bare)
+		}
 	}
-	return nil
+	target := w.target
+	if verdict != "" {
+		target += " **missed: " + strings.TrimSpace(verdict) + "**"
+		missed = true
+	} else if w.check != nil || strings.HasPrefix(w.name, "start-up") {
+		target += " met"
+	}
+	name := strings.ReplaceAll(w.name, "|", `\|`) // Markdown cells
+	return fmt.Sprintf("| %s | %s | %s | %s | %s |\n", name, strings.Join(cells, " | "), target, rss, lost), missed
+}
+
+// auditVerdict says which of w's targets writewatch --audit missed, ""
+// for none.
+func auditVerdict(w workload, r result, bare time.Duration) string {
+	verdict := ""
+	if w.check != nil {
+		verdict = w.check(r)
+	}
+	if strings.HasPrefix(w.name, "start-up") && r.median-bare > 150*time.Millisecond {
+		verdict = fmt.Sprintf("+%s", fmtDur(r.median-bare))
+	}
+	if r.rssMiB > 64 {
+		verdict += fmt.Sprintf(" RSS %.0f MiB > 64", r.rssMiB)
+	}
+	return verdict
 }
 
 func ratioAtMost(limit float64) func(result) string {
