@@ -84,132 +84,142 @@ func straceLine(line, cwd string) []key {
 	if m == nil {
 		return nil
 	}
-	name, args, ret := m[1], splitArgs(m[2]), m[3]
-	failed := strings.HasPrefix(ret, "-1 ")
-	arg := func(i int) string {
-		if i >= 0 && i < len(args) {
-			return args[i]
-		}
-		return ""
+	c := &tracedCall{name: m[1], args: splitArgs(m[2]), ret: m[3], cwd: cwd}
+	if w, ok := byPath[c.name]; ok {
+		return one(w.op, c.path(w.p, w.d))
 	}
-	// path joins a path argument to its directory argument (-1: cwd).
-	path := func(p, d int) string {
-		req := unquote(arg(p))
-		if strings.HasPrefix(req, "/") {
-			return parentResolved(filepath.Clean(req))
-		}
-		base := cwd
-		if d >= 0 {
-			base = annotation(arg(d))
-		}
-		return parentResolved(filepath.Clean(base + "/" + req))
+	if op, ok := byFD[c.name]; ok {
+		return one(op, annotation(c.arg(0)))
 	}
-	// opened is the file an open returned. Files with no path (strace
-	// shows pipe:[N], socket:[N], /memfd:name) are not file writes.
-	opened := func(p, d int) string {
-		if a := annotation(ret); !failed && a != "" {
-			if !strings.HasPrefix(a, "/") || strings.HasPrefix(a, "/memfd:") {
-				return ""
-			}
-			return a
-		}
-		return path(p, d)
-	}
-	one := func(op, p string) []key {
-		if p == "" {
-			return nil
-		}
-		return []key{{op, p, ""}}
-	}
-	writeFlags := func(flags string) bool {
-		for _, f := range []string{"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND", "O_TMPFILE"} {
-			if strings.Contains(flags, f) {
-				return true
-			}
-		}
-		return false
-	}
-	link := func(op string, oldP, oldD, newP, newD int) []key {
-		ks := []key{{op, path(newP, newD), "new"}}
-		if op == "link" && !heldOpen(unquote(arg(oldP))) {
-			ks = append(ks, key{op, path(oldP, oldD), "old"})
-		}
-		return ks
-	}
-	switch name {
+	return c.writes()
+}
+
+// byPath lists the calls that write the one path they name: the
+// operation, the path's argument and its directory's (-1: the working
+// directory).
+var byPath = map[string]struct {
+	op   string
+	p, d int
+}{
+	"truncate": {"truncate", 0, -1}, "unlink": {"unlink", 0, -1}, "rmdir": {"rmdir", 0, -1},
+	"mkdir": {"mkdir", 0, -1}, "mkdirat": {"mkdir", 1, 0}, "mknod": {"mknod", 0, -1}, "mknodat": {"mknod", 1, 0},
+	"chmod": {"chmod", 0, -1}, "fchmodat": {"chmod", 1, 0}, "fchmodat2": {"chmod", 1, 0},
+	"chown": {"chown", 0, -1}, "lchown": {"chown", 0, -1}, "fchownat": {"chown", 1, 0},
+	"utime": {"utimes", 0, -1}, "utimes": {"utimes", 0, -1},
+	"setxattr": {"setxattr", 0, -1}, "lsetxattr": {"setxattr", 0, -1},
+	"removexattr": {"removexattr", 0, -1}, "lremovexattr": {"removexattr", 0, -1},
+}
+
+// byFD lists the calls that write the file behind their first argument,
+// a descriptor, by operation.
+var byFD = map[string]string{"fchmod": "chmod", "fchown": "chown", "fsetxattr": "setxattr", "fremovexattr": "removexattr"}
+
+// tracedCall is one call strace showed.
+type tracedCall struct {
+	name string
+	args []string
+	ret  string
+	cwd  string
+}
+
+// writes are the writes of the calls neither byPath nor byFD lists.
+func (c *tracedCall) writes() []key {
+	switch c.name {
 	case "open", "creat":
-		if name == "open" && !writeFlags(arg(1)) {
+		if c.name == "open" && !writeFlags(c.arg(1)) {
 			return nil
 		}
-		return one(name, opened(0, -1))
+		return one(c.name, c.opened(0, -1))
 	case "openat", "openat2":
-		if !writeFlags(arg(2)) {
+		if !writeFlags(c.arg(2)) {
 			return nil
 		}
-		if strings.Contains(arg(2), "O_TMPFILE") {
-			return one("open", path(1, 0))
+		if strings.Contains(c.arg(2), "O_TMPFILE") {
+			return one("open", c.path(1, 0))
 		}
-		return one("open", opened(1, 0))
-	case "truncate":
-		return one("truncate", path(0, -1))
+		return one("open", c.opened(1, 0))
 	case "rename":
-		return []key{{"rename", path(0, -1), "old"}, {"rename", path(1, -1), "new"}}
+		return []key{{"rename", c.path(0, -1), "old"}, {"rename", c.path(1, -1), "new"}}
 	case "renameat", "renameat2":
-		return []key{{"rename", path(1, 0), "old"}, {"rename", path(3, 2), "new"}}
-	case "unlink":
-		return one("unlink", path(0, -1))
-	case "rmdir":
-		return one("rmdir", path(0, -1))
+		return []key{{"rename", c.path(1, 0), "old"}, {"rename", c.path(3, 2), "new"}}
 	case "unlinkat":
-		if strings.Contains(arg(2), "AT_REMOVEDIR") {
-			return one("rmdir", path(1, 0))
+		if strings.Contains(c.arg(2), "AT_REMOVEDIR") {
+			return one("rmdir", c.path(1, 0))
 		}
-		return one("unlink", path(1, 0))
-	case "mkdir":
-		return one("mkdir", path(0, -1))
-	case "mkdirat":
-		return one("mkdir", path(1, 0))
-	case "mknod":
-		return one("mknod", path(0, -1))
-	case "mknodat":
-		return one("mknod", path(1, 0))
+		return one("unlink", c.path(1, 0))
 	case "link":
-		return link("link", 0, -1, 1, -1)
+		return c.link(0, -1, 1, -1)
 	case "linkat":
-		return link("link", 1, 0, 3, 2)
+		return c.link(1, 0, 3, 2)
 	case "symlink":
-		return []key{{"symlink", path(1, -1), "new"}}
+		return []key{{"symlink", c.path(1, -1), "new"}}
 	case "symlinkat":
-		return []key{{"symlink", path(2, 1), "new"}}
-	case "chmod":
-		return one("chmod", path(0, -1))
-	case "fchmodat", "fchmodat2":
-		return one("chmod", path(1, 0))
-	case "chown", "lchown":
-		return one("chown", path(0, -1))
-	case "fchownat":
-		return one("chown", path(1, 0))
-	case "utime", "utimes":
-		return one("utimes", path(0, -1))
+		return []key{{"symlink", c.path(2, 1), "new"}}
 	case "utimensat", "futimesat":
-		if arg(1) == "NULL" {
-			return one("utimes", annotation(arg(0)))
+		if c.arg(1) == "NULL" {
+			return one("utimes", annotation(c.arg(0)))
 		}
-		return one("utimes", path(1, 0))
-	case "setxattr", "lsetxattr":
-		return one("setxattr", path(0, -1))
-	case "removexattr", "lremovexattr":
-		return one("removexattr", path(0, -1))
-	case "fchmod":
-		return one("chmod", annotation(arg(0)))
-	case "fchown":
-		return one("chown", annotation(arg(0)))
-	case "fsetxattr":
-		return one("setxattr", annotation(arg(0)))
-	case "fremovexattr":
-		return one("removexattr", annotation(arg(0)))
+		return one("utimes", c.path(1, 0))
 	}
 	return nil
+}
+
+func (c *tracedCall) arg(i int) string {
+	if i >= 0 && i < len(c.args) {
+		return c.args[i]
+	}
+	return ""
+}
+
+// path joins a path argument to its directory argument (-1: cwd).
+func (c *tracedCall) path(p, d int) string {
+	req := unquote(c.arg(p))
+	if strings.HasPrefix(req, "/") {
+		return parentResolved(filepath.Clean(req))
+	}
+	base := c.cwd
+	if d >= 0 {
+		base = annotation(c.arg(d))
+	}
+	return parentResolved(filepath.Clean(base + "/" + req))
+}
+
+// opened is the file an open returned. Files with no path (strace shows
+// pipe:[N], socket:[N], /memfd:name) are not file writes.
+func (c *tracedCall) opened(p, d int) string {
+	if a := annotation(c.ret); !strings.HasPrefix(c.ret, "-1 ") && a != "" {
+		if !strings.HasPrefix(a, "/") || strings.HasPrefix(a, "/memfd:") {
+			return ""
+		}
+		return a
+	}
+	return c.path(p, d)
+}
+
+// link is a hard link's writes: the new name, and the file linked unless
+// the process holds it open.
+func (c *tracedCall) link(oldP, oldD, newP, newD int) []key {
+	ks := []key{{"link", c.path(newP, newD), "new"}}
+	if !heldOpen(unquote(c.arg(oldP))) {
+		ks = append(ks, key{"link", c.path(oldP, oldD), "old"})
+	}
+	return ks
+}
+
+func one(op, p string) []key {
+	if p == "" {
+		return nil
+	}
+	return []key{{op, p, ""}}
+}
+
+func writeFlags(flags string) bool {
+	for _, f := range []string{"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND", "O_TMPFILE"} {
+		if strings.Contains(flags, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // straceCall matches `name(args) = result`; strace pads short calls with
@@ -311,6 +321,13 @@ func TestStraceLineParsing(t *testing.T) {
 		`linkat(AT_FDCWD</p>, "/proc/self/fd/3", AT_FDCWD</p>, "l", AT_SYMLINK_FOLLOW) = 0`: {{"link", "/p/l", "new"}},
 		`unlinkat(4</t>, "d", AT_REMOVEDIR) = 0`:                                            {{"rmdir", "/t/d", ""}},
 		`fchmod(3</p/m.txt>, 0640) = 0`:                                                     {{"chmod", "/p/m.txt", ""}},
+		`mkdirat(AT_FDCWD</p>, "d", 0755) = 0`:                                              {{"mkdir", "/p/d", ""}},
+		`lchown("f", 0, 0) = 0`:                                                             {{"chown", "/cwd/f", ""}},
+		`link("a", "/q/b") = 0`:                                                             {{"link", "/q/b", "new"}, {"link", "/cwd/a", "old"}},
+		`linkat(3</p/f>, "", AT_FDCWD</p>, "l", AT_EMPTY_PATH) = 0`:                         {{"link", "/p/l", "new"}},
+		`fremovexattr(3</p/f>, "user.x") = 0`:                                               {{"removexattr", "/p/f", ""}},
+		`utimensat(3</p/f>, NULL, NULL, 0) = 0`:                                             {{"utimes", "/p/f", ""}},
+		`read(3</p/f>, "x", 1) = 1`:                                                         nil,
 	} {
 		if got := straceLine(line, "/cwd"); !slices.Equal(got, want) {
 			t.Errorf("straceLine(%q) = %v, want %v", line, got, want)
