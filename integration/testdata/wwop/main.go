@@ -59,130 +59,148 @@ func openWrite(path string, flags int) error {
 }
 
 func do(op string, a []string) error {
-	if ok, err := moreOps(op, a); ok {
-		return err
+	f, ok := basicOps[op]
+	if !ok {
+		f, ok = edgeOps[op]
 	}
-	switch op {
-	case "write":
-		return openWrite(a[0], unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC)
-	case "append":
-		return openWrite(a[0], unix.O_WRONLY|unix.O_APPEND)
-	case "trunc":
-		return openWrite(a[0], unix.O_WRONLY|unix.O_TRUNC)
-	case "read":
+	if !ok {
+		return fmt.Errorf("unknown op %q", op)
+	}
+	return f(a)
+}
+
+// basicOps are the operations named in the package comment.
+var basicOps = map[string]func(a []string) error{
+	"write":  func(a []string) error { return openWrite(a[0], unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC) },
+	"append": func(a []string) error { return openWrite(a[0], unix.O_WRONLY|unix.O_APPEND) },
+	"trunc":  func(a []string) error { return openWrite(a[0], unix.O_WRONLY|unix.O_TRUNC) },
+	"read": func(a []string) error {
 		fd, err := unix.Open(a[0], unix.O_RDONLY, 0)
 		if err != nil {
 			return err
 		}
 		return unix.Close(fd)
-	case "creat":
-		// The creat syscall itself; unix.Creat uses open.
-		p, err := unix.BytePtrFromString(a[0])
-		if err != nil {
-			return err
-		}
-		fd, _, errno := unix.Syscall(unix.SYS_CREAT, uintptr(unsafe.Pointer(p)), 0o644, 0)
-		if errno != 0 {
-			return errno
-		}
-		return unix.Close(int(fd))
-	case "truncate":
-		return unix.Truncate(a[0], 0)
-	case "rename":
-		return unix.Rename(a[0], a[1])
-	case "unlink":
-		return unix.Unlink(a[0])
-	case "rmdir":
-		return unix.Rmdir(a[0])
-	case "mkdir":
-		return unix.Mkdir(a[0], 0o755)
-	case "symlink":
-		return unix.Symlink(a[0], a[1])
-	case "link":
-		return unix.Link(a[0], a[1])
-	case "mknod":
-		return unix.Mknod(a[0], unix.S_IFIFO|0o644, 0)
-	case "chdir":
-		return unix.Chdir(a[0])
-	case "deep":
-		// deep N NAME: mkdir NAME and enter it, N times, one relative
-		// step at a time, so the path can grow past PATH_MAX.
-		n, err := strconv.Atoi(a[0])
-		if err != nil {
-			return err
-		}
-		for range n {
-			if err := unix.Mkdir(a[1], 0o755); err != nil {
-				return err
-			}
-			if err := unix.Chdir(a[1]); err != nil {
-				return err
-			}
-		}
-		return nil
-	case "openat":
-		dfd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY, 0)
-		if err != nil {
-			return err
-		}
-		defer unix.Close(dfd)
-		fd, err := unix.Openat(dfd, a[1], unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, 0o644)
-		if err != nil {
-			return err
-		}
-		return unix.Close(fd)
-	case "thread-write":
-		var err error
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runtime.LockOSThread() // a thread other than the main one
-			err = openWrite(a[0], unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC)
-		}()
-		wg.Wait()
+	},
+	"creat":        creat,
+	"truncate":     func(a []string) error { return unix.Truncate(a[0], 0) },
+	"rename":       func(a []string) error { return unix.Rename(a[0], a[1]) },
+	"unlink":       func(a []string) error { return unix.Unlink(a[0]) },
+	"rmdir":        func(a []string) error { return unix.Rmdir(a[0]) },
+	"mkdir":        func(a []string) error { return unix.Mkdir(a[0], 0o755) },
+	"symlink":      func(a []string) error { return unix.Symlink(a[0], a[1]) },
+	"link":         func(a []string) error { return unix.Link(a[0], a[1]) },
+	"mknod":        func(a []string) error { return unix.Mknod(a[0], unix.S_IFIFO|0o644, 0) },
+	"chdir":        func(a []string) error { return unix.Chdir(a[0]) },
+	"deep":         deep,
+	"openat":       openat,
+	"thread-write": threadWrite,
+	"spin-write":   spinWrite,
+	"spin-churn":   spinChurn,
+}
+
+// creat calls the creat syscall itself; unix.Creat uses open.
+func creat(a []string) error {
+	p, err := unix.BytePtrFromString(a[0])
+	if err != nil {
 		return err
-	case "spin-write":
-		secs, err := strconv.ParseFloat(a[1], 64)
-		if err != nil {
-			return err
-		}
-		stop := time.Now().Add(time.Duration(secs * float64(time.Second)))
-		for i := 0; time.Now().Before(stop); i++ {
-			if err := openWrite(filepath.Join(a[0], "busy.txt"), unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC); err != nil {
-				return err
-			}
-		}
-		return nil
-	case "spin-churn":
-		secs, err := strconv.ParseFloat(a[1], 64)
-		if err != nil {
-			return err
-		}
-		dir, err := filepath.Abs(a[0])
-		if err != nil {
-			return err
-		}
-		// Long paths make big records, to fill the ring buffer sooner.
-		for len(dir) < 3500 {
-			dir = filepath.Join(dir, strings.Repeat("d", 200))
-			if err := unix.Mkdir(dir, 0o755); err != nil && err != unix.EEXIST {
-				return err
-			}
-		}
-		stop := time.Now().Add(time.Duration(secs * float64(time.Second)))
-		name := filepath.Join(dir, fmt.Sprintf("churn-%d", os.Getpid()))
-		for time.Now().Before(stop) {
-			for range 100 {
-				if err := openWrite(name, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC); err != nil {
-					return err
-				}
-				if err := unix.Unlink(name); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
 	}
-	return fmt.Errorf("unknown op %q", op)
+	fd, _, errno := unix.Syscall(unix.SYS_CREAT, uintptr(unsafe.Pointer(p)), 0o644, 0)
+	if errno != 0 {
+		return errno
+	}
+	return unix.Close(int(fd))
+}
+
+// deep N NAME: mkdir NAME and enter it, N times, one relative step at a
+// time, so the path can grow past PATH_MAX.
+func deep(a []string) error {
+	n, err := strconv.Atoi(a[0])
+	if err != nil {
+		return err
+	}
+	for range n {
+		if err := unix.Mkdir(a[1], 0o755); err != nil {
+			return err
+		}
+		if err := unix.Chdir(a[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openat DIR REL: create REL relative to a descriptor of DIR.
+func openat(a []string) error {
+	dfd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	fd, err := unix.Openat(dfd, a[1], unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
+}
+
+// threadWrite writes PATH from a thread other than the main one.
+func threadWrite(a []string) error {
+	var err error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		runtime.LockOSThread() // a thread other than the main one
+		err = openWrite(a[0], unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC)
+	}()
+	wg.Wait()
+	return err
+}
+
+// spinWrite DIR SECONDS rewrites a file in DIR until time is up.
+func spinWrite(a []string) error {
+	secs, err := strconv.ParseFloat(a[1], 64)
+	if err != nil {
+		return err
+	}
+	stop := time.Now().Add(time.Duration(secs * float64(time.Second)))
+	for i := 0; time.Now().Before(stop); i++ {
+		if err := openWrite(filepath.Join(a[0], "busy.txt"), unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// spinChurn DIR SECONDS creates and unlinks files deep under DIR until
+// time is up.
+func spinChurn(a []string) error {
+	secs, err := strconv.ParseFloat(a[1], 64)
+	if err != nil {
+		return err
+	}
+	dir, err := filepath.Abs(a[0])
+	if err != nil {
+		return err
+	}
+	// Long paths make big records, to fill the ring buffer sooner.
+	for len(dir) < 3500 {
+		dir = filepath.Join(dir, strings.Repeat("d", 200))
+		if err := unix.Mkdir(dir, 0o755); err != nil && err != unix.EEXIST {
+			return err
+		}
+	}
+	stop := time.Now().Add(time.Duration(secs * float64(time.Second)))
+	name := filepath.Join(dir, fmt.Sprintf("churn-%d", os.Getpid()))
+	for time.Now().Before(stop) {
+		for range 100 {
+			if err := openWrite(name, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC); err != nil {
+				return err
+			}
+			if err := unix.Unlink(name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

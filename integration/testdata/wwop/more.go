@@ -12,138 +12,162 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// moreOps are the operations of the edge-case suite.
-func moreOps(op string, a []string) (bool, error) {
-	switch op {
-	case "fchdir":
+// edgeOps are the operations of the edge-case suite.
+var edgeOps = map[string]func(a []string) error{
+	"fchdir": func(a []string) error {
 		fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY, 0)
 		if err != nil {
-			return true, err
+			return err
 		}
 		defer unix.Close(fd)
-		return true, unix.Fchdir(fd)
-	case "tmpfile-link": // tmpfile-link DIR NEWPATH: O_TMPFILE in DIR, then give it a name
-		fd, err := unix.Open(a[0], unix.O_TMPFILE|unix.O_WRONLY, 0o644)
-		if err != nil {
-			return true, err
-		}
-		defer unix.Close(fd)
-		unix.Write(fd, []byte("tmp\n"))
-		return true, unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, a[1], unix.AT_SYMLINK_FOLLOW)
-	case "rename-exchange":
-		return true, unix.Renameat2(unix.AT_FDCWD, a[0], unix.AT_FDCWD, a[1], unix.RENAME_EXCHANGE)
-	case "rename-noreplace":
-		return true, unix.Renameat2(unix.AT_FDCWD, a[0], unix.AT_FDCWD, a[1], unix.RENAME_NOREPLACE)
-	case "openat2": // openat2 PATH: O_WRONLY|O_CREAT with RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS
-		fd, err := unix.Openat2(unix.AT_FDCWD, a[0], &unix.OpenHow{
-			Flags: unix.O_WRONLY | unix.O_CREAT, Mode: 0o644,
-			Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-		})
-		if err != nil {
-			return true, err
-		}
-		return true, unix.Close(fd)
-	case "proc-fd-write": // proc-fd-write PATH: open PATH read-only, reopen it for writing via /proc/self/fd
+		return unix.Fchdir(fd)
+	},
+	"tmpfile-link": tmpfileLink,
+	"rename-exchange": func(a []string) error {
+		return unix.Renameat2(unix.AT_FDCWD, a[0], unix.AT_FDCWD, a[1], unix.RENAME_EXCHANGE)
+	},
+	"rename-noreplace": func(a []string) error {
+		return unix.Renameat2(unix.AT_FDCWD, a[0], unix.AT_FDCWD, a[1], unix.RENAME_NOREPLACE)
+	},
+	"openat2":       openat2,
+	"proc-fd-write": procFDWrite,
+	"dirfd-rename":  dirfdRename,
+	"threads":       threads,
+	"repeat":        repeat,
+	"chmod":         func(a []string) error { return unix.Chmod(a[0], 0o600) },
+	"fchmod": func(a []string) error {
 		fd, err := unix.Open(a[0], unix.O_RDONLY, 0)
 		if err != nil {
-			return true, err
+			return err
 		}
 		defer unix.Close(fd)
-		return true, openWrite(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_WRONLY|unix.O_APPEND)
-	case "dirfd-rename": // dirfd-rename DIR NEWDIR NAME: hold DIR open, rename it, create NAME in it
-		dfd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY, 0)
-		if err != nil {
-			return true, err
-		}
-		defer unix.Close(dfd)
-		if err := unix.Rename(a[0], a[1]); err != nil {
-			return true, err
-		}
-		fd, err := unix.Openat(dfd, a[2], unix.O_WRONLY|unix.O_CREAT, 0o644)
-		if err != nil {
-			return true, err
-		}
-		return true, unix.Close(fd)
-	case "threads": // threads N DIR: N threads each create DIR/tN.txt at once
-		n, err := strconv.Atoi(a[0])
-		if err != nil {
-			return true, err
-		}
-		var wg sync.WaitGroup
-		errs := make([]error, n)
-		start := make(chan struct{})
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				runtime.LockOSThread()
-				<-start
-				errs[i] = openWrite(filepath.Join(a[1], fmt.Sprintf("t%d.txt", i)), unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC)
-			}()
-		}
-		close(start)
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				return true, err
-			}
-		}
-		return true, nil
-	case "repeat": // repeat N PATH: N write-only opens of an existing PATH
-		n, err := strconv.Atoi(a[0])
-		if err != nil {
-			return true, err
-		}
-		for range n {
-			fd, err := unix.Open(a[1], unix.O_WRONLY, 0)
-			if err != nil {
-				return true, err
-			}
-			unix.Close(fd)
-		}
-		return true, nil
-	case "chmod":
-		return true, unix.Chmod(a[0], 0o600)
-	case "fchmod":
-		fd, err := unix.Open(a[0], unix.O_RDONLY, 0)
-		if err != nil {
-			return true, err
-		}
-		defer unix.Close(fd)
-		return true, unix.Fchmod(fd, 0o640)
-	case "chown":
-		return true, unix.Lchown(a[0], os.Getuid(), os.Getgid())
-	case "utimes":
-		return true, unix.UtimesNano(a[0], []unix.Timespec{{Sec: 1}, {Sec: 1}})
-	case "setxattr":
-		return true, unix.Setxattr(a[0], "user.writewatch", []byte("1"), 0)
-	case "memfd": // a memfd, a pipe and a socket, each written: no files
-		fd, err := unix.MemfdCreate("writewatch", 0)
-		if err != nil {
-			return true, err
-		}
-		unix.Write(fd, []byte("x"))
-		if err := openWrite(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_WRONLY); err != nil {
-			return true, err
-		}
-		var p [2]int
-		if err := unix.Pipe(p[:]); err != nil {
-			return true, err
-		}
-		if err := openWrite(fmt.Sprintf("/proc/self/fd/%d", p[1]), unix.O_WRONLY); err != nil {
-			return true, err
-		}
-		s, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
-		if err != nil {
-			return true, err
-		}
-		return true, unix.Close(s)
-	case "uring-openat": // uring-openat PATH: create PATH through io_uring
-		return true, uringOp(ioringOpOpenat, a[0])
-	case "uring-mkdirat":
-		return true, uringOp(ioringOpMkdirat, a[0])
+		return unix.Fchmod(fd, 0o640)
+	},
+	"chown":         func(a []string) error { return unix.Lchown(a[0], os.Getuid(), os.Getgid()) },
+	"utimes":        func(a []string) error { return unix.UtimesNano(a[0], []unix.Timespec{{Sec: 1}, {Sec: 1}}) },
+	"setxattr":      func(a []string) error { return unix.Setxattr(a[0], "user.writewatch", []byte("1"), 0) },
+	"memfd":         notFiles,
+	"uring-openat":  func(a []string) error { return uringOp(ioringOpOpenat, a[0]) }, // create PATH through io_uring
+	"uring-mkdirat": func(a []string) error { return uringOp(ioringOpMkdirat, a[0]) },
+}
+
+// tmpfileLink DIR NEWPATH: O_TMPFILE in DIR, then give it a name.
+func tmpfileLink(a []string) error {
+	fd, err := unix.Open(a[0], unix.O_TMPFILE|unix.O_WRONLY, 0o644)
+	if err != nil {
+		return err
 	}
-	return false, nil
+	defer unix.Close(fd)
+	unix.Write(fd, []byte("tmp\n"))
+	return unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, a[1], unix.AT_SYMLINK_FOLLOW)
+}
+
+// openat2 PATH: O_WRONLY|O_CREAT with RESOLVE_NO_SYMLINKS|RESOLVE_NO_MAGICLINKS.
+func openat2(a []string) error {
+	fd, err := unix.Openat2(unix.AT_FDCWD, a[0], &unix.OpenHow{
+		Flags: unix.O_WRONLY | unix.O_CREAT, Mode: 0o644,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
+	})
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
+}
+
+// procFDWrite PATH: open PATH read-only, reopen it for writing via
+// /proc/self/fd.
+func procFDWrite(a []string) error {
+	fd, err := unix.Open(a[0], unix.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return openWrite(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_WRONLY|unix.O_APPEND)
+}
+
+// dirfdRename DIR NEWDIR NAME: hold DIR open, rename it, create NAME in it.
+func dirfdRename(a []string) error {
+	dfd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	if err := unix.Rename(a[0], a[1]); err != nil {
+		return err
+	}
+	fd, err := unix.Openat(dfd, a[2], unix.O_WRONLY|unix.O_CREAT, 0o644)
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
+}
+
+// threads N DIR: N threads each create DIR/tN.txt at once.
+func threads(a []string) error {
+	n, err := strconv.Atoi(a[0])
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			<-start
+			errs[i] = openWrite(filepath.Join(a[1], fmt.Sprintf("t%d.txt", i)), unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// repeat N PATH: N write-only opens of an existing PATH.
+func repeat(a []string) error {
+	n, err := strconv.Atoi(a[0])
+	if err != nil {
+		return err
+	}
+	for range n {
+		fd, err := unix.Open(a[1], unix.O_WRONLY, 0)
+		if err != nil {
+			return err
+		}
+		unix.Close(fd)
+	}
+	return nil
+}
+
+// notFiles writes a memfd, a pipe and a socket: no files.
+func notFiles([]string) error {
+	fd, err := unix.MemfdCreate("writewatch", 0)
+	if err != nil {
+		return err
+	}
+	unix.Write(fd, []byte("x"))
+	if err := openWrite(fmt.Sprintf("/proc/self/fd/%d", fd), unix.O_WRONLY); err != nil {
+		return err
+	}
+	var p [2]int
+	if err := unix.Pipe(p[:]); err != nil {
+		return err
+	}
+	if err := openWrite(fmt.Sprintf("/proc/self/fd/%d", p[1]), unix.O_WRONLY); err != nil {
+		return err
+	}
+	s, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
+	if err != nil {
+		return err
+	}
+	return unix.Close(s)
 }
 
 const (
