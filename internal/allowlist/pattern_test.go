@@ -8,106 +8,108 @@ import (
 	"testing"
 )
 
+// matchCases are patterns, paths, and whether the one matches the other.
+var matchCases = []struct {
+	pattern string
+	path    string
+	want    bool
+}{
+	// Literal paths match themselves and everything below.
+	{"/a", "/a", true},
+	{"/a", "/a/b", true},
+	{"/a", "/a/b/c.txt", true},
+	{"/a", "/ab", false},
+	{"/a", "/", false},
+	{"/a/b", "/a", false},
+	{"/home/u/proj", "/home/u/project", false},
+	{"/home/u/proj", "/home/u/proj/x", true},
+	{"/a/b/", "/a/b/c", true}, // cleaned
+	{"/a//b", "/a/b", true},
+	{"/a/./b/../c", "/a/c/d", true},
+	// The root matches every absolute path.
+	{"/", "/", true},
+	{"/", "/x/y", true},
+	// Relative or empty paths never match.
+	{"/", "x", false},
+	{"/", "", false},
+	{"/a", "a", false},
+	{"/**", "a/b", false},
+	// * stays within one segment and may be empty.
+	{"/a/*", "/a", false},
+	{"/a/*", "/a/b", true},
+	{"/a/*", "/a/b/c", true},
+	{"/*", "/x", true},
+	{"/tmp/*.d", "/tmp/x.d", true},
+	{"/tmp/*.d", "/tmp/x.d/f", true},
+	{"/tmp/*.d", "/tmp/.d", true},
+	{"/tmp/*.d", "/tmp/x.dd", false},
+	{"/tmp/*.d", "/tmp/a/x.d", false},
+	{"/a/*/c", "/a/b/c/d", true},
+	{"/a/*/c", "/a/b/d", false},
+	{"/a/x*y*z", "/a/xyz", true},
+	{"/a/x*y*z", "/a/x_y_y_z", true},
+	{"/a/x*y*z", "/a/x_y_z_", false},
+	{"/a/*a*a*b", "/a/aaaaaaaaaaaaaaaaaaaaaaaa", false},
+	// ** is zero or more whole segments.
+	{"/a/**", "/a", true},
+	{"/a/**", "/a/b/c", true},
+	{"/a/**", "/b", false},
+	{"/**", "/", true},
+	{"/**/__pycache__", "/__pycache__", true},
+	{"/**/__pycache__", "/x/y/__pycache__", true},
+	{"/**/__pycache__", "/x/y/__pycache__/m.pyc", true},
+	{"/**/__pycache__", "/x/__pycache__x/m.pyc", false},
+	{"/**/__pycache__", "/x/y", false},
+	{"/a/**/b", "/a/b", true},
+	{"/a/**/b", "/a/x/b", true},
+	{"/a/**/b", "/a/x/y/b/c", true},
+	{"/a/**/b", "/a/x/b2", false},
+	{"/a/**/b", "/b", false},
+	{"/a/**/b/**/c", "/a/b/c", true},
+	{"/a/**/b/**/c", "/a/x/b/y/b/z/c", true},
+	{"/a/**/b/**/c", "/a/x/b/y/z", false},
+	{"/a/**/**/b", "/a/b", true},
+	{"/**/x/*.go", "/p/q/x/y.go", true},
+	{"/**/x/*.go", "/p/q/x/y.c", false},
+	// ?
+	{"/a/?", "/a/x", true},
+	{"/a/?", "/a/xy", false},
+	{"/a/?", "/a", false},
+	{"/a/?", "/a/\xff", true},
+	// Classes.
+	{"/a/[abc]", "/a/b", true},
+	{"/a/[abc]", "/a/d", false},
+	{"/a/[!abc]", "/a/d", true},
+	{"/a/[!abc]", "/a/a", false},
+	{"/a/[^abc]", "/a/d", true},
+	{"/a/[a-c]x", "/a/bx", true},
+	{"/a/[a-c]x", "/a/dx", false},
+	{"/a/[]]", "/a/]", true},
+	{"/a/[!]]", "/a/]", false},
+	{"/a/[!]]", "/a/x", true},
+	{"/a/[a-]", "/a/-", true},
+	{"/a/[-a]", "/a/-", true},
+	{"/a/[\\]]", "/a/]", true},
+	{"/a/[\\!a]", "/a/!", true},
+	{"/a/[\\a-\\c]", "/a/b", true},
+	{"/a/[\x80-\xff]", "/a/\xc3", true},
+	{"/a/[\x80-\xff]", "/a/z", false},
+	// Escapes.
+	{"/a/\\*", "/a/*", true},
+	{"/a/\\*", "/a/b", false},
+	{"/a\\[1\\]/b", "/a[1]/b/c", true},
+	{"/a\\[1\\]/b", "/a1/b", false},
+	{"/a/\\**", "/a/*x", true},
+	{"/a/\\**", "/a/x*", false},
+	// Bytes, not runes.
+	{"/a/\xff*", "/a/\xff\xfe", true},
+	{"/a/é", "/a/é", true},
+	{"/a/?", "/a/é", false}, // two bytes
+	{"/a/??", "/a/é", true},
+}
+
 func TestPatternMatch(t *testing.T) {
-	tests := []struct {
-		pattern string
-		path    string
-		want    bool
-	}{
-		// Literal paths match themselves and everything below.
-		{"/a", "/a", true},
-		{"/a", "/a/b", true},
-		{"/a", "/a/b/c.txt", true},
-		{"/a", "/ab", false},
-		{"/a", "/", false},
-		{"/a/b", "/a", false},
-		{"/home/u/proj", "/home/u/project", false},
-		{"/home/u/proj", "/home/u/proj/x", true},
-		{"/a/b/", "/a/b/c", true}, // cleaned
-		{"/a//b", "/a/b", true},
-		{"/a/./b/../c", "/a/c/d", true},
-		// The root matches every absolute path.
-		{"/", "/", true},
-		{"/", "/x/y", true},
-		// Relative or empty paths never match.
-		{"/", "x", false},
-		{"/", "", false},
-		{"/a", "a", false},
-		{"/**", "a/b", false},
-		// * stays within one segment and may be empty.
-		{"/a/*", "/a", false},
-		{"/a/*", "/a/b", true},
-		{"/a/*", "/a/b/c", true},
-		{"/*", "/x", true},
-		{"/tmp/*.d", "/tmp/x.d", true},
-		{"/tmp/*.d", "/tmp/x.d/f", true},
-		{"/tmp/*.d", "/tmp/.d", true},
-		{"/tmp/*.d", "/tmp/x.dd", false},
-		{"/tmp/*.d", "/tmp/a/x.d", false},
-		{"/a/*/c", "/a/b/c/d", true},
-		{"/a/*/c", "/a/b/d", false},
-		{"/a/x*y*z", "/a/xyz", true},
-		{"/a/x*y*z", "/a/x_y_y_z", true},
-		{"/a/x*y*z", "/a/x_y_z_", false},
-		{"/a/*a*a*b", "/a/aaaaaaaaaaaaaaaaaaaaaaaa", false},
-		// ** is zero or more whole segments.
-		{"/a/**", "/a", true},
-		{"/a/**", "/a/b/c", true},
-		{"/a/**", "/b", false},
-		{"/**", "/", true},
-		{"/**/__pycache__", "/__pycache__", true},
-		{"/**/__pycache__", "/x/y/__pycache__", true},
-		{"/**/__pycache__", "/x/y/__pycache__/m.pyc", true},
-		{"/**/__pycache__", "/x/__pycache__x/m.pyc", false},
-		{"/**/__pycache__", "/x/y", false},
-		{"/a/**/b", "/a/b", true},
-		{"/a/**/b", "/a/x/b", true},
-		{"/a/**/b", "/a/x/y/b/c", true},
-		{"/a/**/b", "/a/x/b2", false},
-		{"/a/**/b", "/b", false},
-		{"/a/**/b/**/c", "/a/b/c", true},
-		{"/a/**/b/**/c", "/a/x/b/y/b/z/c", true},
-		{"/a/**/b/**/c", "/a/x/b/y/z", false},
-		{"/a/**/**/b", "/a/b", true},
-		{"/**/x/*.go", "/p/q/x/y.go", true},
-		{"/**/x/*.go", "/p/q/x/y.c", false},
-		// ?
-		{"/a/?", "/a/x", true},
-		{"/a/?", "/a/xy", false},
-		{"/a/?", "/a", false},
-		{"/a/?", "/a/\xff", true},
-		// Classes.
-		{"/a/[abc]", "/a/b", true},
-		{"/a/[abc]", "/a/d", false},
-		{"/a/[!abc]", "/a/d", true},
-		{"/a/[!abc]", "/a/a", false},
-		{"/a/[^abc]", "/a/d", true},
-		{"/a/[a-c]x", "/a/bx", true},
-		{"/a/[a-c]x", "/a/dx", false},
-		{"/a/[]]", "/a/]", true},
-		{"/a/[!]]", "/a/]", false},
-		{"/a/[!]]", "/a/x", true},
-		{"/a/[a-]", "/a/-", true},
-		{"/a/[-a]", "/a/-", true},
-		{"/a/[\\]]", "/a/]", true},
-		{"/a/[\\!a]", "/a/!", true},
-		{"/a/[\\a-\\c]", "/a/b", true},
-		{"/a/[\x80-\xff]", "/a/\xc3", true},
-		{"/a/[\x80-\xff]", "/a/z", false},
-		// Escapes.
-		{"/a/\\*", "/a/*", true},
-		{"/a/\\*", "/a/b", false},
-		{"/a\\[1\\]/b", "/a[1]/b/c", true},
-		{"/a\\[1\\]/b", "/a1/b", false},
-		{"/a/\\**", "/a/*x", true},
-		{"/a/\\**", "/a/x*", false},
-		// Bytes, not runes.
-		{"/a/\xff*", "/a/\xff\xfe", true},
-		{"/a/é", "/a/é", true},
-		{"/a/?", "/a/é", false}, // two bytes
-		{"/a/??", "/a/é", true},
-	}
-	for _, tt := range tests {
+	for _, tt := range matchCases {
 		p, err := Compile(tt.pattern)
 		if err != nil {
 			t.Errorf("Compile(%q): %v", tt.pattern, err)
