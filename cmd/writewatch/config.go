@@ -101,22 +101,30 @@ func (f *enforceFlag) Set(s string) error {
 }
 
 // parseConfig reads the command line into a Config, unchecked. --help
-// prints the help and returns flag.ErrHelp; other errors are usage
-// errors, already explained on stderr.
+// prints the help on stderr and returns flag.ErrHelp; other errors are
+// usage errors.
 func parseConfig(argv []string, stderr io.Writer) (*Config, error) {
 	c := &Config{}
-	fs := c.flagSet(stderr)
+	fs := c.flagSet()
 	if err := fs.Parse(argv); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			var b strings.Builder
+			fs.SetOutput(&b)
+			fs.PrintDefaults()
+			fmt.Fprintf(stderr, usageText, b.String())
+		}
 		return nil, err
 	}
 	c.Args = fs.Args()
 	return c, nil
 }
 
-// flagSet declares every flag, each stored in c.
-func (c *Config) flagSet(stderr io.Writer) *flag.FlagSet {
+// flagSet declares every flag, each stored in c. It prints nothing: the
+// caller says what went wrong.
+func (c *Config) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("writewatch", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	fs.StringVar(&c.ConfigFile, "config", "", "use this config `FILE` instead of searching for .writewatch.yaml")
 	fs.Func("allow", "also allow `PATTERN` (path or glob, relative to the working directory); repeatable", func(s string) error {
 		c.Allow = append(c.Allow, s)
@@ -142,13 +150,6 @@ func (c *Config) flagSet(stderr io.Writer) *flag.FlagSet {
 	fs.Var(&c.Enforce, "enforce", "refuse writes outside the allowlist in the kernel and kill the writer (`--enforce=block`: refuse only); exit 86 when any was tried")
 	fs.StringVar(&c.EnforceWith, "enforce-with", "auto", "enforcement `TIER`: lsm, landlock, kill, or auto (the strongest this kernel offers)")
 	fs.BoolVar(&c.Doctor, "doctor", false, "say whether this user can trace here and what to do if not (exit 87), then what this machine supports (BTF, LSMs, Landlock, the --enforce tier)")
-	fs.Usage = func() {
-		var b strings.Builder
-		fs.SetOutput(&b)
-		fs.PrintDefaults()
-		fs.SetOutput(stderr)
-		fmt.Fprintf(stderr, usageText, b.String())
-	}
 	return fs
 }
 
@@ -163,7 +164,7 @@ func (c *Config) check() error {
 	case c.Enforce.on && c.Audit:
 		return errors.New("--enforce and --audit exclude each other")
 	case !c.PrintConfig && len(c.Args) == 0:
-		return errors.New("no COMMAND given; usage: writewatch [flags] [--] COMMAND [ARGS...] (see --help)")
+		return errors.New("no COMMAND given: writewatch [flags] [--] COMMAND [ARGS...]")
 	case c.MaxViolations < 0:
 		return fmt.Errorf("--max-violations %d: must be 0 (no limit) or more", c.MaxViolations)
 	case c.RingbufMiB == 0 || c.RingbufMiB&(c.RingbufMiB-1) != 0 || c.RingbufMiB > 1024:
@@ -179,8 +180,8 @@ func (c *Config) check() error {
 	return nil
 }
 
-// mode is the report's mode: gate (the default), audit or enforce.
-func (c *Config) mode() string {
+// reportMode is the report's mode: gate (the default), audit or enforce.
+func (c *Config) reportMode() string {
 	switch {
 	case c.Audit:
 		return report.ModeAudit
@@ -188,4 +189,11 @@ func (c *Config) mode() string {
 		return report.ModeEnforce
 	}
 	return report.ModeGate
+}
+
+// usageError says what is wrong with the command line, in one line, and
+// returns the exit code for it.
+func usageError(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "writewatch: %v; see writewatch --help\n", err)
+	return exitUsage
 }

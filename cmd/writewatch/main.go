@@ -39,7 +39,7 @@ func realMain(argv []string, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		return exitUsage
+		return usageError(stderr, err)
 	}
 	switch {
 	case cfg.Version:
@@ -49,8 +49,7 @@ func realMain(argv []string, stderr io.Writer) int {
 		return doctor(os.Stdout)
 	}
 	if err := cfg.check(); err != nil {
-		fmt.Fprintf(stderr, "writewatch: %v\n", err)
-		return exitUsage
+		return usageError(stderr, err)
 	}
 	inv := &invocation{cfg: cfg, stderr: stderr}
 	if err := inv.prepare(); err != nil {
@@ -194,7 +193,7 @@ func (inv *invocation) execute(enf *policy.Enforcement) int {
 	}
 	defer closeAll(files)
 	counters := new(live.Counters)
-	w := &writing{cfg: cfg, stderr: stderr, mrun: metrics.New(counters, cfg.mode(), version),
+	w := &writing{cfg: cfg, stderr: stderr, mrun: metrics.New(counters, cfg.reportMode(), version),
 		color: status.IsTerminal(os.Stderr) && os.Getenv("NO_COLOR") == ""}
 	var server *metrics.Server
 	if cfg.MetricsAddr != "" {
@@ -233,7 +232,7 @@ func (inv *invocation) run(counters *live.Counters, enf *policy.Enforcement) (*r
 	cfg := inv.cfg
 	return run.Run(run.Config{
 		Args:            cfg.Args,
-		Mode:            cfg.mode(),
+		Mode:            cfg.reportMode(),
 		Allow:           inv.list,
 		WorkDir:         inv.wd,
 		Env:             inv.env,
@@ -260,7 +259,7 @@ func (inv *invocation) outcome(rep *report.Report, err error) *outcome {
 		fmt.Fprintln(inv.stderr, startFailureOf(err).explain(inv.cfg.Args[0], err, inv.user))
 		now := time.Now()
 		return &outcome{startErr: err, rep: &report.Report{
-			Version: report.SchemaVersion, Mode: inv.cfg.mode(), Command: inv.cfg.Args, WorkDir: inv.wd,
+			Version: report.SchemaVersion, Mode: inv.cfg.reportMode(), Command: inv.cfg.Args, WorkDir: inv.wd,
 			Started: now, Finished: now, CommandExit: report.NotStarted,
 		}, traceErr: err}
 	}

@@ -44,14 +44,25 @@ func TestUsageErrors(t *testing.T) {
 		{"push URL with the job path", []string{"--pushgateway", "http://gw:9091/metrics/job/x", "true"}, "without /metrics/job"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var stderr bytes.Buffer
-			if code := realMain(tc.args, &stderr); code != exitUsage {
-				t.Errorf("exit code %d, want %d", code, exitUsage)
-			}
-			if !strings.Contains(stderr.String(), tc.want) {
-				t.Errorf("stderr %q does not say %q", stderr.String(), tc.want)
-			}
+			checkUsageError(t, tc.args, tc.want)
 		})
+	}
+}
+
+// checkUsageError runs writewatch with args and checks that it exits with
+// 2 after one line that says want and points to --help.
+func checkUsageError(t *testing.T, args []string, want string) {
+	t.Helper()
+	var stderr bytes.Buffer
+	if code := realMain(args, &stderr); code != exitUsage {
+		t.Errorf("%q: exit code %d, want %d", args, code, exitUsage)
+	}
+	out := stderr.String()
+	if !strings.Contains(out, want) {
+		t.Errorf("%q: stderr %q does not say %q", args, out, want)
+	}
+	if !strings.HasPrefix(out, "writewatch: ") || !strings.HasSuffix(out, "; see writewatch --help\n") || strings.Count(out, "\n") != 1 {
+		t.Errorf("%q: stderr %q: want one line, \"writewatch: ...; see writewatch --help\"", args, out)
 	}
 }
 
