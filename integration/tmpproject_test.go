@@ -1,7 +1,9 @@
 package integration
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -125,12 +127,18 @@ func TestProjectInTempDir(t *testing.T) {
 // --print-config shows the carve-out as a deny entry from default:project.
 func TestPrintConfigShowsProjectCarveOut(t *testing.T) {
 	root := tmpProject(t, "/tmp")
-	res := wwEnv(t, root, []string{"TMPDIR=/tmp"}, []string{"--print-config"})
-	if res.code != 0 {
-		t.Fatalf("exit code %d\n%s", res.code, res.stderr)
+	// Not through ww, whose --json means nothing with --print-config.
+	cmd := exec.Command(wwBin, "--print-config")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "TMPDIR=/tmp")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	want := regexp.MustCompile(`(?m)^deny +` + regexp.QuoteMeta(root) + ` +default:project$`)
-	if !want.MatchString(res.stdout) {
-		t.Errorf("--print-config has no deny entry for %s from default:project:\n%s", root, res.stdout)
+	if !want.MatchString(string(out)) {
+		t.Errorf("--print-config has no deny entry for %s from default:project:\n%s", root, out)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -66,6 +68,8 @@ type Config struct {
 	EnforceWith string      // as given
 	Tier        policy.Tier // EnforceWith parsed by check; nil for auto
 	Doctor      bool
+
+	given []string // the flags on the command line, by name
 }
 
 // enforceFlag is --enforce (refuse and kill) or --enforce=block (refuse
@@ -116,6 +120,7 @@ func parseConfig(argv []string, stderr io.Writer) (*Config, error) {
 		return nil, err
 	}
 	c.Args = fs.Args()
+	fs.Visit(func(f *flag.Flag) { c.given = append(c.given, f.Name) })
 	return c, nil
 }
 
@@ -153,24 +158,118 @@ func (c *Config) flagSet() *flag.FlagSet {
 	return fs
 }
 
+// task is what an invocation does.
+type task string
+
+// The tasks, each named by the flag that asks for it.
+const (
+	taskRun         task = ""
+	taskPrintConfig task = "print-config"
+	taskDoctor      task = "doctor"
+	taskVersion     task = "version"
+)
+
+// alsoFor names the tasks other than a run in which a flag means
+// something. Every flag not listed means something in a run only.
+var alsoFor = map[string][]task{
+	"config":          {taskPrintConfig},
+	"allow":           {taskPrintConfig},
+	"as-root":         {taskPrintConfig},
+	"ignore-metadata": {taskPrintConfig},
+	"enforce":         {taskPrintConfig},
+	"enforce-with":    {taskPrintConfig},
+	"print-config":    {taskPrintConfig},
+	"doctor":          {taskDoctor},
+	"version":         {taskVersion},
+}
+
+// task is the task the flags ask for; more than one is a usage error.
+func (c *Config) task() (task, error) {
+	var asked []task
+	for _, t := range []struct {
+		on bool
+		t  task
+	}{{c.PrintConfig, taskPrintConfig}, {c.Doctor, taskDoctor}, {c.Version, taskVersion}} {
+		if t.on {
+			asked = append(asked, t.t)
+		}
+	}
+	switch len(asked) {
+	case 0:
+		return taskRun, nil
+	case 1:
+		return asked[0], nil
+	}
+	return "", fmt.Errorf("--%s and --%s exclude each other", asked[0], asked[1])
+}
+
 // check finds the flags that cannot work, alone or together, before
-// anything runs: each is a usage error.
+// anything runs: each is a usage error. A flag given where it means
+// nothing is one too.
 func (c *Config) check() error {
-	var err error
+	t, err := c.task()
+	if err != nil {
+		return err
+	}
+	if t != taskRun {
+		for _, name := range c.given {
+			if !slices.Contains(alsoFor[name], t) {
+				return fmt.Errorf("--%s means nothing with --%s", name, t)
+			}
+		}
+		if len(c.Args) > 0 {
+			return fmt.Errorf("--%s runs no COMMAND (%q)", t, c.Args[0])
+		}
+	}
+	if t == taskDoctor || t == taskVersion {
+		return nil
+	}
 	if c.Tier, err = policy.ParseTier(c.EnforceWith); err != nil {
 		return err
+	}
+	if err := c.checkCombinations(t); err != nil {
+		return err
+	}
+	return c.checkValues()
+}
+
+// checkCombinations finds flags that mean nothing together, or alone.
+func (c *Config) checkCombinations(t task) error {
+	outputs := map[string]string{}
+	for _, o := range []struct{ flag, path string }{{"--json", c.JSONFile}, {"--junit", c.JUnitFile}, {"--metrics-textfile", c.MetricsTextfile}} {
+		if o.path == "" {
+			continue
+		}
+		p := filepath.Clean(o.path)
+		if other, ok := outputs[p]; ok {
+			return fmt.Errorf("%s and %s name the same file, %s", other, o.flag, o.path)
+		}
+		outputs[p] = o.flag
 	}
 	switch {
 	case c.Enforce.on && c.Audit:
 		return errors.New("--enforce and --audit exclude each other")
-	case !c.PrintConfig && len(c.Args) == 0:
+	case t == taskRun && len(c.Args) == 0:
 		return errors.New("no COMMAND given: writewatch [flags] [--] COMMAND [ARGS...]")
+	case t == taskRun && c.isGiven("enforce-with") && !c.Enforce.on:
+		return fmt.Errorf("--enforce-with %s needs --enforce", c.EnforceWith)
+	case c.Enforce.block && c.Tier != nil && !c.Tier.Refuses():
+		return fmt.Errorf("--enforce=block with --enforce-with %s: the %s tier cannot refuse a write, only kill its writer", c.Tier, c.Tier)
+	case c.MetricsRequired && c.Pushgateway == "":
+		return errors.New("--metrics-required needs --pushgateway")
+	case len(c.MetricsLabels) > 0 && c.MetricsAddr == "" && c.Pushgateway == "" && c.MetricsTextfile == "":
+		return errors.New("--metrics-label needs --metrics-addr, --pushgateway or --metrics-textfile")
+	}
+	return nil
+}
+
+// checkValues finds values out of range.
+func (c *Config) checkValues() error {
+	switch {
 	case c.MaxViolations < 0:
 		return fmt.Errorf("--max-violations %d: must be 0 (no limit) or more", c.MaxViolations)
 	case c.RingbufMiB == 0 || c.RingbufMiB&(c.RingbufMiB-1) != 0 || c.RingbufMiB > 1024:
 		return fmt.Errorf("--ringbuf-mib %d: must be a power of two from 1 to 1024", c.RingbufMiB)
-	case c.MetricsRequired && c.Pushgateway == "":
-		return errors.New("--metrics-required needs --pushgateway")
 	}
 	if c.Pushgateway != "" {
 		if err := metrics.CheckPushURL(c.Pushgateway); err != nil {
@@ -179,6 +278,9 @@ func (c *Config) check() error {
 	}
 	return nil
 }
+
+// isGiven reports whether the flag was on the command line.
+func (c *Config) isGiven(name string) bool { return slices.Contains(c.given, name) }
 
 // reportMode is the report's mode: gate (the default), audit or enforce.
 func (c *Config) reportMode() string {

@@ -41,15 +41,15 @@ func realMain(argv []string, stderr io.Writer) int {
 		}
 		return usageError(stderr, err)
 	}
+	if err := cfg.check(); err != nil {
+		return usageError(stderr, err)
+	}
 	switch {
 	case cfg.Version:
 		fmt.Print(versionText(readBuildInfo()))
 		return 0
 	case cfg.Doctor:
 		return doctor(os.Stdout)
-	}
-	if err := cfg.check(); err != nil {
-		return usageError(stderr, err)
 	}
 	inv := &invocation{cfg: cfg, stderr: stderr}
 	if err := inv.prepare(); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -42,6 +43,18 @@ func TestUsageErrors(t *testing.T) {
 		{"label twice", []string{"--metrics-label", "a=1", "--metrics-label", "a=2", "true"}, `label "a" given twice`},
 		{"push URL not http", []string{"--pushgateway", "ftp://gw:9091", "true"}, "want an http or https URL"},
 		{"push URL with the job path", []string{"--pushgateway", "http://gw:9091/metrics/job/x", "true"}, "without /metrics/job"},
+		{"two tasks", []string{"--doctor", "--version"}, "--doctor and --version exclude each other"},
+		{"a run's flag with --doctor", []string{"--doctor", "--json", "r.json"}, "--json means nothing with --doctor"},
+		{"a run's flag with --print-config", []string{"--print-config", "--audit"}, "--audit means nothing with --print-config"},
+		{"--allow with --version", []string{"--version", "--allow", "x"}, "--allow means nothing with --version"},
+		{"COMMAND with --version", []string{"--version", "true"}, `--version runs no COMMAND ("true")`},
+		{"COMMAND with --print-config", []string{"--print-config", "--", "go", "test"}, `--print-config runs no COMMAND ("go")`},
+		{"tier without --enforce", []string{"--enforce-with", "lsm", "true"}, "--enforce-with lsm needs --enforce"},
+		{"auto without --enforce", []string{"--enforce-with", "auto", "true"}, "--enforce-with auto needs --enforce"},
+		{"block with the kill tier", []string{"--enforce=block", "--enforce-with", "kill", "true"}, "the kill tier cannot refuse a write"},
+		{"labels without metrics", []string{"--metrics-label", "a=1", "true"}, "--metrics-label needs --metrics-addr, --pushgateway or --metrics-textfile"},
+		{"two reports in one file", []string{"--json", "r.out", "--junit", "./r.out", "true"}, "--json and --junit name the same file"},
+		{"metrics over a report", []string{"--junit", "r.out", "--metrics-textfile", "r.out", "true"}, "--junit and --metrics-textfile name the same file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			checkUsageError(t, tc.args, tc.want)
@@ -144,14 +157,47 @@ func TestJSONPathCheckedBeforeRun(t *testing.T) {
 	}
 }
 
+// Combinations that mean something are not refused.
+func TestMeaningfulFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--print-config", "--enforce", "--enforce-with", "kill", "--allow", "x", "--config", "c.yaml", "--as-root", "--ignore-metadata"},
+		{"--print-config", "--enforce=block", "--enforce-with", "landlock"},
+		{"--kill-survivors", "--grace", "0", "true"},
+		{"--enforce", "--enforce-with", "lsm", "true"},
+		{"--enforce=block", "--enforce-with", "auto", "true"},
+		{"--metrics-label", "a=1", "--metrics-textfile", "m.prom", "true"},
+		{"--metrics-label", "a=1", "--metrics-addr", "127.0.0.1:0", "true"},
+		{"--pushgateway", "https://gw.example:9091", "--metrics-required", "true"},
+		{"--json", "r.json", "--junit", "r.xml", "--", "go", "test", "--json"},
+		{"--print-config=false", "--doctor=false", "true"},
+		{"--doctor"},
+		{"--version"},
+	} {
+		c, err := parseConfig(args, io.Discard)
+		if err == nil {
+			err = c.check()
+		}
+		if err != nil {
+			t.Errorf("%q: %v", args, err)
+		}
+	}
+}
+
 // Asking for enforcement the kernel cannot give stops writewatch with
 // "cannot trace here" before COMMAND runs.
 func TestEnforceTierUnavailable(t *testing.T) {
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "ran")
-	cases := [][]string{{"--enforce=block", "--enforce-with", "kill"}}
-	if policy.Probe().BPFLSMErr != nil {
+	var cases [][]string
+	s := policy.Probe()
+	if s.BPFLSMErr != nil {
 		cases = append(cases, []string{"--enforce", "--enforce-with", "lsm"})
+	}
+	if s.LandlockErr != nil || s.LandlockABI < policy.MinLandlockABI {
+		cases = append(cases, []string{"--enforce", "--enforce-with", "landlock"})
+	}
+	if len(cases) == 0 {
+		t.Skip("this kernel offers every tier")
 	}
 	for _, flags := range cases {
 		var stderr bytes.Buffer
