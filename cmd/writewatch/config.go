@@ -5,10 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
+	"net"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/writewatch/writewatch/internal/metrics"
 	"github.com/writewatch/writewatch/internal/policy"
@@ -263,20 +267,48 @@ func (c *Config) checkCombinations(t task) error {
 	return nil
 }
 
-// checkValues finds values out of range.
+// checkValues finds values out of range or malformed.
 func (c *Config) checkValues() error {
 	switch {
 	case c.MaxViolations < 0:
 		return fmt.Errorf("--max-violations %d: must be 0 (no limit) or more", c.MaxViolations)
 	case c.RingbufMiB == 0 || c.RingbufMiB&(c.RingbufMiB-1) != 0 || c.RingbufMiB > 1024:
 		return fmt.Errorf("--ringbuf-mib %d: must be a power of two from 1 to 1024", c.RingbufMiB)
+	case c.Grace < 0:
+		return fmt.Errorf("--grace %v: must be 0 or more", c.Grace)
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr %s: want host:port (%w)", c.MetricsAddr, err)
+		}
 	}
 	if c.Pushgateway != "" {
-		if err := metrics.CheckPushURL(c.Pushgateway); err != nil {
-			return fmt.Errorf("--pushgateway: %w", err)
+		if err := checkPushgateway(c.Pushgateway); err != nil {
+			return fmt.Errorf("--pushgateway %w", err)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.MetricsLabels)) {
+		switch v := c.MetricsLabels[k]; {
+		case v == "":
+			return fmt.Errorf("--metrics-label %s=: an empty value is no label to Prometheus", k)
+		case !utf8.ValidString(v):
+			return fmt.Errorf("--metrics-label %s: the value is not valid UTF-8", k)
 		}
 	}
 	return nil
+}
+
+// checkPushgateway checks the Pushgateway's URL: http:// or https://, a
+// host, and nothing Push adds itself.
+func checkPushgateway(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https"):
+		return fmt.Errorf("%s: want an http:// or https:// URL", raw)
+	case u.Host == "" || u.Hostname() == "":
+		return fmt.Errorf("%s: no host", raw)
+	}
+	return metrics.CheckPushURL(raw)
 }
 
 // isGiven reports whether the flag was on the command line.
