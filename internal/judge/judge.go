@@ -22,11 +22,11 @@ type Verdict struct {
 	Path      string // absolute, clean; what the allowlist judges
 	Requested string // as the process passed it
 	Truncated bool   // the path was cut to fit the kernel's buffers
-	// Entry is the allowlist entry that matched Path, nil when none did.
-	Entry *allowlist.Entry
-	// RefusedAllowed marks a write the allowlist allows but enforcement
+	// entry is the allowlist entry that matched Path, nil when none did.
+	entry *allowlist.Entry
+	// refusedAllowed marks a write the allowlist allows but enforcement
 	// refused: an entry the kernel cannot express exactly.
-	RefusedAllowed bool
+	refusedAllowed bool
 }
 
 // DeniedBy names what made the path a violation although an entry
@@ -34,10 +34,10 @@ type Verdict struct {
 // allow entry exactly. "" otherwise.
 func (v *Verdict) DeniedBy() string {
 	switch {
-	case v.RefusedAllowed:
-		return "--enforce: allowed by " + v.Entry.Source + ", but not enforceable exactly (see --print-config)"
-	case v.Entry != nil && v.Entry.Kind == allowlist.Deny:
-		return v.Entry.Source
+	case v.refusedAllowed:
+		return "--enforce: allowed by " + v.entry.Source + ", but not enforceable exactly (see --print-config)"
+	case v.entry != nil && v.entry.Kind == allowlist.Deny:
+		return v.entry.Source
 	}
 	return ""
 }
@@ -79,7 +79,7 @@ func (j *Judge) Record(ev *tracer.Event) []Verdict {
 		if allowed && !v.Truncated && !refusedAllowed {
 			continue
 		}
-		v.Entry, v.RefusedAllowed = entry, refusedAllowed
+		v.entry, v.refusedAllowed = entry, refusedAllowed
 		j.verdicts = append(j.verdicts, v)
 	}
 	return j.verdicts
