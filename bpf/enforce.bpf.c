@@ -5,7 +5,7 @@
  * changes anything, and kill the writer unless --enforce=block.
  *
  * A separate object from writewatch.bpf.c, loaded only where BPF LSM
- * programs load. Its maps (walk.h) are replaced at load time by those of
+ * programs load. Its maps (lib/task.h, lib/marks.h) are replaced at load time by those of
  * the tracing object, so both see the same tree, marks and counters; the
  * refusal is noted in the thread's stored syscall arguments, and sys_exit
  * puts it in the record.
@@ -15,16 +15,16 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "writewatch.h"
-#include "walk.h"
+#include "lib/uapi.h"
+#include "lib/task.h"
+#include "lib/marks.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* Set by the loader: kill the writer of a refused write. */
 const volatile bool enforce_kill = true;
 
-#define EPERM       1
 #define FMODE_WRITE 0x2
-#define O_TRUNC     00001000
 #define SB_NOUSER   (1U << 31)
 #define S_PRIVATE   (1U << 9)
 

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Paths into a record's slots: strings as the process passed them, and
+ * the components of a file's or directory's path, walked from its dentry
+ * up to the process's root.
+ */
+#ifndef WW_LIB_PATHS_H
+#define WW_LIB_PATHS_H
+
+#include "uapi.h"
+#include "marks.h"
+#include "record.h"
+
+struct walk {
+	struct dentry *dentry;
+	struct vfsmount *mnt;
+	struct dentry *root_dentry;
+	struct vfsmount *root_mnt;
+	__u32 off;
+	__u32 end;
+	__u32 marks; /* enum ww_mark bits met on the way up */
+	bool truncated;
+	bool done;
+	bool detached; /* ended on a kernel-internal mount: no path */
+};
+
+/* One step up from w->dentry: emit its name, or cross a mount point. */
+static long walk_step(__u32 i, void *ctx)
+{
+	struct walk *w = ctx;
+	struct dentry *d = w->dentry;
+	struct vfsmount *mnt = w->mnt;
+	struct event *e;
+
+	if (use_marks)
+		w->marks |= mark_of(d);
+	if (d == w->root_dentry && mnt == w->root_mnt) {
+		w->done = true;
+		return 1;
+	}
+	struct dentry *up;
+	switch (step_up(d, &w->mnt, &up, &w->detached)) {
+	case UP_END:
+		w->done = true;
+		return 1;
+	case UP_MOUNT:
+		w->dentry = up;
+		return 0;
+	}
+
+	__u32 need = BPF_CORE_READ(d, d_name.len) + 1;
+	if (need > NAME_SLOT || w->off + need > w->end) {
+		w->truncated = true;
+		return 1;
+	}
+	e = scratch_event();
+	if (!e)
+		return 1;
+	/* need <= NAME_SLOT already; the mask shows the verifier a bound. */
+	barrier_var(need);
+	need &= 2 * NAME_SLOT - 1;
+	long n = bpf_probe_read_kernel_str(&e->data[at(w->off)], need,
+					   BPF_CORE_READ(d, d_name.name));
+	if (n <= 0) {
+		count(WW_STAT_READ_ERR);
+		w->truncated = true;
+		return 1;
+	}
+	w->off += n;
+	w->dentry = up;
+	return 0;
+}
+
+/*
+ * Write the components of a path (innermost first) into a slot. A global
+ * function, so the verifier checks it once rather than at every caller;
+ * kernel pointers therefore arrive as plain numbers.
+ */
+__noinline int put_path(struct event *e, __u32 off, __u32 slot, __u64 dentry, __u64 mnt)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct walk w = {
+		.dentry = (struct dentry *)dentry,
+		.mnt = (struct vfsmount *)mnt,
+		.root_dentry = BPF_CORE_READ(task, fs, root.dentry),
+		.root_mnt = BPF_CORE_READ(task, fs, root.mnt),
+		.off = off,
+		.end = off + PATH_SLOT,
+	};
+
+	if (!e || !dentry || !mnt || off > DATA_SZ - PATH_SLOT)
+		return off;
+	bpf_loop(MAX_DEPTH, walk_step, &w, 0);
+	barrier_var(slot);
+	if (slot >= NSLOTS)
+		return off;
+	e->hdr.len[slot] = w.off - off;
+	e->hdr.present |= 1 << slot;
+	if ((w.marks & WW_MARK_ALLOW) && !(w.marks & WW_MARK_DENY))
+		e->hdr.clean |= 1 << slot;
+	if (w.detached)
+		e->hdr.detached |= 1 << slot;
+	if (w.truncated || !w.done) {
+		e->hdr.truncated |= 1 << slot;
+		count(WW_STAT_TRUNCATED);
+	}
+	return w.off;
+}
+
+static __always_inline struct file *fd_file(int fd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds;
+	struct file *f = NULL;
+
+	if (fd < 0 || !fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	fds = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	return f;
+}
+
+static __always_inline __u32 put_file(struct event *e, __u32 off, int slot, struct file *f)
+{
+	if (!f)
+		return off;
+	e->hdr.ino = BPF_CORE_READ(f, f_inode, i_ino);
+	e->hdr.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	return put_path(e, off, slot, (__u64)BPF_CORE_READ(f, f_path.dentry),
+			(__u64)BPF_CORE_READ(f, f_path.mnt));
+}
+
+/* The directory a relative path given with dfd starts from. */
+static __always_inline __u32 put_dir(struct event *e, __u32 off, int slot, int dfd)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	if (dfd == AT_FDCWD)
+		return put_path(e, off, slot, (__u64)BPF_CORE_READ(task, fs, pwd.dentry),
+				(__u64)BPF_CORE_READ(task, fs, pwd.mnt));
+	return put_file(e, off, slot, fd_file(dfd));
+}
+
+/* A path string, with its start directory when it is relative and the
+ * directory is wanted. */
+static __always_inline __u32 put_target(struct event *e, __u32 off, int pslot, int dslot,
+					const char *path, int dfd, bool dir, bool kernel)
+{
+	__u32 start = off;
+
+	off = put_str(e, off, pslot, path, kernel);
+	if (dir && off > start && e->data[at(start)] != '/')
+		off = put_dir(e, off, dslot, dfd);
+	return off;
+}
+
+/*
+ * The descriptor an absolute path stands for when it is one of the
+ * kernel's links to the process's own descriptors (/dev/stdin,
+ * /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N), or -1. Opening one reopens
+ * what the descriptor holds, often a pipe or a terminal.
+ */
+static __always_inline int fd_link(struct event *e, __u32 start, __u32 len)
+{
+	const char in[] = "/dev/stdin", out[] = "/dev/stdout", err[] = "/dev/stderr";
+	const char dev[] = "/dev/fd/", proc[] = "/proc/self/fd/";
+	__u32 skip = 0;
+	int fd = 0;
+	bool match;
+
+	if (len == sizeof(in)) {
+		match = true;
+		for (int i = 0; i < sizeof(in); i++)
+			match = match && e->data[at(start + i)] == in[i];
+		if (match)
+			return 0;
+	}
+	if (len == sizeof(out)) {
+		match = true;
+		for (int i = 0; i < sizeof(out); i++)
+			match = match && e->data[at(start + i)] == out[i];
+		if (match)
+			return 1;
+		match = true;
+		for (int i = 0; i < sizeof(err); i++)
+			match = match && e->data[at(start + i)] == err[i];
+		if (match)
+			return 2;
+	}
+	match = len > sizeof(dev);
+	for (int i = 0; i < sizeof(dev) - 1 && match; i++)
+		match = e->data[at(start + i)] == dev[i];
+	if (match)
+		skip = sizeof(dev) - 1;
+	match = !skip && len > sizeof(proc);
+	for (int i = 0; i < sizeof(proc) - 1 && match; i++)
+		match = e->data[at(start + i)] == proc[i];
+	if (match)
+		skip = sizeof(proc) - 1;
+	if (!skip || len - 1 - skip > 6)
+		return -1;
+	for (int i = 0; i < 7; i++) {
+		char c = e->data[at(start + skip + i)];
+
+		if (c == 0)
+			return i ? fd : -1;
+		if (c < '0' || c > '9')
+			return -1;
+		fd = fd * 10 + (c - '0');
+	}
+	return -1;
+}
+
+/*
+ * The descriptor the record's path (data[0..len)) names as /dev/stdout,
+ * /proc/self/fd/N and the like, or -1. A global function, checked once by
+ * the verifier rather than on every path of the write's record.
+ */
+__noinline int record_fd_link(__u32 len)
+{
+	struct event *e = scratch_event();
+
+	return e ? fd_link(e, 0, len) : -1;
+}
+
+#endif

@@ -1,0 +1,184 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The traced process tree: which processes belong to it, and the records
+ * of its forks, execs and exits.
+ */
+#ifndef WW_LIB_PROC_H
+#define WW_LIB_PROC_H
+
+#include "uapi.h"
+#include "record.h"
+#include "goattr.h"
+
+struct proc {
+	__u32 parent; /* tgid of the process of the tree that made this one */
+	__u32 epoch;  /* test-boundary announcements it made (docs/protocol.md) */
+};
+
+/* Processes of the traced tree, keyed by tgid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct proc);
+} procs SEC(".maps");
+
+/*
+ * Key 0 holds writewatch's own tgid in its PID namespace while it starts
+ * COMMAND, 0 otherwise: the process it forks then is the tree's root.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} launcher SEC(".maps");
+
+/* The same question for programs that cannot reach task storage (raw
+ * tracepoints), by process. */
+static __always_inline bool proc_tracked(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	return bpf_map_lookup_elem(&procs, &tgid) != NULL;
+}
+
+/* Is the current process writewatch, starting COMMAND right now? */
+static __always_inline bool is_launcher(void)
+{
+	__u32 zero = 0;
+	__u32 *self = bpf_map_lookup_elem(&launcher, &zero);
+
+	return self && *self && *self == ns_tgid();
+}
+
+/*
+ * A new thread or process: it belongs to the tree when its creator does,
+ * or when writewatch itself is starting COMMAND. Runs before the child
+ * runs a single instruction.
+ */
+static __always_inline int proc_forked(void *ctx, struct task_struct *child)
+{
+	__u32 parent = bpf_get_current_pid_tgid() >> 32;
+	__u32 tgid = child->tgid;
+	struct proc p = { .parent = parent };
+	struct task_state *st;
+	bool root = false;
+	struct event *e;
+
+	if (!is_tracked()) {
+		if (tgid == parent || !is_launcher())
+			return 0;
+		root = true;
+	}
+	st = bpf_task_storage_get(&tasks, child, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!st) {
+		count(WW_STAT_PROC_FULL);
+		return 0;
+	}
+	st->tracked = 1;
+	st->pending = 0;
+	if (tgid == parent)
+		return 0; /* a new thread of a process of the tree */
+	if (bpf_map_update_elem(&procs, &tgid, &p, BPF_ANY)) {
+		count(WW_STAT_PROC_FULL);
+		return 0;
+	}
+	e = scratch_event();
+	if (!e)
+		return 0;
+	fill_hdr(e, WW_EV_FORK);
+	e->hdr.tgid = tgid;
+	e->hdr.pid = child->pid;
+	e->hdr.ppid = parent;
+	e->hdr.ns_tgid = 0;
+	e->hdr.flags = root;
+	struct task_state *self = tracked_state();
+	if (self && !root)
+		e->hdr.test = self->fork_test;
+	send(ctx, e, 0);
+	return 0;
+}
+
+/* Does the file executed (data[0..n), NUL included) end in ".test", the
+ * name go test gives a package's test binary? */
+static __always_inline bool is_go_test_name(struct event *e, long n)
+{
+	const char want[] = ".test";
+	__u32 start;
+
+	if (n < 7)
+		return false;
+	start = n - 6;
+	for (int i = 0; i < 5; i++)
+		if (e->data[at(start + i)] != want[i])
+			return false;
+	return true;
+}
+
+static __always_inline int proc_execed(void *ctx, struct task_struct *task, struct linux_binprm *bprm)
+{
+	unsigned long arg_start, arg_end;
+	struct event *e;
+	__u32 off = 0;
+	long n;
+
+	if (!is_tracked())
+		return 0;
+	e = scratch_event();
+	if (!e)
+		return 0;
+	fill_hdr(e, WW_EV_EXEC);
+
+	n = bpf_probe_read_kernel_str(&e->data[0], PATH_SLOT, BPF_CORE_READ(bprm, filename));
+	if (n > 0) {
+		mark(e, WW_SLOT_PATH, 0, n, false);
+		off = n;
+	}
+	if (follow_go_tests && n > 0 && is_go_test_name(e, n)) {
+		if (bpf_send_signal(SIGSTOP))
+			count(WW_STAT_STOP_ERR);
+		else
+			e->hdr.flags = WW_EXEC_STOPPED;
+	}
+
+	arg_start = BPF_CORE_READ(task, mm, arg_start);
+	arg_end = BPF_CORE_READ(task, mm, arg_end);
+	if (arg_end > arg_start) {
+		__u64 len = arg_end - arg_start;
+		bool cut = len > ARGS_SLOT;
+
+		if (cut)
+			len = ARGS_SLOT;
+		off &= PATH_SLOT - 1;
+		if (bpf_probe_read_user(&e->data[off], len & (ARGS_SLOT * 2 - 1), (void *)arg_start) == 0) {
+			mark(e, WW_SLOT_DIR, off, off + len, cut);
+			off += len;
+		}
+	}
+	send(ctx, e, off);
+	return 0;
+}
+
+static __always_inline int proc_exited(void *ctx, struct task_struct *task)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct event *e;
+
+	if (!is_tracked())
+		return 0;
+	/* Threads leave one by one; the process is gone with the last. */
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	bpf_map_delete_elem(&procs, &tgid);
+	bpf_map_delete_elem(&goprocs, &tgid);
+	e = scratch_event();
+	if (!e)
+		return 0;
+	fill_hdr(e, WW_EV_EXIT);
+	e->hdr.ret = BPF_CORE_READ(task, exit_code);
+	send(ctx, e, 0);
+	return 0;
+}
+
+#endif

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Records sent to user space: the per-CPU scratch record, its header, its
+ * string slots, and the ring buffer.
+ */
+#ifndef WW_LIB_RECORD_H
+#define WW_LIB_RECORD_H
+
+#include "settings.h"
+#include "task.h"
+
+struct event {
+	struct event_hdr hdr;
+	char data[DATA_SZ + PATH_SLOT]; /* slack so masked offsets stay inside */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct event);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20); /* the loader may resize */
+} events SEC(".maps");
+
+/* An offset into event.data the verifier can see is in bounds: the
+ * barrier keeps the compiler from dropping a mask it thinks redundant. */
+static __always_inline __u32 at(__u32 off)
+{
+	barrier_var(off);
+	return off & (DATA_SZ - 1);
+}
+
+
+
+/* The current process's tgid in writewatch's PID namespace (0: none). */
+static __always_inline __u32 ns_tgid(void)
+{
+	struct bpf_pidns_info ns = {};
+
+	if (!pidns_ino)
+		return bpf_get_current_pid_tgid() >> 32;
+	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+		return 0;
+	return ns.tgid;
+}
+
+
+static __always_inline struct event *scratch_event(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+static __always_inline void fill_hdr(struct event *e, __u32 kind)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 id = bpf_get_current_pid_tgid();
+
+	e->hdr.ts = bpf_ktime_get_boot_ns();
+	e->hdr.test = 0;
+	e->hdr.goid = 0;
+	e->hdr.go = 0;
+	e->hdr.epoch = 0;
+	e->hdr.kind = kind;
+	e->hdr.op = 0;
+	e->hdr.tgid = id >> 32;
+	e->hdr.pid = (__u32)id;
+	e->hdr.ppid = BPF_CORE_READ(task, real_parent, tgid);
+	e->hdr.ret = 0;
+	e->hdr.flags = 0;
+	e->hdr.mode = 0;
+	e->hdr.truncated = 0;
+	e->hdr.present = 0;
+	e->hdr.clean = 0;
+	e->hdr.via = WW_VIA_SYSCALL;
+	e->hdr.detached = 0;
+	e->hdr.ino = 0;
+	e->hdr.dev = 0;
+	e->hdr.action = 0;
+	for (int i = 0; i < NSLOTS; i++)
+		e->hdr.len[i] = 0;
+	e->hdr.ns_tgid = ns_tgid();
+	bpf_get_current_comm(e->hdr.comm, sizeof(e->hdr.comm));
+}
+
+static __always_inline bool send(void *ctx, struct event *e, __u32 off)
+{
+	__u64 size = sizeof(e->hdr) + off;
+
+	if (size > sizeof(*e))
+		size = sizeof(*e);
+	/* Waking the reader for every record costs more than the record;
+	 * it polls, and is woken only when the buffer fills up. */
+	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+		      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	/* A paused test binary waits for user space: wake it now. */
+	if (e->hdr.kind == WW_EV_EXEC && (e->hdr.flags & WW_EXEC_STOPPED))
+		flags = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&events, e, size, flags)) {
+		count(WW_STAT_RINGBUF_FULL);
+		if (e->hdr.kind == WW_EV_WRITE)
+			count(WW_STAT_LOST_WRITES);
+		return false;
+	}
+	return true;
+}
+
+static __always_inline void mark(struct event *e, int slot, __u32 start, __u32 end, bool truncated)
+{
+	e->hdr.len[slot] = end - start;
+	e->hdr.present |= 1 << slot;
+	if (truncated) {
+		e->hdr.truncated |= 1 << slot;
+		count(WW_STAT_TRUNCATED);
+	}
+}
+
+/* Copy a NUL-terminated string (user memory, or kernel memory when
+ * kernel is set) into a slot. Returns the new offset. */
+static __always_inline __u32 put_str(struct event *e, __u32 off, int slot, const char *s, bool kernel)
+{
+	char next = 0;
+	long n;
+
+	if (!s || off > DATA_SZ - PATH_SLOT)
+		return off;
+	if (kernel)
+		n = bpf_probe_read_kernel_str(&e->data[at(off)], PATH_SLOT, s);
+	else
+		n = bpf_probe_read_user_str(&e->data[at(off)], PATH_SLOT, s);
+	if (n <= 0) {
+		count(WW_STAT_READ_ERR);
+		return off;
+	}
+	/* A full slot is a cut string unless the byte after it is NUL. */
+	if (n == PATH_SLOT) {
+		if (kernel)
+			bpf_probe_read_kernel(&next, 1, s + PATH_SLOT - 1);
+		else
+			bpf_probe_read_user(&next, 1, s + PATH_SLOT - 1);
+	}
+	mark(e, slot, off, off + n, next != 0);
+	return off + n;
+}
+
+#endif

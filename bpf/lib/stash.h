@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Syscalls: the entry stores a write's arguments in the calling thread's
+ * task storage; the exit sends the record with the return value and
+ * always clears the stored arguments.
+ */
+#ifndef WW_LIB_STASH_H
+#define WW_LIB_STASH_H
+
+#include "uapi.h"
+#include "syscalls.h"
+#include "enforce.h"
+#include "goattr.h"
+#include "write.h"
+
+/* Enter of clone, fork or vfork: remember the forking goroutine's test
+ * for sched_process_fork, which runs inside the same syscall. */
+static __always_inline int stash_fork(struct pt_regs *regs)
+{
+	struct task_state *st = tracked_state();
+	struct event_hdr h = {};
+
+	if (st)
+		st->fork_test = go_attr(&h, regs);
+	return 0;
+}
+
+#define TS_COMPAT 0x0002 /* arch/x86/include/asm/thread_info.h */
+
+/*
+ * A 32-bit syscall of an ia32 program: its numbers and argument registers
+ * are not x86-64's, so it must not be read as one (ia32's fork is
+ * x86-64's open). writewatch does not watch those (docs/limits.md).
+ */
+static __always_inline bool compat_syscall(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT;
+}
+
+/* Enter: remember the arguments of a tracked thread's syscall. */
+static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
+				 const char *path2, __u32 flags, __u32 mode)
+{
+	struct task_state *st = tracked_state();
+
+	if (!st || compat_syscall())
+		return 0;
+	st->args.op = op;
+	st->args.dfd = dfd;
+	st->args.dfd2 = dfd2;
+	st->args.flags = flags;
+	st->args.mode = mode;
+	st->args.path = (__u64)path;
+	st->args.path2 = (__u64)path2;
+	st->args.action = 0;
+	st->pending = 1;
+	/* The kill tier judges every write here; the other tiers judge only
+	 * metadata changes, which they cannot refuse, unless the metadata
+	 * guard refuses those (then sys_exit reports what it refused). */
+	if (enforce_tier != WW_TIER_NONE && (is_metadata(op) ? !meta_guard : enforce_tier == WW_TIER_KILL))
+		st->args.action = judge_enter(st->args.path, dfd, st->args.path2, dfd2);
+	return 0;
+}
+
+static __always_inline int stash_open(int dfd, const char *path, __u32 flags, __u32 mode)
+{
+	if (!(flags & WRITE_FLAGS))
+		return 0; /* a read: never reported */
+	return stash(WW_OP_OPEN, dfd, path, 0, NULL, flags, mode);
+}
+
+static __always_inline int stash_openat2(int dfd, const char *path, const struct open_how *uhow)
+{
+	struct open_how how = {};
+
+	if (bpf_probe_read_user(&how, sizeof(how), uhow))
+		return 0;
+	return stash_open(dfd, path, how.flags, how.mode);
+}
+
+#define AT_SYMLINK_NOFOLLOW 0x100
+
+/* A metadata change, by path (dfd + path) or, with path NULL, by fd;
+ * follow: whether it follows a symlink in the path's last component. */
+static __always_inline int stash_meta(__u32 op, int dfd, const char *path, bool follow)
+{
+	if (!watch_metadata)
+		return 0;
+	return stash(op, dfd, path, 0, NULL, follow && path ? WW_META_FOLLOW : 0, 0);
+}
+
+static __always_inline int stash_unlinkat(int dfd, const char *path, __u32 flags)
+{
+	return stash(flags & AT_REMOVEDIR ? WW_OP_RMDIR : WW_OP_UNLINK, dfd, path, 0, NULL, flags, 0);
+}
+
+#define STASHING_CASE(name) case NR_##name:
+#define ARG(n) ((unsigned long)SYSCALL_ARG##n(regs))
+#define STR(n) ((const char *)ARG(n))
+
+/* The metadata changes, from sys_enter, and from sys_exit for those the
+ * metadata guard refused. Returns whether id is one. */
+static __always_inline bool stash_meta_call(struct pt_regs *regs, long id)
+{
+	switch (id) {
+	case NR_chmod:      stash_meta(WW_OP_CHMOD, AT_FDCWD, STR(1), true); return true;
+	case NR_fchmod:     stash_meta(WW_OP_CHMOD, ARG(1), NULL, false); return true;
+	case NR_fchmodat:   stash_meta(WW_OP_CHMOD, ARG(1), STR(2), true); return true;
+	case NR_fchmodat2:  stash_meta(WW_OP_CHMOD, ARG(1), STR(2), !(ARG(4) & AT_SYMLINK_NOFOLLOW)); return true;
+	case NR_chown:      stash_meta(WW_OP_CHOWN, AT_FDCWD, STR(1), true); return true;
+	case NR_lchown:     stash_meta(WW_OP_CHOWN, AT_FDCWD, STR(1), false); return true;
+	case NR_fchown:     stash_meta(WW_OP_CHOWN, ARG(1), NULL, false); return true;
+	case NR_fchownat:   stash_meta(WW_OP_CHOWN, ARG(1), STR(2), !(ARG(5) & AT_SYMLINK_NOFOLLOW)); return true;
+	case NR_utime:
+	case NR_utimes:     stash_meta(WW_OP_UTIMES, AT_FDCWD, STR(1), true); return true;
+	case NR_futimesat:  stash_meta(WW_OP_UTIMES, ARG(1), STR(2), true); return true; /* NULL path: the fd */
+	case NR_utimensat:  stash_meta(WW_OP_UTIMES, ARG(1), STR(2), !(ARG(4) & AT_SYMLINK_NOFOLLOW)); return true;
+	case NR_setxattr:   stash_meta(WW_OP_SETXATTR, AT_FDCWD, STR(1), true); return true;
+	case NR_lsetxattr:  stash_meta(WW_OP_SETXATTR, AT_FDCWD, STR(1), false); return true;
+	case NR_fsetxattr:  stash_meta(WW_OP_SETXATTR, ARG(1), NULL, false); return true;
+	case NR_setxattrat: stash_meta(WW_OP_SETXATTR, ARG(1), STR(2), !(ARG(3) & AT_SYMLINK_NOFOLLOW)); return true;
+	case NR_removexattr: stash_meta(WW_OP_REMOVEXATTR, AT_FDCWD, STR(1), true); return true;
+	case NR_lremovexattr: stash_meta(WW_OP_REMOVEXATTR, AT_FDCWD, STR(1), false); return true;
+	case NR_fremovexattr: stash_meta(WW_OP_REMOVEXATTR, ARG(1), NULL, false); return true;
+	case NR_removexattrat: stash_meta(WW_OP_REMOVEXATTR, ARG(1), STR(2), !(ARG(3) & AT_SYMLINK_NOFOLLOW)); return true;
+	}
+	return false;
+}
+
+/*
+ * Entry of every syscall of every process: the syscall number is checked
+ * first, so everything else costs one switch. link and symlink create
+ * only their new name, which is the one judged.
+ */
+static __always_inline int syscall_entered(struct pt_regs *regs, long id)
+{
+	switch (id) {
+	case NR_open:       return stash_open(AT_FDCWD, STR(1), ARG(2), ARG(3));
+	case NR_openat:     return stash_open(ARG(1), STR(2), ARG(3), ARG(4));
+	case NR_openat2:    return stash_openat2(ARG(1), STR(2), (const struct open_how *)ARG(3));
+	case NR_creat:      return stash(WW_OP_CREAT, AT_FDCWD, STR(1), 0, NULL, O_CREAT | O_WRONLY | O_TRUNC, ARG(2));
+	case NR_truncate:   return stash(WW_OP_TRUNCATE, AT_FDCWD, STR(1), 0, NULL, 0, 0);
+	case NR_rename:     return stash(WW_OP_RENAME, AT_FDCWD, STR(1), AT_FDCWD, STR(2), 0, 0);
+	case NR_renameat:   return stash(WW_OP_RENAME, ARG(1), STR(2), ARG(3), STR(4), 0, 0);
+	case NR_renameat2:  return stash(WW_OP_RENAME, ARG(1), STR(2), ARG(3), STR(4), ARG(5), 0);
+	case NR_unlink:     return stash(WW_OP_UNLINK, AT_FDCWD, STR(1), 0, NULL, 0, 0);
+	case NR_unlinkat:   return stash_unlinkat(ARG(1), STR(2), ARG(3));
+	case NR_rmdir:      return stash(WW_OP_RMDIR, AT_FDCWD, STR(1), 0, NULL, 0, 0);
+	case NR_mkdir:      return stash(WW_OP_MKDIR, AT_FDCWD, STR(1), 0, NULL, 0, ARG(2));
+	case NR_mkdirat:    return stash(WW_OP_MKDIR, ARG(1), STR(2), 0, NULL, 0, ARG(3));
+	case NR_link:       return stash(WW_OP_LINK, AT_FDCWD, STR(1), AT_FDCWD, STR(2), 0, 0);
+	case NR_linkat:     return stash(WW_OP_LINK, ARG(1), STR(2), ARG(3), STR(4), ARG(5), 0);
+	case NR_symlink:    return stash(WW_OP_SYMLINK, AT_FDCWD, STR(2), 0, NULL, 0, 0);
+	case NR_symlinkat:  return stash(WW_OP_SYMLINK, ARG(2), STR(3), 0, NULL, 0, 0);
+	case NR_mknod:      return stash(WW_OP_MKNOD, AT_FDCWD, STR(1), 0, NULL, 0, ARG(2));
+	case NR_mknodat:    return stash(WW_OP_MKNOD, ARG(1), STR(2), 0, NULL, 0, ARG(3));
+	META_SYSCALLS(STASHING_CASE)
+		stash_meta_call(regs, id);
+		return 0;
+	case NR_clone: case NR_clone3: case NR_fork: case NR_vfork:
+		return stash_fork(regs);
+	}
+	return 0;
+}
+
+static __always_inline bool stashing(long nr)
+{
+	switch (nr) {
+	STASHING_SYSCALLS(STASHING_CASE)
+		return true;
+	}
+	return false;
+}
+
+/* Exit of every syscall: send the record of a stored call, always
+ * clearing its arguments. Any other syscall costs one switch. */
+static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long ret)
+{
+	struct task_state *st;
+	struct args a;
+
+	if (!stashing(SYSCALL_NR(regs)))
+		return 0;
+	st = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
+	if (!st)
+		return 0;
+	if (!st->pending) {
+		/* Refused by the metadata guard before sys_enter could see it:
+		 * its arguments are still in the registers. */
+		if (!meta_guard || ret != -EPERM || !st->tracked || compat_syscall())
+			return 0;
+		if (!stash_meta_call(regs, SYSCALL_NR(regs)) || !st->pending)
+			return 0;
+		st->args.action = refuse_current(enforce_kill);
+	}
+	a = st->args;
+	st->pending = 0;
+	return emit_write(ctx, &a, ret, WW_VIA_SYSCALL, regs);
+}
+
+#endif

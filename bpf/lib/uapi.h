@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/* Constants of the kernel's user-space ABI that the programs use: vmlinux.h
+ * holds the kernel's types, not its macros. */
+#ifndef WW_LIB_UAPI_H
+#define WW_LIB_UAPI_H
+
+/* open flags */
+#define O_WRONLY    00000001
+#define O_RDWR      00000002
+#define O_CREAT     00000100
+#define O_TRUNC     00001000
+#define O_APPEND    00002000
+#define __O_TMPFILE 020000000
+#define WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE)
+
+/* *at() calls */
+#define AT_FDCWD            -100
+#define AT_SYMLINK_NOFOLLOW 0x100
+#define AT_REMOVEDIR        0x200
+
+#define SIGKILL 9
+#define SIGSTOP 19
+
+#define EPERM  1
+#define EACCES 13
+
+#endif

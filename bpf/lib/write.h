@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The record of one write: built from the stored arguments and the
+ * syscall's result, unless the kernel can tell that the write is allowed
+ * or that it repeats one already sent.
+ */
+#ifndef WW_LIB_WRITE_H
+#define WW_LIB_WRITE_H
+
+#include "uapi.h"
+#include "paths.h"
+#include "enforce.h"
+#include "goattr.h"
+#include "proc.h"
+
+/* Repeats of sent writes (see struct repeat_key): how many more times. A
+ * plain hash, so no count is ever evicted; when it is full, repeats are
+ * sent as records. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct repeat_key);
+	__type(value, __u64);
+} repeats SEC(".maps");
+
+static __always_inline bool is_metadata(__u32 op)
+{
+	return op == WW_OP_CHMOD || op == WW_OP_CHOWN || op == WW_OP_UTIMES ||
+	       op == WW_OP_SETXATTR || op == WW_OP_REMOVEXATTR;
+}
+
+struct scan {
+	__u32 start;
+	__u32 len;
+	bool slash;
+};
+
+static long scan_step(__u32 i, void *ctx)
+{
+	struct scan *s = ctx;
+	struct event *e;
+
+	if (i >= s->len)
+		return 1;
+	e = scratch_event();
+	if (!e || e->data[at(s->start + i)] == '/') {
+		s->slash = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* Is the string in data[start..start+len) (NUL included) one plain name,
+ * so that it names an entry right inside its start directory? */
+static __always_inline bool plain_name(struct event *e, __u32 start, __u32 len)
+{
+	struct scan s = { .start = start, .len = len - 1 };
+	char c0, c1, c2;
+
+	if (len < 2 || len > NAME_SLOT)
+		return false;
+	c0 = e->data[at(start)];
+	c1 = e->data[at(start + 1)];
+	c2 = len > 2 ? e->data[at(start + 2)] : 0;
+	if (c0 == '.' && (c1 == 0 || (c1 == '.' && c2 == 0)))
+		return false;
+	bpf_loop(NAME_SLOT, scan_step, &s, 0);
+	return !s.slash;
+}
+
+/*
+ * Can the kernel tell the write is allowed? Only when every path it
+ * touches was walked and met an allowed mark and no deny mark: the file a
+ * successful open opened, or a plain name right inside a walked
+ * directory. Everything else goes to user space, which judges by path.
+ */
+static __always_inline bool allowed_here(struct event *e, struct args *a)
+{
+	__u16 clean = e->hdr.clean;
+
+	if (!use_marks || e->hdr.truncated)
+		return false;
+	/* Judged by the file behind it (see emit_write). */
+	if (e->hdr.present & (1 << WW_SLOT_RESOLVED))
+		return clean & (1 << WW_SLOT_RESOLVED);
+	/* The name may be a symlink to anywhere: user space follows it. */
+	if (is_metadata(a->op) && (a->flags & WW_META_FOLLOW))
+		return false;
+	if (!(clean & (1 << WW_SLOT_DIR)) || !plain_name(e, 0, e->hdr.len[WW_SLOT_PATH]))
+		return false;
+	if (!a->path2)
+		return true;
+	return (clean & (1 << WW_SLOT_DIR2)) &&
+	       plain_name(e, e->hdr.len[WW_SLOT_PATH] + e->hdr.len[WW_SLOT_DIR],
+			  e->hdr.len[WW_SLOT_PATH2]);
+}
+
+/* Is the path slot a test-boundary announcement (docs/protocol.md)? */
+static __always_inline bool is_marker(struct event *e)
+{
+	const char want[] = "/dev/null/.writewatch/";
+
+	if (e->hdr.len[WW_SLOT_PATH] < sizeof(want))
+		return false;
+	for (int i = 0; i < sizeof(want) - 1; i++)
+		if (e->data[i] != want[i])
+			return false;
+	return true;
+}
+
+/*
+ * A write to file f that this process already made the same way, for the
+ * same test, since its last test-boundary announcement: counted in the
+ * repeats map, and nothing else to do.
+ */
+static __always_inline bool counted_repeat(struct file *f, struct args *a, struct pt_regs *regs)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct proc *pr = bpf_map_lookup_elem(&procs, &tgid);
+	struct event_hdr h = {};
+	struct repeat_key rk = {
+		.ino = BPF_CORE_READ(f, f_inode, i_ino),
+		.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev),
+		.tgid = tgid,
+		.op = a->op,
+		.flags = a->flags,
+		.test = go_attr(&h, regs),
+		.epoch = pr ? pr->epoch : 0,
+	};
+	__u64 *n;
+
+	if (!rk.ino)
+		return false;
+	n = bpf_map_lookup_elem(&repeats, &rk);
+	if (!n)
+		return false;
+	__sync_fetch_and_add(n, 1);
+	count(WW_STAT_REPEATS);
+	return true;
+}
+
+/*
+ * Send the record of one write: its paths, the directories relative paths
+ * start from, and the file an open opened or an fd-based call acted on,
+ * unless the kernel can tell from the marks that it is allowed. Paths of
+ * io_uring requests are kernel strings.
+ */
+static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16 via,
+				      struct pt_regs *regs)
+{
+	bool kstr = via == WW_VIA_IO_URING;
+	bool opened = (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !kstr &&
+		      !(a->flags & __O_TMPFILE);
+	/* Judged by a file rather than by its name: the file an open opened,
+	 * the descriptor an fd-based call acted on, or (below) the descriptor
+	 * a metadata change names as /dev/stdout, /proc/self/fd/N and the
+	 * like, which it follows. What follows asks the record whether it
+	 * holds such a file (its resolved slot), not a flag of its own: one
+	 * more flag doubled the paths the verifier walks, and --enforce's
+	 * start-up time. */
+	bool by_file = opened || !a->path;
+	struct file *f = NULL;
+	struct event *e;
+	int link_fd;
+	__u32 off = 0;
+
+	if (by_file)
+		f = fd_file(opened ? ret : a->dfd);
+	/* Most writes of a test run go to allowed places, and a loop writes
+	 * the same file again and again: settle both before building
+	 * anything (unless enforcement acted on the write). */
+	if (f && !a->action) {
+		if (use_marks && file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry),
+					      (__u64)BPF_CORE_READ(f, f_path.mnt))) {
+			count(WW_STAT_ALLOWED);
+			return 0;
+		}
+		if (counted_repeat(f, a, regs))
+			return 0;
+	}
+	e = scratch_event();
+	if (!e)
+		return 0;
+	fill_hdr(e, WW_EV_WRITE);
+	e->hdr.op = a->op;
+	e->hdr.ret = ret;
+	e->hdr.flags = a->flags;
+	e->hdr.mode = a->mode;
+	e->hdr.via = via;
+
+	/* An open that succeeded is judged by the file it opened: the
+	 * directory of a relative name is not needed then. */
+	off = put_target(e, off, WW_SLOT_PATH, WW_SLOT_DIR, (const char *)a->path, a->dfd, !opened, kstr);
+	if (a->path2)
+		off = put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, (const char *)a->path2, a->dfd2,
+				 true, kstr);
+	if (by_file)
+		off = put_file(e, off, WW_SLOT_RESOLVED, f);
+	else if (is_metadata(a->op) && (a->flags & WW_META_FOLLOW) && !kstr &&
+		 (link_fd = record_fd_link(e->hdr.len[WW_SLOT_PATH])) >= 0)
+		off = put_file(e, off, WW_SLOT_RESOLVED, fd_file(link_fd));
+
+	/* Landlock refused it (or the file's permissions did): unless the
+	 * kernel can tell the write was allowed, it was an attempt outside
+	 * the allowlist, and the writer is killed before it returns. */
+	if (enforce_tier == WW_TIER_LANDLOCK && !(a->action & WW_ACT_BLOCKED) &&
+	    (ret == -EACCES || ret == -EPERM) && !kstr && a->path && !enforce_allowed(e, a->path2))
+		a->action |= refuse_current(enforce_kill && !(a->action & WW_ACT_KILLED));
+	e->hdr.action = a->action;
+	/* Opening /dev/stdout when it is a pipe, or /proc/self/fd/N of a
+	 * socket or memfd, writes no file. */
+	if (!a->action && (e->hdr.detached & (1 << WW_SLOT_RESOLVED))) {
+		count(WW_STAT_NOT_FILES);
+		return 0;
+	}
+	if (!a->action && allowed_here(e, a)) {
+		count(WW_STAT_ALLOWED);
+		return 0;
+	}
+	/* Who wrote: the goroutine's Go test, or the process's announcements
+	 * so far; an announcement starts a new epoch. */
+	__u32 tgid = e->hdr.tgid;
+	struct proc *pr = bpf_map_lookup_elem(&procs, &tgid);
+	go_attr(&e->hdr, regs);
+	if (pr) {
+		if (a->op == WW_OP_OPEN && ret < 0 && is_marker(e))
+			__sync_fetch_and_add(&pr->epoch, 1);
+		e->hdr.epoch = pr->epoch;
+	}
+	/* Later identical writes will be counted under this key (see
+	 * counted_repeat). */
+	struct repeat_key rk = {
+		.ino = e->hdr.ino, .dev = e->hdr.dev, .tgid = e->hdr.tgid,
+		.op = a->op, .flags = a->flags, .test = e->hdr.test, .epoch = e->hdr.epoch,
+	};
+	count(WW_STAT_EVENTS);
+	if (send(ctx, e, off) && rk.ino && !e->hdr.truncated) {
+		__u64 zero = 0;
+
+		/* Full map: repeats keep coming as records, nothing is lost. */
+		bpf_map_update_elem(&repeats, &rk, &zero, BPF_NOEXIST);
+	}
+	return 0;
+}
+
+#endif
