@@ -24,19 +24,20 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/writewatch
 
-# Regenerate the BPF object and its Go bindings (needs clang and libbpf headers).
+# Regenerate bpf/ops.h from the table of operations (internal/ops), then
+# the BPF objects and their Go bindings (needs clang and libbpf headers).
 generate:
 	$(GO) generate $(GEN_PKGS)
 
-# Fails when the bindings in the tree differ from a fresh regeneration.
-GEN_PKGS  := ./internal/tracer/ ./bench/floor/
-GENERATED := $(wildcard internal/tracer/*_bpfel.go internal/tracer/*_bpfel.o bench/floor/*_bpfel.go bench/floor/*_bpfel.o)
+# Fails when the generated files in the tree differ from a fresh regeneration.
+GEN_PKGS  := ./internal/ops/ ./internal/tracer/ ./bench/floor/
+GENERATED := bpf/ops.h $(wildcard internal/tracer/*_bpfel.go internal/tracer/*_bpfel.o bench/floor/*_bpfel.go bench/floor/*_bpfel.o)
 check-generate:
 	@tmp=$$(mktemp -d) && cp $(GENERATED) $$tmp/ && $(GO) generate $(GEN_PKGS) && \
 	for f in $(GENERATED); do cmp -s $$f $$tmp/$$(basename $$f) || { \
 		echo "$$f is stale: run make generate and commit it"; \
 		for g in $(GENERATED); do cp $$tmp/$$(basename $$g) $$g; done; rm -rf $$tmp; exit 1; }; \
-	done; rm -rf $$tmp; echo "BPF bindings are fresh"
+	done; rm -rf $$tmp; echo "generated files are fresh"
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -1,0 +1,41 @@
+package ops
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// The x86-64 numbers are those of golang.org/x/sys/unix.
+func TestNumbersAMD64(t *testing.T) {
+	want := map[string]uint32{
+		"open": unix.SYS_OPEN, "openat": unix.SYS_OPENAT, "openat2": unix.SYS_OPENAT2,
+		"creat": unix.SYS_CREAT, "truncate": unix.SYS_TRUNCATE,
+		"rename": unix.SYS_RENAME, "renameat": unix.SYS_RENAMEAT, "renameat2": unix.SYS_RENAMEAT2,
+		"unlink": unix.SYS_UNLINK, "unlinkat": unix.SYS_UNLINKAT, "rmdir": unix.SYS_RMDIR,
+		"mkdir": unix.SYS_MKDIR, "mkdirat": unix.SYS_MKDIRAT, "link": unix.SYS_LINK,
+		"linkat": unix.SYS_LINKAT, "symlink": unix.SYS_SYMLINK, "symlinkat": unix.SYS_SYMLINKAT,
+		"mknod": unix.SYS_MKNOD, "mknodat": unix.SYS_MKNODAT,
+		"chmod": unix.SYS_CHMOD, "fchmod": unix.SYS_FCHMOD, "fchmodat": unix.SYS_FCHMODAT,
+		"fchmodat2": unix.SYS_FCHMODAT2, "chown": unix.SYS_CHOWN, "lchown": unix.SYS_LCHOWN,
+		"fchown": unix.SYS_FCHOWN, "fchownat": unix.SYS_FCHOWNAT, "utime": unix.SYS_UTIME,
+		"utimes": unix.SYS_UTIMES, "futimesat": unix.SYS_FUTIMESAT, "utimensat": unix.SYS_UTIMENSAT,
+		"setxattr": unix.SYS_SETXATTR, "lsetxattr": unix.SYS_LSETXATTR, "fsetxattr": unix.SYS_FSETXATTR,
+		"setxattrat": unix.SYS_SETXATTRAT, "removexattr": unix.SYS_REMOVEXATTR,
+		"lremovexattr": unix.SYS_LREMOVEXATTR, "fremovexattr": unix.SYS_FREMOVEXATTR,
+		"removexattrat": unix.SYS_REMOVEXATTRAT,
+		// The fork family.
+		"clone": unix.SYS_CLONE, "clone3": unix.SYS_CLONE3, "fork": unix.SYS_FORK, "vfork": unix.SYS_VFORK,
+	}
+	got := numbers["amd64"]
+	for name, nr := range want {
+		if got[name] != nr {
+			t.Errorf("%s: %d, golang.org/x/sys/unix says %d", name, got[name], nr)
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("%s: not checked against golang.org/x/sys/unix; add it here", name)
+		}
+	}
+}

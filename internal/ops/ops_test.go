@@ -1,0 +1,167 @@
+package ops
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"testing"
+)
+
+// Every operation has a complete row, and no two share a name or a
+// metric label.
+func TestTableComplete(t *testing.T) {
+	if z := table[0]; z.name != "" || z.kind != 0 || z.syscalls != nil || z.uring != nil || z.metric != "" {
+		t.Error("table[0] must stay empty: enum ww_op starts at 1")
+	}
+	label := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	names, metrics := map[string]bool{}, map[string]bool{}
+	for _, o := range All() {
+		r := table[o]
+		if !label.MatchString(r.name) || !label.MatchString(r.metric) {
+			t.Errorf("op %d: name %q, metric label %q: want lower-case words", o, r.name, r.metric)
+		}
+		if r.kind < Data || r.kind > Metadata {
+			t.Errorf("%v: kind %v", o, r.kind)
+		}
+		if len(r.syscalls) == 0 {
+			t.Errorf("%v: no syscall produces it", o)
+		}
+		if names[r.name] || metrics[r.metric] {
+			t.Errorf("%v: name or metric label given twice", o)
+		}
+		names[r.name], metrics[r.metric] = true, true
+		if got, ok := ByName(r.name); !ok || got != o {
+			t.Errorf("ByName(%q) = %v, %v", r.name, got, ok)
+		}
+	}
+	if len(All()) != Count || len(Names()) != Count {
+		t.Errorf("All and Names must hold the %d operations", Count)
+	}
+}
+
+func TestOpMethods(t *testing.T) {
+	if Open.String() != "open" || Mknod.String() != "mknod" || Op(99).String() != "op99" || Op(0).String() != "op0" {
+		t.Error("String: wrong names")
+	}
+	if !Chmod.Metadata() || Open.Metadata() || Op(99).Metadata() {
+		t.Error("Metadata: wrong kinds")
+	}
+	if Rename.Kind() != Namespace || Truncate.Kind() != Data || Kind(9).String() != "kind9" {
+		t.Error("Kind: wrong kinds")
+	}
+	if _, ok := ByName("nope"); ok || Op(99).Valid() || Op(0).Valid() {
+		t.Error("an unknown operation must be reported as such")
+	}
+	if Names()[Open.Index()] != "open" || Names()[Removexattr.Index()] != "removexattr" {
+		t.Error("Names is not indexed by Op.Index")
+	}
+	s := Rmdir.Syscalls()
+	s[0] = "changed"
+	if Rmdir.Syscalls()[0] != "rmdir" {
+		t.Error("Syscalls hands out the table itself")
+	}
+	if got := Syscalls(0); len(slices.Compact(slices.Sorted(slices.Values(got)))) != len(got) {
+		t.Error("Syscalls lists a syscall twice (unlinkat: unlink and rmdir)")
+	}
+}
+
+// Every syscall of the table has a number on every architecture.
+func TestNumbersCoverTable(t *testing.T) {
+	for _, arch := range Arches() {
+		if _, err := Numbers(arch, Syscalls(0)); err != nil {
+			t.Error(err)
+		}
+		if _, ok := bpfArch[arch]; !ok {
+			t.Errorf("%s: no BPF target name", arch)
+		}
+	}
+	if _, err := Numbers("vax", Syscalls(0)); err == nil {
+		t.Error("Numbers must fail for an architecture it does not know")
+	}
+	if _, err := Numbers("amd64", []string{"nosuchcall"}); err == nil {
+		t.Error("Numbers must fail for a syscall it does not know")
+	}
+}
+
+// bpf/ops.h is what go generate writes from the table.
+func TestHeaderIsFresh(t *testing.T) {
+	got, err := os.ReadFile("../../bpf/ops.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, CHeader()) {
+		t.Error("bpf/ops.h differs from the table: run go generate ./internal/ops/ (or make generate) and commit it")
+	}
+}
+
+// bpfSource is the hand-written C of the kernel side, bpf/ops.h aside.
+func bpfSource(t *testing.T) []byte {
+	t.Helper()
+	var src []byte
+	for _, pattern := range []string{"../../bpf/*.bpf.c", "../../bpf/*.h", "../../bpf/lib/*.h"} {
+		files, err := filepath.Glob(pattern)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if filepath.Base(f) == "ops.h" {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src = append(src, b...)
+		}
+	}
+	return src
+}
+
+// names returns the distinct first submatches of re in src, sorted.
+func names(re *regexp.Regexp, src []byte) []string {
+	var out []string
+	for _, m := range re.FindAllSubmatch(src, -1) {
+		if s := string(m[1]); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// The C code that produces the operations agrees with the table: sys_enter
+// has a case for every syscall of the table (and for nothing else but the
+// fork family), and the io_uring program looks at exactly the table's
+// opcodes.
+func TestCodeProducesTable(t *testing.T) {
+	src := bpfSource(t)
+	fork := []string{"clone", "clone3", "fork", "vfork"}
+
+	inCode := names(regexp.MustCompile(`\bcase NR_(\w+):`), src)
+	want := append(Syscalls(0), fork...)
+	for _, s := range want {
+		if !slices.Contains(inCode, s) {
+			t.Errorf("syscall %s: the table lists it, sys_enter has no case for it", s)
+		}
+	}
+	for _, s := range inCode {
+		if !slices.Contains(want, s) {
+			t.Errorf("syscall %s: bpf/ has a case for it, the table lists it for no operation", s)
+		}
+	}
+
+	var uring []string
+	for _, o := range All() {
+		for _, u := range o.Uring() {
+			if !slices.Contains(uring, u) {
+				uring = append(uring, u)
+			}
+		}
+	}
+	slices.Sort(uring)
+	if got := names(regexp.MustCompile(`\b(IORING_OP_\w+)`), src); !slices.Equal(got, uring) {
+		t.Errorf("io_uring opcodes in bpf/: %v; in the table: %v", got, uring)
+	}
+}
