@@ -47,23 +47,9 @@ struct goproc {
 	__u32 _pad;
 };
 
-enum ww_op {
-	WW_OP_OPEN = 1,
-	WW_OP_CREAT,
-	WW_OP_TRUNCATE,
-	WW_OP_RENAME,
-	WW_OP_UNLINK,
-	WW_OP_RMDIR,
-	WW_OP_MKDIR,
-	WW_OP_LINK,
-	WW_OP_SYMLINK,
-	WW_OP_MKNOD,
-	WW_OP_CHMOD,
-	WW_OP_CHOWN,
-	WW_OP_UTIMES,
-	WW_OP_SETXATTR,
-	WW_OP_REMOVEXATTR,
-};
+/* enum ww_op, the operation of a write, and the syscalls that produce
+ * each: generated from the table of operations (internal/ops). */
+#include "ops.h"
 
 /* How a write reached the kernel. */
 enum ww_via {

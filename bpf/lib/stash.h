@@ -8,7 +8,7 @@
 #define WW_LIB_STASH_H
 
 #include "uapi.h"
-#include "syscalls.h"
+#include "arch.h"
 #include "enforce.h"
 #include "goattr.h"
 #include "write.h"
@@ -23,20 +23,6 @@ static __always_inline int stash_fork(struct pt_regs *regs)
 	if (st)
 		st->fork_test = go_attr(&h, regs);
 	return 0;
-}
-
-#define TS_COMPAT 0x0002 /* arch/x86/include/asm/thread_info.h */
-
-/*
- * A 32-bit syscall of an ia32 program: its numbers and argument registers
- * are not x86-64's, so it must not be read as one (ia32's fork is
- * x86-64's open). writewatch does not watch those (docs/limits.md).
- */
-static __always_inline bool compat_syscall(void)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-
-	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT;
 }
 
 /* Enter: remember the arguments of a tracked thread's syscall. */

@@ -23,10 +23,12 @@ struct {
 	__type(value, __u64);
 } repeats SEC(".maps");
 
+#define OR_OP(name) || op == WW_OP_##name
+
+/* Does op change a file's metadata (ops.Metadata)? */
 static __always_inline bool is_metadata(__u32 op)
 {
-	return op == WW_OP_CHMOD || op == WW_OP_CHOWN || op == WW_OP_UTIMES ||
-	       op == WW_OP_SETXATTR || op == WW_OP_REMOVEXATTR;
+	return false WW_METADATA_OPS(OR_OP);
 }
 
 struct scan {
