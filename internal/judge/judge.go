@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
@@ -106,16 +107,16 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 	j.n = 0
 	op := ev.Op.String()
 	switch ev.Op {
-	case tracer.OpRename, tracer.OpLink:
+	case ops.Rename, ops.Link:
 		// A hard link to a file is a new way to write that file: the
 		// file linked is judged too, unless it is a file the process
 		// holds open (the O_TMPFILE idiom: linkat of /proc/self/fd/N, or
 		// of "" with AT_EMPTY_PATH), which was judged when it was opened.
-		if ev.Op == tracer.OpRename || !heldOpen(slotView(ev, tracer.SlotPath)) {
+		if ev.Op == ops.Rename || !heldOpen(slotView(ev, tracer.SlotPath)) {
 			out = append(out, j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir).resolved())
 		}
 		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved())
-	case tracer.OpSymlink:
+	case ops.Symlink:
 		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath, tracer.SlotDir).resolved())
 	}
 	// A call on a file descriptor (fchmod, fsetxattr, futimens...) acts on
@@ -133,7 +134,7 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 	// all (the kernel sends no start directory then), except an
 	// O_TMPFILE, whose file has no name yet: its directory is what was
 	// asked for.
-	if (ev.Op == tracer.OpOpen || ev.Op == tracer.OpCreat) && ev.Ret >= 0 &&
+	if (ev.Op == ops.Open || ev.Op == ops.Creat) && ev.Ret >= 0 &&
 		ev.Has(tracer.SlotResolved) && ev.Flags&oTmpfile == 0 {
 		return append(out, Verdict{
 			Op:        op,

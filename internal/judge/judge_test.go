@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 
@@ -17,7 +18,7 @@ func comps(names ...string) []byte {
 	return b
 }
 
-func event(t *testing.T, op tracer.Op, ret int32, flags uint32, slots ...[]byte) *tracer.Event {
+func event(t *testing.T, op ops.Op, ret int32, flags uint32, slots ...[]byte) *tracer.Event {
 	t.Helper()
 	var ev tracer.Event
 	h := tracer.RecordHeader{Kind: uint32(tracer.KindWrite), Op: uint32(op), Ret: ret, Flags: flags}
@@ -42,37 +43,37 @@ func TestTargets(t *testing.T) {
 	}{
 		{
 			"relative open resolved by the kernel",
-			event(t, tracer.OpOpen, 3, 0o1101, []byte("out.txt\x00"), comps("proj", "home"), nil, nil, comps("target", "elsewhere")),
+			event(t, ops.Open, 3, 0o1101, []byte("out.txt\x00"), comps("proj", "home"), nil, nil, comps("target", "elsewhere")),
 			[]Verdict{{Op: "open", Path: "/elsewhere/target", Requested: "out.txt"}},
 		},
 		{
 			"relative open: the kernel sends no directory, and the path is whole",
-			event(t, tracer.OpOpen, 3, 0o1101, []byte("out.txt\x00"), nil, nil, nil, comps("out.txt", "proj")),
+			event(t, ops.Open, 3, 0o1101, []byte("out.txt\x00"), nil, nil, nil, comps("out.txt", "proj")),
 			[]Verdict{{Op: "open", Path: "/proj/out.txt", Requested: "out.txt"}},
 		},
 		{
 			"failed open: the requested path, cleaned",
-			event(t, tracer.OpOpen, -2, 0o101, []byte("a/../b.txt\x00"), comps("proj")),
+			event(t, ops.Open, -2, 0o101, []byte("a/../b.txt\x00"), comps("proj")),
 			[]Verdict{{Op: "open", Path: "/proj/b.txt", Requested: "a/../b.txt"}},
 		},
 		{
 			"O_TMPFILE judges its directory",
-			event(t, tracer.OpOpen, 3, 0o20200002, []byte("/var/x\x00"), nil, nil, nil, comps("#1234", "x", "var")),
+			event(t, ops.Open, 3, 0o20200002, []byte("/var/x\x00"), nil, nil, nil, comps("#1234", "x", "var")),
 			[]Verdict{{Op: "open", Path: "/var/x", Requested: "/var/x"}},
 		},
 		{
 			"rename judges both names",
-			event(t, tracer.OpRename, 0, 0, []byte("old\x00"), comps("d"), []byte("/abs/new\x00")),
+			event(t, ops.Rename, 0, 0, []byte("old\x00"), comps("d"), []byte("/abs/new\x00")),
 			[]Verdict{{Op: "rename", Role: "old", Path: "/d/old", Requested: "old"}, {Op: "rename", Role: "new", Path: "/abs/new", Requested: "/abs/new"}},
 		},
 		{
 			"symlinked parent directory is followed",
-			event(t, tracer.OpMkdir, 0, 0, []byte(filepath.Join(dir, "link", "sub")+"\x00")),
+			event(t, ops.Mkdir, 0, 0, []byte(filepath.Join(dir, "link", "sub")+"\x00")),
 			[]Verdict{{Op: "mkdir", Path: filepath.Join(dir, "real", "sub"), Requested: filepath.Join(dir, "link", "sub")}},
 		},
 		{
 			"relative path whose directory is missing is marked truncated",
-			event(t, tracer.OpUnlink, 0, 0, []byte("x\x00")),
+			event(t, ops.Unlink, 0, 0, []byte("x\x00")),
 			[]Verdict{{Op: "unlink", Path: "/x", Requested: "x", Truncated: true}},
 		},
 	} {
@@ -146,13 +147,13 @@ func TestRecord(t *testing.T) {
 		ev   *tracer.Event
 		want []want
 	}{
-		{"allowed", event(t, tracer.OpMkdir, 0, 0, []byte("/proj/build\x00")), nil},
-		{"outside", event(t, tracer.OpMkdir, 0, 0, []byte("/etc/x\x00")), []want{{path: "/etc/x"}}},
-		{"denied", event(t, tracer.OpMkdir, 0, 0, []byte("/proj/secret\x00")), []want{{path: "/proj/secret", deniedBy: cfg + ":4"}}},
-		{"cut", event(t, tracer.OpUnlink, 0, 0, []byte("x\x00")), []want{{path: "/x", truncated: true}}},
-		{"allowed, but refused", refused(event(t, tracer.OpMkdir, -1, 0, []byte("/proj/build\x00"))),
+		{"allowed", event(t, ops.Mkdir, 0, 0, []byte("/proj/build\x00")), nil},
+		{"outside", event(t, ops.Mkdir, 0, 0, []byte("/etc/x\x00")), []want{{path: "/etc/x"}}},
+		{"denied", event(t, ops.Mkdir, 0, 0, []byte("/proj/secret\x00")), []want{{path: "/proj/secret", deniedBy: cfg + ":4"}}},
+		{"cut", event(t, ops.Unlink, 0, 0, []byte("x\x00")), []want{{path: "/x", truncated: true}}},
+		{"allowed, but refused", refused(event(t, ops.Mkdir, -1, 0, []byte("/proj/build\x00"))),
 			[]want{{path: "/proj/build", deniedBy: "--enforce: allowed by " + cfg + ":2, but not enforceable exactly (see --print-config)"}}},
-		{"refused for the path outside", refused(event(t, tracer.OpRename, -1, 0, []byte("/proj/a\x00"), nil, []byte("/etc/b\x00"))),
+		{"refused for the path outside", refused(event(t, ops.Rename, -1, 0, []byte("/proj/a\x00"), nil, []byte("/etc/b\x00"))),
 			[]want{{path: "/etc/b"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/report"
-	"github.com/writewatch/writewatch/internal/tracer"
 )
 
 // Every operation the tracer can name has its place in Ops, so no
 // violation is left out of the counters.
 func TestOpsCoverTracerOps(t *testing.T) {
-	for op := tracer.OpOpen; op <= tracer.OpRemovexattr; op++ {
+	for _, op := range ops.All() {
 		if OpIndex(op.String()) < 0 {
 			t.Errorf("tracer op %v missing from live.Ops", op)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/writewatch/writewatch/internal/attribution"
 	"github.com/writewatch/writewatch/internal/judge"
 	"github.com/writewatch/writewatch/internal/live"
+	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
@@ -28,7 +29,7 @@ func BenchmarkHandleViolation(b *testing.B) {
 		repeatOf: map[tracer.RepeatKey][]group{},
 	}
 	s.tests = attribution.NewTests(s.tree)
-	h := tracer.RecordHeader{Kind: uint32(tracer.KindWrite), Op: uint32(tracer.OpOpen), Tgid: 10, Ret: 3, Flags: 0o1101}
+	h := tracer.RecordHeader{Kind: uint32(tracer.KindWrite), Op: uint32(ops.Open), Tgid: 10, Ret: 3, Flags: 0o1101}
 	raw := tracer.AppendRecord(nil, h, []byte("config.toml\x00"), nil, nil, nil,
 		comps("config.toml", "app", ".config", "dev", "home"))
 	var ev tracer.Event

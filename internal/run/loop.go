@@ -14,6 +14,7 @@ import (
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/metaguard"
+	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/runners"
@@ -138,7 +139,7 @@ func (s *session) observe(ev *tracer.Event) bool {
 	case tracer.KindWrite:
 		// A test boundary is not a write. Only an announcement's path is
 		// copied for Marker, which keeps parts of it.
-		return ev.Op != tracer.OpOpen || !bytes.HasPrefix(ev.Bytes(tracer.SlotPath), markerPrefix) ||
+		return ev.Op != ops.Open || !bytes.HasPrefix(ev.Bytes(tracer.SlotPath), markerPrefix) ||
 			!s.tests.Marker(ev.TGID, ev.String(tracer.SlotPath))
 	case tracer.KindExec:
 		if ev.Flags&tracer.ExecStopped != 0 {
@@ -218,7 +219,7 @@ func (s *session) violation(ev *tracer.Event, v *judge.Verdict) report.Violation
 		Exe:           p.Exe,
 		DeniedBy:      v.DeniedBy(),
 	}
-	if ev.Op == tracer.OpOpen || ev.Op == tracer.OpCreat {
+	if ev.Op == ops.Open || ev.Op == ops.Creat {
 		viol.Flags = judge.OpenFlags(ev.Flags)
 	}
 	if ev.ViaIOUring {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/writewatch/writewatch/internal/ops"
 )
 
 // Kind says what a record reports.
@@ -36,49 +38,9 @@ const (
 // it SIGCONT, after FollowGoTest.
 const ExecStopped = 1
 
-// Op is the filesystem operation of a KindWrite record.
-type Op uint32
-
-const (
-	OpOpen     = Op(writewatchWwOpWW_OP_OPEN)
-	OpCreat    = Op(writewatchWwOpWW_OP_CREAT)
-	OpTruncate = Op(writewatchWwOpWW_OP_TRUNCATE)
-	OpRename   = Op(writewatchWwOpWW_OP_RENAME)
-	OpUnlink   = Op(writewatchWwOpWW_OP_UNLINK)
-	OpRmdir    = Op(writewatchWwOpWW_OP_RMDIR)
-	OpMkdir    = Op(writewatchWwOpWW_OP_MKDIR)
-	OpLink     = Op(writewatchWwOpWW_OP_LINK)
-	OpSymlink  = Op(writewatchWwOpWW_OP_SYMLINK)
-	OpMknod    = Op(writewatchWwOpWW_OP_MKNOD)
-	// Metadata changes.
-	OpChmod       = Op(writewatchWwOpWW_OP_CHMOD)
-	OpChown       = Op(writewatchWwOpWW_OP_CHOWN)
-	OpUtimes      = Op(writewatchWwOpWW_OP_UTIMES)
-	OpSetxattr    = Op(writewatchWwOpWW_OP_SETXATTR)
-	OpRemovexattr = Op(writewatchWwOpWW_OP_REMOVEXATTR)
-)
-
 // MetaFollow is set in Event.Flags of a metadata change by path that
 // follows a symlink in the path's last component (chmod, not lchown).
 const MetaFollow = uint32(writewatchWwMetaFlagWW_META_FOLLOW)
-
-// Metadata reports whether o changes a file's metadata rather than its
-// contents or its name.
-func (o Op) Metadata() bool { return o >= OpChmod && o <= OpRemovexattr }
-
-var opNames = [...]string{
-	OpOpen: "open", OpCreat: "creat", OpTruncate: "truncate", OpRename: "rename",
-	OpUnlink: "unlink", OpRmdir: "rmdir", OpMkdir: "mkdir", OpLink: "link",
-	OpSymlink: "symlink", OpMknod: "mknod", OpChmod: "chmod", OpChown: "chown",
-	OpUtimes: "utimes", OpSetxattr: "setxattr", OpRemovexattr: "removexattr",
-}
-
-func (o Op) String() string {
-	if int(o) < len(opNames) && opNames[o] != "" {
-		return opNames[o]
-	}
-	return fmt.Sprintf("op%d", uint32(o))
-}
 
 // Slot names one string of a record.
 type Slot int
@@ -98,7 +60,7 @@ const (
 // read buffer and are valid until the next call to Next.
 type Event struct {
 	Kind   Kind
-	Op     Op
+	Op     ops.Op    // a KindWrite record's operation
 	BootNS uint64    // kernel timestamp, CLOCK_BOOTTIME
 	Time   time.Time // BootNS on the wall clock
 	TGID   uint32    // process, initial PID namespace
@@ -157,7 +119,7 @@ func (e *Event) decode(raw []byte) error {
 		return fmt.Errorf("short record: %d bytes", len(raw))
 	}
 	h := (*writewatchEventHdr)(unsafe.Pointer(&raw[0]))
-	e.Kind, e.Op = Kind(h.Kind), Op(h.Op)
+	e.Kind, e.Op = Kind(h.Kind), ops.Op(h.Op)
 	e.BootNS = h.Ts
 	e.TGID, e.PID, e.NSTGID, e.PPID = h.Tgid, h.Pid, h.NsTgid, h.Ppid
 	e.Ret, e.Flags, e.Mode = h.Ret, h.Flags, h.Mode
@@ -230,7 +192,7 @@ type RepeatKey struct {
 	Ino   uint64
 	Dev   uint32
 	TGID  uint32
-	Op    Op
+	Op    ops.Op
 	Flags uint32
 	Test  uint64
 	Epoch uint32

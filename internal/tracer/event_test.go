@@ -2,7 +2,12 @@ package tracer
 
 import (
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/writewatch/writewatch/internal/ops"
 )
 
 // comps builds a directory slot: components innermost first, each
@@ -16,7 +21,7 @@ func comps(names ...string) []byte {
 }
 
 func TestDecodeRoundTrip(t *testing.T) {
-	h := RecordHeader{Ts: 42, Kind: uint32(KindWrite), Op: uint32(OpRename), Tgid: 100, Pid: 101, NsTgid: 7, Ppid: 99, Ret: -2, Flags: 0o101, Truncated: 1 << SlotDir2}
+	h := RecordHeader{Ts: 42, Kind: uint32(KindWrite), Op: uint32(ops.Rename), Tgid: 100, Pid: 101, NsTgid: 7, Ppid: 99, Ret: -2, Flags: 0o101, Truncated: 1 << SlotDir2}
 	h.SetComm("go-test-binary-with-a-long-name")
 	raw := AppendRecord(nil, h, []byte("old.txt\x00"), comps("proj", "home"), []byte("/abs/new.txt\x00"), nil, nil)
 
@@ -24,7 +29,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 	if err := Decode(raw, &ev); err != nil {
 		t.Fatal(err)
 	}
-	if ev.Kind != KindWrite || ev.Op != OpRename || ev.TGID != 100 || ev.PID != 101 || ev.NSTGID != 7 || ev.PPID != 99 || ev.Ret != -2 || ev.Flags != 0o101 || ev.BootNS != 42 {
+	if ev.Kind != KindWrite || ev.Op != ops.Rename || ev.TGID != 100 || ev.PID != 101 || ev.NSTGID != 7 || ev.PPID != 99 || ev.Ret != -2 || ev.Flags != 0o101 || ev.BootNS != 42 {
 		t.Errorf("header decoded wrong: %+v", ev)
 	}
 	if got := string(ev.Comm); got != "go-test-binary-" {
@@ -87,16 +92,37 @@ func TestExecArgs(t *testing.T) {
 	}
 }
 
-func TestOpNames(t *testing.T) {
-	if OpOpen.String() != "open" || OpMknod.String() != "mknod" || Op(99).String() != "op99" {
-		t.Error("op names wrong")
+// The object's enum ww_op, as compiled, is the table of operations: its
+// enumerators are WW_OP_<NAME> with each operation's value.
+func TestObjectOpsAreTheTable(t *testing.T) {
+	spec, err := loadWritewatch()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var enum *btf.Enum
+	if err := spec.Types.TypeByName("ww_op", &enum); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]uint64{}
+	for _, v := range enum.Values {
+		got[v.Name] = v.Value
+	}
+	for _, o := range ops.All() {
+		name := "WW_OP_" + strings.ToUpper(o.String())
+		if v, ok := got[name]; !ok || v != uint64(o) {
+			t.Errorf("%s: %d in the object (present: %v), %d in the table", name, v, ok, o)
+		}
+		delete(got, name)
+	}
+	for name := range got {
+		t.Errorf("%s: in the object, not in the table", name)
 	}
 }
 
 // BenchmarkDecode measures turning one typical write record into an
 // Event and its absolute directory: the per-event cost in user space.
 func BenchmarkDecode(b *testing.B) {
-	h := RecordHeader{Kind: uint32(KindWrite), Op: uint32(OpOpen), Tgid: 1, Flags: 0o1101}
+	h := RecordHeader{Kind: uint32(KindWrite), Op: uint32(ops.Open), Tgid: 1, Flags: 0o1101}
 	raw := AppendRecord(nil, h, []byte("out/report.json\x00"), comps("project", "src", "dev", "home"), nil, nil,
 		comps("report.json", "out", "project", "src", "dev", "home"))
 	var ev Event

@@ -23,6 +23,8 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/cilium/ebpf/ringbuf"
 	"golang.org/x/sys/unix"
+
+	"github.com/writewatch/writewatch/internal/ops"
 )
 
 // ErrPermission means the kernel refused to load or attach the programs
@@ -400,7 +402,7 @@ func (t *Tracer) Repeats(fn func(k RepeatKey, n uint64)) error {
 	it := t.objs.Repeats.Iterate()
 	for it.Next(&key, &n) {
 		if n > 0 {
-			fn(RepeatKey{Ino: key.Ino, Dev: key.Dev, TGID: key.Tgid, Op: Op(key.Op), Flags: key.Flags, Test: key.Test, Epoch: key.Epoch}, n)
+			fn(RepeatKey{Ino: key.Ino, Dev: key.Dev, TGID: key.Tgid, Op: ops.Op(key.Op), Flags: key.Flags, Test: key.Test, Epoch: key.Epoch}, n)
 		}
 	}
 	if err := it.Err(); err != nil {

@@ -178,26 +178,6 @@ const (
 	writewatchWwMetaFlagWW_META_FOLLOW writewatchWwMetaFlag = 1
 )
 
-type writewatchWwOp uint32
-
-const (
-	writewatchWwOpWW_OP_OPEN        writewatchWwOp = 1
-	writewatchWwOpWW_OP_CREAT       writewatchWwOp = 2
-	writewatchWwOpWW_OP_TRUNCATE    writewatchWwOp = 3
-	writewatchWwOpWW_OP_RENAME      writewatchWwOp = 4
-	writewatchWwOpWW_OP_UNLINK      writewatchWwOp = 5
-	writewatchWwOpWW_OP_RMDIR       writewatchWwOp = 6
-	writewatchWwOpWW_OP_MKDIR       writewatchWwOp = 7
-	writewatchWwOpWW_OP_LINK        writewatchWwOp = 8
-	writewatchWwOpWW_OP_SYMLINK     writewatchWwOp = 9
-	writewatchWwOpWW_OP_MKNOD       writewatchWwOp = 10
-	writewatchWwOpWW_OP_CHMOD       writewatchWwOp = 11
-	writewatchWwOpWW_OP_CHOWN       writewatchWwOp = 12
-	writewatchWwOpWW_OP_UTIMES      writewatchWwOp = 13
-	writewatchWwOpWW_OP_SETXATTR    writewatchWwOp = 14
-	writewatchWwOpWW_OP_REMOVEXATTR writewatchWwOp = 15
-)
-
 type writewatchWwSlot uint32
 
 const (
