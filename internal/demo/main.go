@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/report"
 )
 
@@ -43,11 +44,11 @@ func expected(root string) []finding {
 	home := filepath.Join(root, "testdata/fakehome")
 	const stray, config = "TestWritesStrayFileInRoot", "TestSaveConfigToUserDir"
 	return []finding{
-		{report.OpOpen, filepath.Join(root, "testdata/sample/debug-output.txt"), stray},
-		{report.OpMkdir, home, config},
-		{report.OpMkdir, filepath.Join(home, ".config"), config},
-		{report.OpMkdir, filepath.Join(home, ".config/sample"), config},
-		{report.OpOpen, filepath.Join(home, ".config/sample/config.toml"), config},
+		{ops.Open.String(), filepath.Join(root, "testdata/sample/debug-output.txt"), stray},
+		{ops.Mkdir.String(), home, config},
+		{ops.Mkdir.String(), filepath.Join(home, ".config"), config},
+		{ops.Mkdir.String(), filepath.Join(home, ".config/sample"), config},
+		{ops.Open.String(), filepath.Join(home, ".config/sample/config.toml"), config},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/report"
 )
 
@@ -41,7 +42,7 @@ func TestCheck(t *testing.T) {
 		t.Errorf("output:\n%s", out.String())
 	}
 
-	extra := append(want[1:], finding{report.OpOpen, filepath.Join(root, "go.sum"), ""})
+	extra := append(want[1:], finding{ops.Open.String(), filepath.Join(root, "go.sum"), ""})
 	err := check(&out, writeReport(t, extra), "86")
 	if err == nil || !strings.Contains(err.Error(), "missing:    open  "+want[0].path) ||
 		!strings.Contains(err.Error(), "unexpected: open  "+filepath.Join(root, "go.sum")) {

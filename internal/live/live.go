@@ -7,16 +7,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/report"
 )
 
-// Ops lists every Violation.Op, in a fixed order: the index of an op in
-// Ops is its index in Snapshot.Violations and Snapshot.Groups.
-var Ops = [...]string{
-	report.OpOpen, report.OpCreat, report.OpTruncate, report.OpRename, report.OpUnlink,
-	report.OpRmdir, report.OpMkdir, report.OpLink, report.OpSymlink, report.OpMknod,
-	report.OpChmod, report.OpChown, report.OpUtimes, report.OpSetxattr, report.OpRemovexattr,
-}
+// Ops lists every Violation.Op, in the order of the table of operations
+// (ops.Names): the index of an op in Ops is its index in
+// Snapshot.Violations and Snapshot.Groups.
+var Ops = ops.Names()
 
 // Actions lists every Violation.Action, in a fixed order: the index of an
 // action in Actions is its second index in Snapshot.Violations and

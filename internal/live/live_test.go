@@ -33,7 +33,7 @@ func TestActionsCoverReportActions(t *testing.T) {
 		if ActionIndex(a) < 0 {
 			t.Errorf("action %q missing from Actions", a)
 		}
-		p.Violation(report.OpChmod, a, true)
+		p.Violation("chmod", a, true)
 	}
 	if s := p.Snapshot(); s.TotalGroups() != 4 {
 		t.Errorf("%d groups counted, want 4", s.TotalGroups())
@@ -49,9 +49,9 @@ func TestSnapshot(t *testing.T) {
 	p.Start(start)
 	p.SetProcesses(3)
 	p.events.Add(7)
-	p.Violation(report.OpRename, report.ActionReported, true)
-	p.Violation(report.OpRename, report.ActionReported, false)
-	p.Violation(report.OpMknod, report.ActionReported, true)
+	p.Violation("rename", report.ActionReported, true)
+	p.Violation("rename", report.ActionReported, false)
+	p.Violation("mknod", report.ActionReported, true)
 	p.Violation("op99", report.ActionReported, true) // not counted, not a crash
 	p.SetKernel(Kernel{Lost: [len(LostCauses)]uint64{4, 11}, Truncated: 2, Settled: 20 + 3})
 	p.SetTest("TestFoo/bar")
@@ -60,7 +60,7 @@ func TestSnapshot(t *testing.T) {
 	if !s.Started.Equal(start) || s.Processes != 3 || s.Events != 7+20+3 || s.Truncated != 2 || s.Test != "TestFoo/bar" {
 		t.Errorf("snapshot: %+v", s)
 	}
-	rename, mknod := OpIndex(report.OpRename), OpIndex(report.OpMknod)
+	rename, mknod := OpIndex("rename"), OpIndex("mknod")
 	if s.Violations[rename][0] != 2 || s.Groups[rename][0] != 1 || s.Violations[mknod][0] != 1 {
 		t.Errorf("violations %v groups %v", s.Violations, s.Groups)
 	}
@@ -85,8 +85,8 @@ func TestUpdatesDoNotAllocate(t *testing.T) {
 	n := testing.AllocsPerRun(1000, func() {
 		p.AddEvent()
 		p.SetProcesses(4)
-		p.Violation(report.OpOpen, report.ActionReported, false)
-		p.Violation(report.OpUnlink, report.ActionReported, true)
+		p.Violation("open", report.ActionReported, false)
+		p.Violation("unlink", report.ActionReported, true)
 	})
 	if n != 0 {
 		t.Errorf("%v allocations per update", n)
@@ -119,7 +119,7 @@ func TestConcurrentReaders(t *testing.T) {
 	}
 	for i := range 10000 {
 		p.AddEvent()
-		p.Violation(report.OpOpen, report.ActionReported, i%10 == 0)
+		p.Violation("open", report.ActionReported, i%10 == 0)
 	}
 	close(stop)
 	wg.Wait()

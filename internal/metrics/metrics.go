@@ -5,8 +5,9 @@
 // # Metrics
 //
 // Every name starts with writewatch_. No label takes an unbounded set of
-// values: violations are labelled by op (one of live.Ops) and action, lost
-// events by cause; every combination is always present, zero or not.
+// values: violations are labelled by op (each operation's metric label in
+// the table of operations, package ops) and action, lost events by cause;
+// every combination is always present, zero or not.
 //
 //	writewatch_violations_total{op,action}         counter  writes outside the allowlist, every occurrence
 //	writewatch_violation_groups{op,action}         gauge    violation groups, as the report lists them
@@ -43,6 +44,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/writewatch/writewatch/internal/live"
+	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/report"
 )
 
@@ -225,10 +227,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, x float64, lv ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, x, lv...)
 	}
-	for i, op := range live.Ops {
+	for i, name := range live.Ops {
+		op, _ := ops.ByName(name)
 		for j, action := range live.Actions {
-			counter(c.violations, v.Violations[i][j], op, action)
-			gauge(c.groups, float64(v.Groups[i][j]), op, action)
+			counter(c.violations, v.Violations[i][j], op.Metric(), action)
+			gauge(c.groups, float64(v.Groups[i][j]), op.Metric(), action)
 		}
 	}
 	counter(c.events, v.Events)

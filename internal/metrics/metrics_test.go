@@ -58,12 +58,12 @@ func dirtyReport() *report.Report {
 	r.Lost = map[string]uint64{report.LostRingbufFull: 5, report.LostProcMapFull: 2}
 	r.TruncatedPaths = 1
 	r.Violations = []report.Violation{
-		{Op: report.OpOpen, Path: "/home/dev/.config/x", Count: 3, Action: report.ActionReported},
-		{Op: report.OpOpen, Path: "/home/dev/src/stray.txt", Count: 1, Action: report.ActionReported},
-		{Op: report.OpRename, Path: "/home/dev/a", Role: report.RoleOld, Count: 2, Action: report.ActionReported},
-		{Op: report.OpRename, Path: "/home/dev/b", Role: report.RoleNew, Count: 2, Action: report.ActionReported},
-		{Op: report.OpUnlink, Path: "/home/dev/gone", Action: report.ActionReported}, // Count 0 stands for 1
-		{Op: report.OpChmod, Path: "/home/dev/.bashrc", Count: 2, Action: report.ActionBlockedKilled},
+		{Op: "open", Path: "/home/dev/.config/x", Count: 3, Action: report.ActionReported},
+		{Op: "open", Path: "/home/dev/src/stray.txt", Count: 1, Action: report.ActionReported},
+		{Op: "rename", Path: "/home/dev/a", Role: report.RoleOld, Count: 2, Action: report.ActionReported},
+		{Op: "rename", Path: "/home/dev/b", Role: report.RoleNew, Count: 2, Action: report.ActionReported},
+		{Op: "unlink", Path: "/home/dev/gone", Action: report.ActionReported}, // Count 0 stands for 1
+		{Op: "chmod", Path: "/home/dev/.bashrc", Count: 2, Action: report.ActionBlockedKilled},
 	}
 	r.Survivors = []report.Proc{{PID: 42, Comm: "sleep"}}
 	return r
@@ -116,7 +116,7 @@ func (f fixed) Snapshot() live.Snapshot { return live.Snapshot(f) }
 func liveSnapshot() live.Snapshot {
 	s := live.Snapshot{Started: t0, Processes: 9, Events: 321, Truncated: 1, Test: "TestWritesConfig"}
 	s.Lost[0] = 3
-	open := live.OpIndex(report.OpOpen)
+	open := live.OpIndex("open")
 	s.Violations[open][0], s.Groups[open][0] = 5, 2
 	return s
 }

@@ -10,13 +10,13 @@ import (
 func TestBuilderGroups(t *testing.T) {
 	b := NewBuilder()
 	first := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	b.Add(Violation{Op: OpOpen, Path: "/b", RequestedPath: "b", PID: 1, Comm: "one", First: first})
-	b.Add(Violation{Op: OpOpen, Path: "/b", RequestedPath: "./b", PID: 2, Comm: "two", First: first.Add(time.Second)})
-	b.Add(Violation{Op: OpOpen, Path: "/b", PID: 3, Count: 5})
-	b.Add(Violation{Op: OpRename, Role: RoleNew, Path: "/a", PID: 4})
-	b.Add(Violation{Op: OpRename, Role: RoleOld, Path: "/a", PID: 5})
-	b.Add(Violation{Op: OpMkdir, Path: "/a", PID: 6, Count: 3, Action: "other"})
-	b.Add(Violation{Op: OpMkdir, Path: "/a", PID: 7, Count: -1})
+	b.Add(Violation{Op: "open", Path: "/b", RequestedPath: "b", PID: 1, Comm: "one", First: first})
+	b.Add(Violation{Op: "open", Path: "/b", RequestedPath: "./b", PID: 2, Comm: "two", First: first.Add(time.Second)})
+	b.Add(Violation{Op: "open", Path: "/b", PID: 3, Count: 5})
+	b.Add(Violation{Op: "rename", Role: RoleNew, Path: "/a", PID: 4})
+	b.Add(Violation{Op: "rename", Role: RoleOld, Path: "/a", PID: 5})
+	b.Add(Violation{Op: "mkdir", Path: "/a", PID: 6, Count: 3, Action: "other"})
+	b.Add(Violation{Op: "mkdir", Path: "/a", PID: 7, Count: -1})
 
 	if got := b.Len(); got != 4 {
 		t.Fatalf("Len() = %d, want 4", got)
@@ -32,10 +32,10 @@ func TestBuilderGroups(t *testing.T) {
 		rows = append(rows, row{v.Op, v.Path, v.Role, v.Count, v.PID, v.Action})
 	}
 	want := []row{
-		{OpMkdir, "/a", "", 4, 6, "other"},
-		{OpRename, "/a", RoleNew, 1, 4, ActionReported},
-		{OpRename, "/a", RoleOld, 1, 5, ActionReported},
-		{OpOpen, "/b", "", 7, 1, ActionReported},
+		{"mkdir", "/a", "", 4, 6, "other"},
+		{"rename", "/a", RoleNew, 1, 4, ActionReported},
+		{"rename", "/a", RoleOld, 1, 5, ActionReported},
+		{"open", "/b", "", 7, 1, ActionReported},
 	}
 	if !slices.Equal(rows, want) {
 		t.Errorf("Violations():\n got %v\nwant %v", rows, want)
@@ -59,8 +59,8 @@ func TestBuilderEmpty(t *testing.T) {
 		}
 	}
 	var b Builder // the zero value works
-	b.Add(Violation{Op: OpUnlink, Path: "/x"})
-	b.Add(Violation{Op: OpUnlink, Path: "/x"})
+	b.Add(Violation{Op: "unlink", Path: "/x"})
+	b.Add(Violation{Op: "unlink", Path: "/x"})
 	if v := b.Violations(); len(v) != 1 || v[0].Count != 2 {
 		t.Errorf("zero Builder: %+v", v)
 	}
@@ -68,7 +68,7 @@ func TestBuilderEmpty(t *testing.T) {
 
 func TestBuilderRepeatDoesNotAllocate(t *testing.T) {
 	b := NewBuilder()
-	v := Violation{Op: OpOpen, Path: "/home/dev/.cache/x", Role: "", Flags: "O_WRONLY", Cmdline: []string{"x"}}
+	v := Violation{Op: "open", Path: "/home/dev/.cache/x", Role: "", Flags: "O_WRONLY", Cmdline: []string{"x"}}
 	b.Add(v)
 	allocs := testing.AllocsPerRun(1000, func() { b.Add(v) })
 	if allocs != 0 {
@@ -82,7 +82,7 @@ func TestBuilderRepeatDoesNotAllocate(t *testing.T) {
 func BenchmarkBuilderAdd(b *testing.B) {
 	vs := make([]Violation, 64)
 	for i := range vs {
-		vs[i] = Violation{Op: OpOpen, Path: fmt.Sprintf("/home/dev/.cache/file-%d", i)}
+		vs[i] = Violation{Op: "open", Path: fmt.Sprintf("/home/dev/.cache/file-%d", i)}
 	}
 	bl := NewBuilder()
 	b.ReportAllocs()
@@ -94,7 +94,7 @@ func BenchmarkBuilderAdd(b *testing.B) {
 func TestBuilderLimit(t *testing.T) {
 	b := &Builder{Limit: 2}
 	for _, p := range []string{"/a", "/b", "/c", "/a", "/d"} {
-		b.Add(Violation{Op: OpOpen, Path: p})
+		b.Add(Violation{Op: "open", Path: p})
 	}
 	vs := b.Violations()
 	if len(vs) != 2 || vs[0].Path != "/a" || vs[0].Count != 2 || vs[1].Path != "/b" {

@@ -92,7 +92,7 @@ func TestJSONEmptyArrays(t *testing.T) {
 	}
 
 	// Nested arrays too, and with json.Marshal as well as WriteJSON.
-	r.Violations = []Violation{{Op: OpMkdir, Path: "/x"}}
+	r.Violations = []Violation{{Op: "mkdir", Path: "/x"}}
 	r.Survivors = []Proc{{PID: 1}}
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -130,7 +130,7 @@ func TestJSONFieldOrder(t *testing.T) {
 
 func TestJSONNoHTMLEscape(t *testing.T) {
 	r := emptyReport()
-	r.Violations = []Violation{{Op: OpOpen, Path: "/tmp/a<b>&c"}}
+	r.Violations = []Violation{{Op: "open", Path: "/tmp/a<b>&c"}}
 	var buf bytes.Buffer
 	if err := WriteJSON(&buf, r); err != nil {
 		t.Fatal(err)

@@ -44,26 +44,6 @@ const (
 	ActionBlockedKilled = "blocked+killed" // refused, and its process killed
 )
 
-// Operations (Violation.Op).
-const (
-	OpOpen     = "open"
-	OpCreat    = "creat"
-	OpTruncate = "truncate"
-	OpRename   = "rename"
-	OpUnlink   = "unlink"
-	OpRmdir    = "rmdir"
-	OpMkdir    = "mkdir"
-	OpLink     = "link"
-	OpSymlink  = "symlink"
-	OpMknod    = "mknod"
-	// Metadata changes.
-	OpChmod       = "chmod"
-	OpChown       = "chown"
-	OpUtimes      = "utimes"
-	OpSetxattr    = "setxattr"
-	OpRemovexattr = "removexattr"
-)
-
 // ViaIOUring is the Violation.Via of a write submitted as an io_uring
 // request: seen when submitted, its result unknown.
 const ViaIOUring = "io_uring"
@@ -93,7 +73,7 @@ type Proc struct {
 // of the same operation on the same path in the same role. The process,
 // time and requested path are those of the first occurrence.
 type Violation struct {
-	// Op is one of the Op constants.
+	// Op is the name of the operation (package ops: Op.String).
 	Op string `json:"op"`
 	// Path is absolute and clean; it is what was matched against the
 	// allowlist.

@@ -45,38 +45,38 @@ func richReport() *Report {
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 
 	// Written three times; only the first occurrence's details are kept.
-	b.Add(by(Violation{Op: OpOpen, Path: "/home/dev/.cache/tool/state.json", RequestedPath: "/home/dev/.cache/tool/state.json",
+	b.Add(by(Violation{Op: "open", Path: "/home/dev/.cache/tool/state.json", RequestedPath: "/home/dev/.cache/tool/state.json",
 		Flags: "O_WRONLY|O_CREAT|O_TRUNC", First: at(2 * time.Second)}))
-	b.Add(by(Violation{Op: OpOpen, Path: "/home/dev/.cache/tool/state.json", RequestedPath: "/home/dev/.cache/tool/state.json",
+	b.Add(by(Violation{Op: "open", Path: "/home/dev/.cache/tool/state.json", RequestedPath: "/home/dev/.cache/tool/state.json",
 		Flags: "O_WRONLY|O_CREAT|O_TRUNC", First: at(3 * time.Second), Count: 2}))
 
 	// A rename: both paths, one violation each.
-	b.Add(by(Violation{Op: OpRename, Role: RoleOld, Path: "/home/dev/proj/testdata/golden.txt.tmp", RequestedPath: "testdata/golden.txt.tmp",
+	b.Add(by(Violation{Op: "rename", Role: RoleOld, Path: "/home/dev/proj/testdata/golden.txt.tmp", RequestedPath: "testdata/golden.txt.tmp",
 		First: at(4 * time.Second)}))
-	b.Add(by(Violation{Op: OpRename, Role: RoleNew, Path: "/home/dev/proj/testdata/golden.txt", RequestedPath: "testdata/golden.txt",
+	b.Add(by(Violation{Op: "rename", Role: RoleNew, Path: "/home/dev/proj/testdata/golden.txt", RequestedPath: "testdata/golden.txt",
 		First: at(4 * time.Second)}))
 
 	// A failed open that a deny rule matched.
-	b.Add(by(Violation{Op: OpOpen, Path: "/etc/hosts", RequestedPath: "/etc/hosts", Flags: "O_WRONLY|O_APPEND",
+	b.Add(by(Violation{Op: "open", Path: "/etc/hosts", RequestedPath: "/etc/hosts", Flags: "O_WRONLY|O_APPEND",
 		Errno: "EACCES", DeniedBy: ".writewatch.yaml:7", First: at(5 * time.Second)}))
 
 	// A path too long for the kernel buffers.
-	b.Add(by(Violation{Op: OpMkdir, Path: "/home/dev/proj/build/deep/deeper/deepest/and/then/some/more",
+	b.Add(by(Violation{Op: "mkdir", Path: "/home/dev/proj/build/deep/deeper/deepest/and/then/some/more",
 		RequestedPath: "build/deep/deeper/deepest/and/then/some/more", Truncated: true, First: at(6 * time.Second)}))
 
 	// A newline and invalid UTF-8 in the path.
-	b.Add(by(Violation{Op: OpCreat, Path: "/home/dev/proj/out/report\nfinal\xff.txt", RequestedPath: "out/report\nfinal\xff.txt",
+	b.Add(by(Violation{Op: "creat", Path: "/home/dev/proj/out/report\nfinal\xff.txt", RequestedPath: "out/report\nfinal\xff.txt",
 		First: at(7 * time.Second)}))
 
 	// A symlink: its role "new" goes without saying.
-	b.Add(by(Violation{Op: OpSymlink, Role: RoleNew, Path: "/home/dev/.local/bin/tool", RequestedPath: "/home/dev/.local/bin/tool",
+	b.Add(by(Violation{Op: "symlink", Role: RoleNew, Path: "/home/dev/.local/bin/tool", RequestedPath: "/home/dev/.local/bin/tool",
 		First: at(8 * time.Second)}))
 
 	// A shell with a long script, three levels below the command.
 	sh := Proc{PID: 4300, PPID: 4242, Comm: "sh", Cmdline: []string{"sh", "-c",
 		"set -e; for f in fixtures/*.json; do jq -S . \"$f\" > /var/tmp/normalized-$(basename \"$f\"); done; echo done with all of them",
 		"extra", "args", "that", "do", "not", "fit"}}
-	b.Add(Violation{Op: OpUnlink, Path: "/var/tmp/normalized-a.json", RequestedPath: "/var/tmp/normalized-a.json",
+	b.Add(Violation{Op: "unlink", Path: "/var/tmp/normalized-a.json", RequestedPath: "/var/tmp/normalized-a.json",
 		PID: 4301, PPID: sh.PID, Comm: "rm", Cmdline: []string{"rm", "-f", "/var/tmp/normalized-a.json"},
 		Chain: []Proc{sh, pkgTest, goTest, makeTest}, First: at(9 * time.Second)})
 
@@ -114,7 +114,7 @@ func survivorsReport() *Report {
 	r.ConfigFile = ""
 	r.CommandExit = 130
 	r.Violations = []Violation{{
-		Op: OpOpen, Path: "/home/dev/proj/server.log", RequestedPath: "server.log", Flags: "O_WRONLY|O_CREAT|O_APPEND",
+		Op: "open", Path: "/home/dev/proj/server.log", RequestedPath: "server.log", Flags: "O_WRONLY|O_CREAT|O_APPEND",
 		PID: 4100, PPID: 4000, Comm: "go", Cmdline: goTest.Cmdline, Chain: []Proc{}, Count: 1, First: t0.Add(time.Second),
 		Action: ActionReported,
 	}}
@@ -135,11 +135,11 @@ func enforcedReport() *Report {
 	r.ExitCode = 86
 	r.CommandExit = 128 + 9
 	r.Violations = []Violation{{
-		Op: OpOpen, Path: "/home/dev/.config/tool/config.toml", RequestedPath: "/home/dev/.config/tool/config.toml",
+		Op: "open", Path: "/home/dev/.config/tool/config.toml", RequestedPath: "/home/dev/.config/tool/config.toml",
 		Flags: "O_WRONLY|O_TRUNC", PID: 4242, PPID: 4100, Comm: "pkg.test", Cmdline: pkgTest.Cmdline,
 		Chain: []Proc{goTest}, Count: 1, First: t0.Add(time.Second), Action: ActionKilled,
 	}, {
-		Op: OpUnlink, Path: "/home/dev/proj/go.mod", RequestedPath: "../go.mod", Errno: "EACCES",
+		Op: "unlink", Path: "/home/dev/proj/go.mod", RequestedPath: "../go.mod", Errno: "EACCES",
 		PID: 4243, PPID: 4100, Comm: "rm", Cmdline: []string{"rm", "../go.mod"},
 		Chain: []Proc{goTest}, Count: 1, First: t0.Add(2 * time.Second), Action: ActionBlockedKilled,
 	}}
@@ -181,7 +181,7 @@ func testsReport() *Report {
 	bin := Proc{PID: 5000, PPID: 4990, Comm: "app.test", Exe: "/tmp/go-build1/b001/app.test", Cmdline: []string{"/tmp/go-build1/b001/app.test", "-test.paniconexit0"}}
 	chain := []Proc{{PID: 4990, PPID: 4900, Comm: "go", Exe: "/usr/local/go/bin/go", Cmdline: []string{"go", "test", "./..."}}}
 	v := func(path, exe string, mod func(*Violation)) Violation {
-		v := Violation{Op: OpOpen, Path: path, RequestedPath: path, Flags: "O_WRONLY|O_CREAT|O_TRUNC",
+		v := Violation{Op: "open", Path: path, RequestedPath: path, Flags: "O_WRONLY|O_CREAT|O_TRUNC",
 			PID: bin.PID, PPID: bin.PPID, Comm: bin.Comm, Exe: exe, Cmdline: bin.Cmdline, Chain: chain,
 			Count: 1, First: t0, Action: ActionReported, Runner: RunnerGo, Package: "example.com/app"}
 		mod(&v)

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/ops"
 )
 
 // TextOptions controls WriteText.
@@ -247,16 +248,17 @@ func (t *textWriter) violation(v *Violation) {
 // roleText names the role of the path when it tells something: always for
 // rename, and for any role other than the usual "new" of link and symlink.
 func roleText(v *Violation) string {
+	op, _ := ops.ByName(v.Op)
 	switch {
 	case v.Role == "":
 		return ""
-	case v.Op == OpRename && (v.Role == RoleOld || v.Role == RoleNew):
+	case op == ops.Rename && (v.Role == RoleOld || v.Role == RoleNew):
 		return v.Role + " path"
-	case v.Op == OpLink && v.Role == RoleOld:
+	case op == ops.Link && v.Role == RoleOld:
 		return "the file linked"
-	case v.Op == OpLink && v.Role == RoleNew:
+	case op == ops.Link && v.Role == RoleNew:
 		return "new name"
-	case v.Op == OpSymlink && v.Role == RoleNew:
+	case op == ops.Symlink && v.Role == RoleNew:
 		return ""
 	default:
 		return "role " + displayText(v.Role)

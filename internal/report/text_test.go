@@ -225,7 +225,7 @@ func TestTextLongChain(t *testing.T) {
 		chain = append(chain, Proc{PID: 100 - i, Comm: "sh", Cmdline: []string{"sh", "-c", "next"}})
 	}
 	chain[11].Comm, chain[11].Cmdline = "go", nil
-	r.Violations = []Violation{{Op: OpUnlink, Path: "/x", PID: 101, Comm: "rm", Chain: chain, Count: 1}}
+	r.Violations = []Violation{{Op: "unlink", Path: "/x", PID: 101, Comm: "rm", Chain: chain, Count: 1}}
 	out := writeText(t, r)
 	if got := strings.Count(out, "    ← "); got != maxChain {
 		t.Errorf("%d chain lines, want %d:\n%s", got, maxChain, out)

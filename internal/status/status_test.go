@@ -13,14 +13,13 @@ import (
 	"github.com/writewatch/writewatch/internal/golden"
 
 	"github.com/writewatch/writewatch/internal/live"
-	"github.com/writewatch/writewatch/internal/report"
 )
 
 var start = time.Date(2026, 11, 30, 8, 46, 11, 0, time.UTC)
 
 func snapshot(processes, events, groups, lost uint64, test string) live.Snapshot {
 	s := live.Snapshot{Started: start, Processes: processes, Events: events, Test: test}
-	open := live.OpIndex(report.OpOpen)
+	open := live.OpIndex("open")
 	s.Groups[open][0], s.Violations[open][0] = groups, groups*2
 	s.Lost[0] = lost
 	return s
