@@ -1,6 +1,7 @@
 package metaguard
 
 import (
+	"slices"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -33,7 +34,17 @@ func TestDecode(t *testing.T) {
 // Every syscall of the list jumps to the notify return, and nothing
 // jumps past the end.
 func TestProgramJumps(t *testing.T) {
-	prog := program()
+	prog, err := program()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nrs, err := syscalls()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(nrs, unix.SYS_FCHMODAT2) || !slices.Contains(nrs, unix.SYS_REMOVEXATTRAT) {
+		t.Errorf("the filter's syscalls %v miss metadata changes", nrs)
+	}
 	notify := len(prog) - 1
 	if prog[notify].K != unix.SECCOMP_RET_USER_NOTIF || prog[notify-1].K != unix.SECCOMP_RET_ALLOW {
 		t.Fatalf("the program must end with allow, notify: %+v", prog[notify-1:])
@@ -41,7 +52,7 @@ func TestProgramJumps(t *testing.T) {
 	if at := 1 + 1 + int(prog[1].Jf); at != notify-1 {
 		t.Errorf("another architecture jumps to %d, want allow at %d", at, notify-1)
 	}
-	for i, nr := range Syscalls {
+	for i, nr := range nrs {
 		ins := prog[3+i]
 		if ins.K != nr || 3+i+1+int(ins.Jt) != notify || ins.Jf != 0 {
 			t.Errorf("syscall %d: %+v does not jump to notify", nr, ins)

@@ -18,15 +18,14 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/writewatch/writewatch/internal/ops"
 )
 
-// Syscalls are the x86-64 syscalls the filter hands to the Guard.
-var Syscalls = []uint32{
-	unix.SYS_CHMOD, unix.SYS_FCHMOD, unix.SYS_FCHMODAT, unix.SYS_FCHMODAT2,
-	unix.SYS_CHOWN, unix.SYS_LCHOWN, unix.SYS_FCHOWN, unix.SYS_FCHOWNAT,
-	unix.SYS_UTIME, unix.SYS_UTIMES, unix.SYS_FUTIMESAT, unix.SYS_UTIMENSAT,
-	unix.SYS_SETXATTR, unix.SYS_LSETXATTR, unix.SYS_FSETXATTR, unix.SYS_SETXATTRAT,
-	unix.SYS_REMOVEXATTR, unix.SYS_LREMOVEXATTR, unix.SYS_FREMOVEXATTR, unix.SYS_REMOVEXATTRAT,
+// syscalls are the numbers of the x86-64 syscalls the filter hands to the
+// Guard: those that produce the metadata operations (package ops).
+func syscalls() ([]uint32, error) {
+	return ops.Numbers("amd64", ops.Syscalls(ops.Metadata))
 }
 
 // Offsets in struct seccomp_data.
@@ -35,11 +34,15 @@ const (
 	offArch = 4
 )
 
-// program is the classic BPF filter: x86-64 syscalls in Syscalls go to
+// program is the classic BPF filter: x86-64 syscalls in syscalls go to
 // the listener, everything else runs. x32 and ia32 calls are not
 // watched by writewatch at all (see docs/limits.md), and run.
-func program() []unix.SockFilter {
-	n := len(Syscalls)
+func program() ([]unix.SockFilter, error) {
+	nrs, err := syscalls()
+	if err != nil {
+		return nil, fmt.Errorf("metadata guard: %w", err)
+	}
+	n := len(nrs)
 	// Layout: 0 load arch, 1 check it, 2 load nr, 3..3+n-1 compare,
 	// 3+n allow, 4+n notify.
 	allow, notify := 3+n, 4+n
@@ -48,7 +51,7 @@ func program() []unix.SockFilter {
 		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.AUDIT_ARCH_X86_64, Jt: 0, Jf: uint8(allow - 2)},
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offNr},
 	}
-	for i, nr := range Syscalls {
+	for i, nr := range nrs {
 		at := 3 + i
 		prog = append(prog, unix.SockFilter{
 			Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: nr, Jt: uint8(notify - at - 1),
@@ -57,7 +60,7 @@ func program() []unix.SockFilter {
 	return append(prog,
 		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
 		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_USER_NOTIF},
-	)
+	), nil
 }
 
 // Install puts the calling thread under the filter and returns the
@@ -66,7 +69,10 @@ func program() []unix.SockFilter {
 // filter. Without CAP_SYS_ADMIN it sets no_new_privs first, as the kernel
 // requires.
 func Install() (*os.File, error) {
-	prog := program()
+	prog, err := program()
+	if err != nil {
+		return nil, err
+	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	install := func(flags uintptr) (uintptr, unix.Errno) {
 		fd, _, errno := unix.RawSyscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
