@@ -1,10 +1,6 @@
 package ops
 
-import (
-	"fmt"
-	"maps"
-	"slices"
-)
+import "fmt"
 
 // numbers are the numbers of the syscalls the kernel side names, per
 // architecture (GOARCH): those of every operation, and the fork family
@@ -32,9 +28,6 @@ var numbers = map[string]map[string]uint32{
 // bpfArch is the macro the BPF compiler defines for each architecture
 // (bpf2go's -target): __TARGET_ARCH_<bpfArch>.
 var bpfArch = map[string]string{"amd64": "x86", "arm64": "arm64"}
-
-// Arches are the architectures (GOARCH) with syscall numbers, sorted.
-func Arches() []string { return slices.Sorted(maps.Keys(numbers)) }
 
 // Numbers returns the numbers of the named syscalls on arch (a GOARCH),
 // in the same order.

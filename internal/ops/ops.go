@@ -131,15 +131,11 @@ func All() []Op {
 	return all
 }
 
-// Valid reports whether o is one of the operations.
-func (o Op) Valid() bool { return o >= 1 && int(o) <= Count }
-
-// Index is o's place in All and Names (0 to Count-1): the index of its
-// counters in arrays sized Count.
-func (o Op) Index() int { return int(o) - 1 }
+// valid reports whether o is one of the operations.
+func (o Op) valid() bool { return o >= 1 && int(o) <= Count }
 
 func (o Op) row() row {
-	if !o.Valid() {
+	if !o.valid() {
 		return row{}
 	}
 	return table[o]
@@ -148,7 +144,7 @@ func (o Op) row() row {
 // String is the operation's name, as the report prints it; "opN" for a
 // number that names none.
 func (o Op) String() string {
-	if !o.Valid() {
+	if !o.valid() {
 		return fmt.Sprintf("op%d", uint32(o))
 	}
 	return table[o].name
@@ -161,20 +157,14 @@ func (o Op) Kind() Kind { return o.row().kind }
 // contents or its names.
 func (o Op) Metadata() bool { return o.Kind() == Metadata }
 
-// Syscalls are the syscalls that produce o, by their kernel names.
-func (o Op) Syscalls() []string { return slices.Clone(o.row().syscalls) }
-
-// Uring are the io_uring opcodes that produce o (IORING_OP_...).
-func (o Op) Uring() []string { return slices.Clone(o.row().uring) }
-
 // Metric is the value of the metrics' op label for o.
 func (o Op) Metric() string { return o.row().metric }
 
-// Names are the operations' names, indexed by Op.Index.
+// Names are the operations' names, in order: Names()[o-1] is o's.
 func Names() [Count]string {
 	var names [Count]string
-	for _, o := range All() {
-		names[o.Index()] = o.String()
+	for i, o := range All() {
+		names[i] = o.String()
 	}
 	return names
 }
