@@ -34,8 +34,8 @@ struct {
 	__type(value, __u32);
 } launcher SEC(".maps");
 
-/* The same question for programs that cannot reach task storage (raw
- * tracepoints), by process. */
+/* Is the current process in the tree? tracked_state's question (task.h)
+ * for programs that cannot reach task storage (raw tracepoints). */
 static __always_inline bool proc_tracked(void)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;

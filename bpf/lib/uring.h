@@ -9,7 +9,7 @@
 
 /*
  * io_uring requests do their work in the kernel, with no syscall of their
- * own for the tracepoints above to see. Each filesystem request of the
+ * own for the syscall tracepoints to see. Each filesystem request of the
  * tree is reported when it is submitted, with its paths from the prepared
  * request; its result is not known then.
  */
