@@ -91,6 +91,53 @@ enum ww_op {
 #define NR_fchmodat2 452
 #define NR_setxattrat 463
 #define NR_removexattrat 466
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_setxattr 5
+#define NR_lsetxattr 6
+#define NR_fsetxattr 7
+#define NR_removexattr 14
+#define NR_lremovexattr 15
+#define NR_fremovexattr 16
+#define NR_mknodat 33
+#define NR_mkdirat 34
+#define NR_unlinkat 35
+#define NR_symlinkat 36
+#define NR_linkat 37
+#define NR_renameat 38
+#define NR_truncate 45
+#define NR_fchmod 52
+#define NR_fchmodat 53
+#define NR_fchownat 54
+#define NR_fchown 55
+#define NR_openat 56
+#define NR_utimensat 88
+#define NR_clone 220
+#define NR_renameat2 276
+#define NR_clone3 435
+#define NR_openat2 437
+#define NR_fchmodat2 452
+#define NR_setxattrat 463
+#define NR_removexattrat 466
+/* Absent here: numbers no syscall has (the kernel's are never
+ * negative, and -1 is no syscall), distinct so that a switch can
+ * name them all. */
+#define NR_chmod (-2)
+#define NR_chown (-3)
+#define NR_creat (-4)
+#define NR_fork (-5)
+#define NR_futimesat (-6)
+#define NR_lchown (-7)
+#define NR_link (-8)
+#define NR_mkdir (-9)
+#define NR_mknod (-10)
+#define NR_open (-11)
+#define NR_rename (-12)
+#define NR_rmdir (-13)
+#define NR_symlink (-14)
+#define NR_unlink (-15)
+#define NR_utime (-16)
+#define NR_utimes (-17)
+#define NR_vfork (-18)
 #else
 #error "writewatch: syscall numbers for this architecture are not defined"
 #endif

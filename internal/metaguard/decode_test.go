@@ -5,57 +5,72 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/writewatch/writewatch/internal/ops"
 )
 
 func TestDecode(t *testing.T) {
 	const dfd, path = 7, 0x1000
 	for _, tc := range []struct {
 		name string
-		nr   int32
+		call string
 		args [6]uint64
 		want call
 	}{
-		{"chmod", unix.SYS_CHMOD, [6]uint64{path}, call{atFDCWD, path, true}},
-		{"lchown", unix.SYS_LCHOWN, [6]uint64{path}, call{atFDCWD, path, false}},
-		{"fchmod", unix.SYS_FCHMOD, [6]uint64{dfd}, call{dfd, 0, false}},
-		{"fchmodat", unix.SYS_FCHMODAT, [6]uint64{dfd, path}, call{dfd, path, true}},
-		{"fchownat nofollow", unix.SYS_FCHOWNAT, [6]uint64{dfd, path, 0, 0, atSymlinkNofollow}, call{dfd, path, false}},
-		{"utimensat nofollow", unix.SYS_UTIMENSAT, [6]uint64{dfd, path, 0, atSymlinkNofollow}, call{dfd, path, false}},
-		{"utimensat on fd", unix.SYS_UTIMENSAT, [6]uint64{dfd, 0, 0, 0}, call{dfd, 0, true}},
-		{"setxattrat", unix.SYS_SETXATTRAT, [6]uint64{dfd, path, atSymlinkNofollow}, call{dfd, path, false}},
-		{"fremovexattr", unix.SYS_FREMOVEXATTR, [6]uint64{dfd}, call{dfd, 0, false}},
+		{"chmod", "chmod", [6]uint64{path}, call{atFDCWD, path, true}},
+		{"lchown", "lchown", [6]uint64{path}, call{atFDCWD, path, false}},
+		{"fchmod", "fchmod", [6]uint64{dfd}, call{dfd, 0, false}},
+		{"fchmodat", "fchmodat", [6]uint64{dfd, path}, call{dfd, path, true}},
+		{"fchownat nofollow", "fchownat", [6]uint64{dfd, path, 0, 0, atSymlinkNofollow}, call{dfd, path, false}},
+		{"utimensat nofollow", "utimensat", [6]uint64{dfd, path, 0, atSymlinkNofollow}, call{dfd, path, false}},
+		{"utimensat on fd", "utimensat", [6]uint64{dfd, 0, 0, 0}, call{dfd, 0, true}},
+		{"setxattrat", "setxattrat", [6]uint64{dfd, path, atSymlinkNofollow}, call{dfd, path, false}},
+		{"fremovexattr", "fremovexattr", [6]uint64{dfd}, call{dfd, 0, false}},
 	} {
-		if got, _ := decode(tc.nr, tc.args); got != tc.want {
+		if got, _ := decode(tc.call, tc.args); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
 }
 
 // Every syscall of the list jumps to the notify return, and nothing
-// jumps past the end.
+// jumps past the end, on every architecture.
 func TestProgramJumps(t *testing.T) {
-	prog, err := program()
-	if err != nil {
-		t.Fatal(err)
-	}
-	nrs, err := syscalls()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Contains(nrs, unix.SYS_FCHMODAT2) || !slices.Contains(nrs, unix.SYS_REMOVEXATTRAT) {
-		t.Errorf("the filter's syscalls %v miss metadata changes", nrs)
-	}
-	notify := len(prog) - 1
-	if prog[notify].K != unix.SECCOMP_RET_USER_NOTIF || prog[notify-1].K != unix.SECCOMP_RET_ALLOW {
-		t.Fatalf("the program must end with allow, notify: %+v", prog[notify-1:])
-	}
-	if at := 1 + 1 + int(prog[1].Jf); at != notify-1 {
-		t.Errorf("another architecture jumps to %d, want allow at %d", at, notify-1)
-	}
-	for i, nr := range nrs {
-		ins := prog[3+i]
-		if ins.K != nr || 3+i+1+int(ins.Jt) != notify || ins.Jf != 0 {
-			t.Errorf("syscall %d: %+v does not jump to notify", nr, ins)
+	for arch, audit := range map[string]uint32{"amd64": unix.AUDIT_ARCH_X86_64, "arm64": unix.AUDIT_ARCH_AARCH64} {
+		prog, err := program(arch)
+		if err != nil {
+			t.Fatal(err)
 		}
+		nrs, err := syscalls(arch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fchmodat2, _ := ops.Numbers(arch, []string{"fchmodat2"})
+		removexattrat, _ := ops.Numbers(arch, []string{"removexattrat"})
+		if !slices.Contains(nrs, fchmodat2[0]) || !slices.Contains(nrs, removexattrat[0]) {
+			t.Errorf("%s: the filter's syscalls %v miss metadata changes", arch, nrs)
+		}
+		if prog[1].K != audit {
+			t.Errorf("%s: the filter checks arch %#x, want %#x", arch, prog[1].K, audit)
+		}
+		notify := len(prog) - 1
+		if prog[notify].K != unix.SECCOMP_RET_USER_NOTIF || prog[notify-1].K != unix.SECCOMP_RET_ALLOW {
+			t.Fatalf("%s: the program must end with allow, notify: %+v", arch, prog[notify-1:])
+		}
+		if at := 1 + 1 + int(prog[1].Jf); at != notify-1 {
+			t.Errorf("%s: another architecture jumps to %d, want allow at %d", arch, at, notify-1)
+		}
+		for i, nr := range nrs {
+			ins := prog[3+i]
+			if ins.K != nr || 3+i+1+int(ins.Jt) != notify || ins.Jf != 0 {
+				t.Errorf("%s: syscall %d: %+v does not jump to notify", arch, nr, ins)
+			}
+			if name := ops.Name(arch, nr); name == "" {
+				t.Errorf("%s: syscall %d has no name to decode", arch, nr)
+			}
+		}
+	}
+	if _, err := program("riscv64"); err == nil {
+		t.Error("program must fail for an architecture it has no filter for")
 	}
 }

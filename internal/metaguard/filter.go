@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -22,10 +23,18 @@ import (
 	"github.com/writewatch/writewatch/internal/ops"
 )
 
-// syscalls are the numbers of the x86-64 syscalls the filter hands to the
-// Guard: those that produce the metadata operations (package ops).
-func syscalls() ([]uint32, error) {
-	return ops.Numbers("amd64", ops.Syscalls(ops.Metadata))
+// auditArch is the AUDIT_ARCH_ value of each architecture's native
+// syscalls (GOARCH), which seccomp_data.arch carries.
+var auditArch = map[string]uint32{
+	"amd64": unix.AUDIT_ARCH_X86_64,
+	"arm64": unix.AUDIT_ARCH_AARCH64,
+}
+
+// syscalls are the numbers of arch's syscalls the filter hands to the
+// Guard: those that produce the metadata operations (package ops) and
+// that arch has.
+func syscalls(arch string) ([]uint32, error) {
+	return ops.Numbers(arch, ops.Syscalls(ops.Metadata))
 }
 
 // Offsets in struct seccomp_data.
@@ -34,11 +43,16 @@ const (
 	offArch = 4
 )
 
-// program is the classic BPF filter: x86-64 syscalls in syscalls go to
-// the listener, everything else runs. x32 and ia32 calls are not
+// program is the classic BPF filter for arch (a GOARCH): its native
+// syscalls in syscalls go to the listener, everything else runs. Calls
+// of another ABI (x32 and ia32 on x86-64, AArch32 on arm64) are not
 // watched by writewatch at all (see docs/limits.md), and run.
-func program() ([]unix.SockFilter, error) {
-	nrs, err := syscalls()
+func program(arch string) ([]unix.SockFilter, error) {
+	audit, ok := auditArch[arch]
+	if !ok {
+		return nil, fmt.Errorf("metadata guard: no seccomp filter for %s", arch)
+	}
+	nrs, err := syscalls(arch)
 	if err != nil {
 		return nil, fmt.Errorf("metadata guard: %w", err)
 	}
@@ -48,7 +62,7 @@ func program() ([]unix.SockFilter, error) {
 	allow, notify := 3+n, 4+n
 	prog := []unix.SockFilter{
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offArch},
-		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: unix.AUDIT_ARCH_X86_64, Jt: 0, Jf: uint8(allow - 2)},
+		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: audit, Jt: 0, Jf: uint8(allow - 2)},
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offNr},
 	}
 	for i, nr := range nrs {
@@ -69,7 +83,7 @@ func program() ([]unix.SockFilter, error) {
 // filter. Without CAP_SYS_ADMIN it sets no_new_privs first, as the kernel
 // requires.
 func Install() (*os.File, error) {
-	prog, err := program()
+	prog, err := program(runtime.GOARCH)
 	if err != nil {
 		return nil, err
 	}

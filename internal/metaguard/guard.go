@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +14,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/writewatch/writewatch/internal/ops"
 )
 
 // struct seccomp_notif and struct seccomp_notif_resp.
@@ -156,22 +159,23 @@ type call struct {
 	follow bool
 }
 
-// decode says what the call acts on, from its number and arguments.
-func decode(nr int32, a [6]uint64) (c call, flags uint64) {
+// decode says what the call acts on, from the syscall's name (package
+// ops) and its arguments.
+func decode(syscall string, a [6]uint64) (c call, flags uint64) {
 	c = call{dfd: atFDCWD, path: a[0], follow: true}
-	switch nr {
-	case unix.SYS_CHMOD, unix.SYS_CHOWN, unix.SYS_UTIME, unix.SYS_UTIMES, unix.SYS_SETXATTR, unix.SYS_REMOVEXATTR:
-	case unix.SYS_LCHOWN, unix.SYS_LSETXATTR, unix.SYS_LREMOVEXATTR:
+	switch syscall {
+	case "chmod", "chown", "utime", "utimes", "setxattr", "removexattr":
+	case "lchown", "lsetxattr", "lremovexattr":
 		c.follow = false
-	case unix.SYS_FCHMOD, unix.SYS_FCHOWN, unix.SYS_FSETXATTR, unix.SYS_FREMOVEXATTR:
+	case "fchmod", "fchown", "fsetxattr", "fremovexattr":
 		c = call{dfd: int32(a[0])}
-	case unix.SYS_FCHMODAT, unix.SYS_FUTIMESAT:
+	case "fchmodat", "futimesat":
 		c = call{dfd: int32(a[0]), path: a[1], follow: true}
-	case unix.SYS_FCHMODAT2, unix.SYS_UTIMENSAT:
+	case "fchmodat2", "utimensat":
 		c, flags = call{dfd: int32(a[0]), path: a[1], follow: true}, a[3]
-	case unix.SYS_FCHOWNAT:
+	case "fchownat":
 		c, flags = call{dfd: int32(a[0]), path: a[1], follow: true}, a[4]
-	case unix.SYS_SETXATTRAT, unix.SYS_REMOVEXATTRAT:
+	case "setxattrat", "removexattrat":
 		c, flags = call{dfd: int32(a[0]), path: a[1], follow: true}, a[2]
 	}
 	if flags&atSymlinkNofollow != 0 {
@@ -187,7 +191,7 @@ func decode(nr int32, a [6]uint64) (c call, flags uint64) {
 // socket), and false when the call cannot be judged (it is refused).
 func resolve(n *notif) (string, bool) {
 	proc := "/proc/" + strconv.FormatUint(uint64(n.PID), 10)
-	c, flags := decode(n.Data.Nr, n.Data.Args)
+	c, flags := decode(ops.Name(runtime.GOARCH, uint32(n.Data.Nr)), n.Data.Args)
 	var name string
 	if c.path != 0 {
 		s, err := readString(proc, c.path)

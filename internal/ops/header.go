@@ -59,10 +59,32 @@ func CHeader() []byte {
 		for _, name := range names {
 			p("#define NR_%s %d\n", name, nrs[name])
 		}
+		if absent := absent(arch); len(absent) > 0 {
+			p("/* Absent here: numbers no syscall has (the kernel's are never\n")
+			p(" * negative, and -1 is no syscall), distinct so that a switch can\n")
+			p(" * name them all. */\n")
+			for j, name := range absent {
+				p("#define NR_%s (-%d)\n", name, j+2)
+			}
+		}
 	}
 	p("#else\n#error \"writewatch: syscall numbers for this architecture are not defined\"\n#endif\n\n")
 	p("#endif\n")
 	return b.Bytes()
+}
+
+// absent are the syscalls some architecture has and arch lacks, sorted.
+func absent(arch string) []string {
+	var names []string
+	for _, table := range numbers {
+		for name := range table {
+			if _, ok := numbers[arch][name]; !ok && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // cOp is the enumerator of o in enum ww_op.

@@ -8,6 +8,11 @@ import "fmt"
 // goroutine's test. bpf/ops.h defines them as NR_<name> for the
 // architecture it is built for; a test checks the build architecture's
 // against golang.org/x/sys/unix.
+//
+// A syscall may be absent on an architecture: arm64, like every newer
+// one, has only the *at forms (no open, creat, rename, chmod, fork and
+// the like). Programs there make the *at calls, which the table names
+// too.
 var numbers = map[string]map[string]uint32{
 	// arch/x86/entry/syscalls/syscall_64.tbl
 	"amd64": {
@@ -23,26 +28,68 @@ var numbers = map[string]map[string]uint32{
 		"renameat2": 316, "clone3": 435, "openat2": 437, "fchmodat2": 452,
 		"setxattrat": 463, "removexattrat": 466,
 	},
+	// include/uapi/asm-generic/unistd.h
+	"arm64": {
+		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14,
+		"lremovexattr": 15, "fremovexattr": 16, "mknodat": 33, "mkdirat": 34,
+		"unlinkat": 35, "symlinkat": 36, "linkat": 37, "renameat": 38,
+		"truncate": 45, "fchmod": 52, "fchmodat": 53, "fchownat": 54,
+		"fchown": 55, "openat": 56, "utimensat": 88, "clone": 220,
+		"renameat2": 276, "clone3": 435, "openat2": 437, "fchmodat2": 452,
+		"setxattrat": 463, "removexattrat": 466,
+	},
 }
 
 // bpfArch is the macro the BPF compiler defines for each architecture
 // (bpf2go's -target): __TARGET_ARCH_<bpfArch>.
 var bpfArch = map[string]string{"amd64": "x86", "arm64": "arm64"}
 
-// Numbers returns the numbers of the named syscalls on arch (a GOARCH),
-// in the same order.
+// Supported reports whether writewatch knows the syscalls of arch (a
+// GOARCH).
+func Supported(arch string) bool {
+	_, ok := numbers[arch]
+	return ok
+}
+
+// Numbers returns the numbers of those of the named syscalls that arch
+// (a GOARCH) has, in the same order. A name no architecture knows is an
+// error.
 func Numbers(arch string, syscalls []string) ([]uint32, error) {
 	table, ok := numbers[arch]
 	if !ok {
 		return nil, fmt.Errorf("no syscall numbers for %s", arch)
 	}
-	nrs := make([]uint32, len(syscalls))
-	for i, name := range syscalls {
+	var nrs []uint32
+	for _, name := range syscalls {
 		nr, ok := table[name]
 		if !ok {
-			return nil, fmt.Errorf("no number for syscall %s on %s", name, arch)
+			if !known(name) {
+				return nil, fmt.Errorf("no number for syscall %s on any architecture", name)
+			}
+			continue
 		}
-		nrs[i] = nr
+		nrs = append(nrs, nr)
 	}
 	return nrs, nil
+}
+
+// Name returns the name of syscall nr on arch, or "" when the table does
+// not name it.
+func Name(arch string, nr uint32) string {
+	for name, n := range numbers[arch] {
+		if n == nr {
+			return name
+		}
+	}
+	return ""
+}
+
+// known reports whether some architecture has the syscall name.
+func known(name string) bool {
+	for _, table := range numbers {
+		if _, ok := table[name]; ok {
+			return true
+		}
+	}
+	return false
 }

@@ -13,7 +13,8 @@
 //
 // Adding an operation: a constant and a row of the table below, a number
 // per architecture for each new syscall (numbers.go, checked against
-// golang.org/x/sys/unix in numbers_amd64_test.go), go generate, and the
+// golang.org/x/sys/unix in numbers_amd64_test.go and
+// numbers_arm64table_test.go), go generate, and the
 // C code that produces it (bpf/lib/stash.h for a syscall, bpf/lib/uring.h
 // for an io_uring request; for a metadata change, also the metadata
 // guard's decode in internal/metaguard).

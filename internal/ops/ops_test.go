@@ -62,8 +62,14 @@ func TestOpMethods(t *testing.T) {
 	}
 }
 
-// Every syscall of the table has a number on every architecture.
+// Every syscall of the table has a number on some architecture, and
+// every architecture has the *at forms and clone.
 func TestNumbersCoverTable(t *testing.T) {
+	for _, name := range Syscalls(0) {
+		if !known(name) {
+			t.Errorf("%s: no number on any architecture", name)
+		}
+	}
 	for arch := range numbers {
 		if _, err := Numbers(arch, Syscalls(0)); err != nil {
 			t.Error(err)
@@ -71,12 +77,24 @@ func TestNumbersCoverTable(t *testing.T) {
 		if _, ok := bpfArch[arch]; !ok {
 			t.Errorf("%s: no BPF target name", arch)
 		}
+		for _, name := range []string{"openat", "unlinkat", "renameat2", "mkdirat", "linkat", "symlinkat",
+			"mknodat", "fchmodat", "fchownat", "utimensat", "clone"} {
+			if _, ok := numbers[arch][name]; !ok {
+				t.Errorf("%s: no number for %s", arch, name)
+			}
+		}
 	}
 	if _, err := Numbers("vax", Syscalls(0)); err == nil {
 		t.Error("Numbers must fail for an architecture it does not know")
 	}
 	if _, err := Numbers("amd64", []string{"nosuchcall"}); err == nil {
 		t.Error("Numbers must fail for a syscall it does not know")
+	}
+	if nrs, err := Numbers("arm64", []string{"open", "openat"}); err != nil || len(nrs) != 1 || nrs[0] != 56 {
+		t.Errorf("Numbers(arm64, open openat) = %v, %v: want [56] (arm64 has no open)", nrs, err)
+	}
+	if Name("arm64", 56) != "openat" || Name("amd64", 2) != "open" || Name("arm64", 2) != "" {
+		t.Error("Name does not invert the table")
 	}
 }
 

@@ -23,7 +23,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -96,19 +95,6 @@ var basicOps = map[string]func(a []string) error{
 	"thread-write": threadWrite,
 	"spin-write":   spinWrite,
 	"spin-churn":   spinChurn,
-}
-
-// creat calls the creat syscall itself; unix.Creat uses open.
-func creat(a []string) error {
-	p, err := unix.BytePtrFromString(a[0])
-	if err != nil {
-		return err
-	}
-	fd, _, errno := unix.Syscall(unix.SYS_CREAT, uintptr(unsafe.Pointer(p)), 0o644, 0)
-	if errno != 0 {
-		return errno
-	}
-	return unix.Close(int(fd))
 }
 
 // deep N NAME: mkdir NAME and enter it, N times, one relative step at a
