@@ -15,7 +15,7 @@ import (
 	"github.com/cilium/ebpf/link"
 )
 
-//go:generate go tool bpf2go -target amd64 floor ../../bpf/floor.bpf.c -- -I../../bpf/include
+//go:generate go tool bpf2go -target amd64,arm64 floor ../../bpf/floor.bpf.c -- -I../../bpf/include
 
 func main() {
 	code, err := run(os.Args[1:])

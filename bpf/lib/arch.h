@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * What differs per architecture, besides the syscall numbers (ops.h): where
- * a syscall's number and arguments are in the saved user registers, and
- * how to tell a syscall of a compat (32-bit) program.
+ * a syscall's number and arguments are in the saved user registers, how to
+ * tell a syscall of a compat (32-bit) program, and where Go's register ABI
+ * keeps the running g and the first arguments (uprobes in Go test
+ * binaries).
+ *
+ * bpf2go's -target defines __TARGET_ARCH_x86 or __TARGET_ARCH_arm64.
  */
 #ifndef WW_LIB_ARCH_H
 #define WW_LIB_ARCH_H
@@ -33,8 +37,66 @@ static __always_inline bool compat_syscall(void)
 
 	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT;
 }
+
+/* Go's register ABI: the running g in R14, arguments in AX, BX, ... */
+#define GO_G(regs)      ((regs)->r14)
+#define GO_G_READ(regs) BPF_CORE_READ(regs, r14)
+#define GO_SP(regs)     ((regs)->sp)
+#define GO_SP_READ(regs) BPF_CORE_READ(regs, sp)
+#define GO_ARG1(regs)   ((regs)->ax)
+#define GO_ARG2(regs)   ((regs)->bx)
+
+#elif defined(__TARGET_ARCH_arm64)
+/*
+ * arm64's struct pt_regs (arch/arm64/include/asm/ptrace.h), the fields read
+ * here: CO-RE finds them in the running kernel (vmlinux.h is x86-64's).
+ * regs[0] is the return value by sys_exit; orig_x0 keeps the first
+ * argument.
+ */
+struct pt_regs___ww_arm64 {
+	__u64 regs[31];
+	__u64 sp;
+	__u64 pc;
+	__u64 pstate;
+	__u64 orig_x0;
+	__s32 syscallno;
+} __attribute__((preserve_access_index));
+
+#define ARM64_REGS(r) ((struct pt_regs___ww_arm64 *)(r))
+
+/* The syscall number, as sys_exit sees it. */
+#define SYSCALL_NR(r) (ARM64_REGS(r)->syscallno)
+
+#define SYSCALL_ARG1(r) (ARM64_REGS(r)->orig_x0)
+#define SYSCALL_ARG2(r) (ARM64_REGS(r)->regs[1])
+#define SYSCALL_ARG3(r) (ARM64_REGS(r)->regs[2])
+#define SYSCALL_ARG4(r) (ARM64_REGS(r)->regs[3])
+#define SYSCALL_ARG5(r) (ARM64_REGS(r)->regs[4])
+#define SYSCALL_ARG6(r) (ARM64_REGS(r)->regs[5])
+
+#define TIF_32BIT 22 /* arch/arm64/include/asm/thread_info.h */
+
+/*
+ * A syscall of an AArch32 program: its numbers and argument registers are
+ * not arm64's. writewatch does not watch those (docs/limits.md).
+ */
+static __always_inline bool compat_syscall(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return BPF_CORE_READ(t, thread_info.flags) & (1UL << TIF_32BIT);
+}
+
+/* Go's register ABI: the running g in R28, arguments in R0, R1, ... */
+#define GO_G(r)      (ARM64_REGS(r)->regs[28])
+#define GO_G_READ(r) BPF_CORE_READ(ARM64_REGS(r), regs[28])
+#define GO_SP(r)     (ARM64_REGS(r)->sp)
+#define GO_SP_READ(r) BPF_CORE_READ(ARM64_REGS(r), sp)
+#define GO_ARG1(r)   (ARM64_REGS(r)->regs[0])
+#define GO_ARG2(r)   (ARM64_REGS(r)->regs[1])
+
 #else
-#error "writewatch: syscall registers for this architecture are not defined"
+#error "writewatch: only x86-64 and arm64 are supported (syscall registers, Go's ABI)"
 #endif
 
 #endif

@@ -7,6 +7,7 @@
 #ifndef WW_LIB_GOATTR_H
 #define WW_LIB_GOATTR_H
 
+#include "arch.h"
 #include "record.h"
 
 /* Go test binaries being followed, keyed by tgid; filled by user space
@@ -50,7 +51,7 @@ struct {
 
 /*
  * Go test binaries. A goroutine is found from the g register (R14 under
- * Go's register ABI on amd64), checked against the stack it runs on: the
+ * Go's register ABI on amd64, R28 on arm64: GO_G in arch.h), checked against the stack it runs on: the
  * stack pointer must lie inside [g.stack.lo, g.stack.hi), the first two
  * words of runtime.g. A thread that runs no goroutine (a C thread, a
  * signal handler) fails the check and stays unknown.
@@ -80,8 +81,8 @@ static __always_inline __u64 go_attr(struct event_hdr *h, struct pt_regs *regs)
 	if (!gp || !regs)
 		return 0;
 	h->go = WW_GO_PROC;
-	g = BPF_CORE_READ(regs, r14);
-	sp = BPF_CORE_READ(regs, sp);
+	g = GO_G_READ(regs);
+	sp = GO_SP_READ(regs);
 	if (!read_goid(gp, g, sp, &k.goid))
 		return 0;
 	h->go |= WW_GO_G;
@@ -106,8 +107,8 @@ static __always_inline __u64 go_attr(struct event_hdr *h, struct pt_regs *regs)
 
 /*
  * Uprobes in Go test binaries, attached per process by user space. Go's
- * register ABI on amd64: arguments in AX, BX, CX, ...; the running g in
- * R14.
+ * register ABI (arch.h): arguments in AX, BX, ... on amd64, R0, R1, ... on
+ * arm64; the running g in R14 on amd64, R28 on arm64.
  */
 
 /* Entry of testing.tRunner(t *T, fn func(*T)): the goroutine it runs on
@@ -124,9 +125,9 @@ static __always_inline int test_started(struct pt_regs *ctx)
 	__u64 *seq, name[2];
 	__u32 len;
 
-	if (!gp || !read_goid(gp, ctx->r14, ctx->sp, &k.goid))
+	if (!gp || !read_goid(gp, GO_G(ctx), GO_SP(ctx), &k.goid))
 		return 0;
-	v.t = ctx->ax;
+	v.t = GO_ARG1(ctx);
 	old = bpf_map_lookup_elem(&goroutines, &k);
 	if (old && old->t == v.t)
 		return 0; /* tRunner entered again after growing its stack */
@@ -155,7 +156,7 @@ static __always_inline int test_started(struct pt_regs *ctx)
 	/* fn's code pointer, for the test's source file and line. */
 	__u64 pc = 0;
 	len &= PATH_SLOT - 1;
-	if (bpf_probe_read_user(&pc, sizeof(pc), (void *)ctx->bx) == 0 &&
+	if (bpf_probe_read_user(&pc, sizeof(pc), (void *)GO_ARG2(ctx)) == 0 &&
 	    bpf_probe_read_kernel(&e->data[len], sizeof(pc), &pc) == 0) {
 		mark(e, WW_SLOT_PATH2, len, len + sizeof(pc), false);
 		len += sizeof(pc);
@@ -175,7 +176,7 @@ static __always_inline int test_ended(struct pt_regs *ctx)
 	struct gval *v;
 	struct event *e;
 
-	if (!gp || !read_goid(gp, ctx->r14, ctx->sp, &k.goid))
+	if (!gp || !read_goid(gp, GO_G(ctx), GO_SP(ctx), &k.goid))
 		return 0;
 	v = bpf_map_lookup_elem(&goroutines, &k);
 	if (!v || !v->t)
@@ -200,7 +201,7 @@ static __always_inline int goroutine_created(struct pt_regs *ctx)
 	struct goproc *gp = bpf_map_lookup_elem(&goprocs, &tgid);
 	struct gkey k = { .tgid = tgid }, pk = { .tgid = tgid };
 	struct gval *pv;
-	__u64 g = ctx->bx;
+	__u64 g = GO_ARG2(ctx);
 
 	if (!gp || !g)
 		return 0;
