@@ -126,7 +126,7 @@ bench: build
 # Static release binaries (no cgo, -trimpath, the git revision stamped
 # in: writewatch --version) in dist/, with SHA-256 sums. A platform is
 # GOOS/GOARCH; each needs the BPF bindings bpf2go generated for it.
-RELEASE_PLATFORMS := linux/amd64
+RELEASE_PLATFORMS := linux/amd64 linux/arm64
 release:
 	rm -rf dist && mkdir dist
 	@set -e; for p in $(RELEASE_PLATFORMS); do \
