@@ -250,6 +250,12 @@ type Report struct {
 	// count) whose records were lost: they are violations this report
 	// cannot list.
 	LostRefusals uint64 `json:"lost_refusals,omitempty"`
+	// Incomplete says why writewatch could not see everything the tree
+	// did, one reason per entry in words a user understands ("312 write
+	// records were lost: the ring buffer was full"). A run with a reason
+	// has no verdict: it never passes (exit 88) unless the user accepts
+	// it (--accept-incomplete). Empty when writewatch saw everything.
+	Incomplete []string `json:"incomplete,omitempty"`
 	// PeakRSS is writewatch's own peak resident memory, in bytes.
 	PeakRSS uint64 `json:"peak_rss_bytes"`
 	// SurvivorsKilled says writewatch killed the survivors (SIGKILL,
@@ -278,6 +284,11 @@ type Report struct {
 func (r *Report) Failed() bool {
 	return len(r.Violations) > 0 || r.UnlistedViolations > 0 || r.LostRefusals > 0
 }
+
+// Blind reports whether writewatch could not see everything the tree did
+// (Incomplete): writes outside the allowlist may have gone unseen, so a
+// run that found none has no verdict.
+func (r *Report) Blind() bool { return len(r.Incomplete) > 0 }
 
 // MarshalJSON encodes p with "cmdline" as an array even when nil.
 func (p Proc) MarshalJSON() ([]byte, error) {

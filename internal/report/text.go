@@ -60,6 +60,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	t.survivors(r)
 	t.notes(r)
 	t.howToFix(r)
+	t.blind(r)
 	if r.Mode == ModeAudit && r.Failed() {
 		t.line()
 		t.line("writewatch: audit mode: these writes are reported only; they do not fail the run")
@@ -92,9 +93,13 @@ func (t *textWriter) paint(code, s string) string {
 
 func (t *textWriter) header(r *Report) {
 	if !r.Failed() {
-		t.line(fmt.Sprintf("writewatch: no writes outside the allowlist (%s, %s)",
-			plural(r.Events, "write event", "write events"),
-			plural(r.Processes, "process", "processes")))
+		counts := plural(r.Events, "write event", "write events") + ", " + plural(r.Processes, "process", "processes")
+		if r.Blind() {
+			t.line(t.paint(ansiRed, "writewatch: verdict unknown: no writes outside the allowlist seen ("+counts+
+				"), but writewatch could not see everything"))
+			return
+		}
+		t.line("writewatch: no writes outside the allowlist (" + counts + ")")
 		return
 	}
 	if len(r.Violations) == 0 && r.UnlistedViolations == 0 {
@@ -134,6 +139,9 @@ func (t *textWriter) warnings(r *Report) {
 	if r.EnforcementNote != "" {
 		t.line(t.paint(ansiYellow, "writewatch: warning: "+displayText(r.EnforcementNote)))
 	}
+	for _, why := range r.Incomplete {
+		t.line(t.paint(ansiYellow, "writewatch: not seen: "+displayText(why)))
+	}
 	var sum uint64
 	for _, n := range r.Lost {
 		sum += n
@@ -151,6 +159,26 @@ func (t *textWriter) warnings(r *Report) {
 			plural(r.TruncatedPaths, "path was", "paths were"),
 			pick(r.TruncatedPaths == 1, "it was", "they were"))
 		t.line(t.paint(ansiYellow, msg))
+	}
+}
+
+// blind says, for a run that could not see everything, what that means
+// for its exit code and what may help.
+func (t *textWriter) blind(r *Report) {
+	if !r.Blind() {
+		return
+	}
+	t.line()
+	switch {
+	case r.Mode == ModeAudit:
+		t.line("writewatch: writes outside the allowlist may have gone unseen (audit mode: the run is not failed for it)")
+	case r.Failed():
+		t.line("writewatch: more writes outside the allowlist may have gone unseen")
+	default:
+		t.line("writewatch: writes outside the allowlist may have gone unseen: the run does not pass (exit 88) unless --accept-incomplete is given")
+	}
+	if r.Lost[LostRingbufFull] > 0 {
+		t.line("  - A larger ring buffer (--ringbuf-mib) keeps records from being lost while writewatch falls behind.")
 	}
 }
 
