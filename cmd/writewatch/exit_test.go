@@ -20,6 +20,7 @@ import (
 func TestExitCode(t *testing.T) {
 	clean := func(exit int) *report.Report { return &report.Report{CommandExit: exit} }
 	dirty := func(exit int) *report.Report { return &report.Report{CommandExit: exit, UnlistedViolations: 1} }
+	blind := func(r *report.Report) *report.Report { r.Incomplete = []string{"records were lost"}; return r }
 	failed := func(kinds ...failKind) (f [failKinds]bool) {
 		for _, k := range kinds {
 			f[k] = true
@@ -36,6 +37,14 @@ func TestExitCode(t *testing.T) {
 		{"violations", outcome{rep: dirty(0)}, exitViolations},
 		{"violations, --audit", outcome{rep: dirty(3), audit: true}, 3},
 		{"tracing failed", outcome{rep: dirty(0), traceErr: errors.New("x")}, exitInternal},
+		{"incomplete", outcome{rep: blind(clean(0))}, exitIncomplete},
+		{"incomplete, COMMAND failed", outcome{rep: blind(clean(3))}, exitIncomplete},
+		{"incomplete, violations", outcome{rep: blind(dirty(0))}, exitViolations},
+		{"incomplete, --accept-incomplete", outcome{rep: blind(clean(3)), acceptIncomplete: true}, 3},
+		{"incomplete, violations, --accept-incomplete", outcome{rep: blind(dirty(0)), acceptIncomplete: true}, exitViolations},
+		{"incomplete, --audit", outcome{rep: blind(clean(3)), audit: true}, 3},
+		{"incomplete, tracing failed", outcome{rep: blind(clean(0)), traceErr: errors.New("x")}, exitInternal},
+		{"incomplete, output failed", outcome{rep: blind(clean(0)), failed: failed(failRun, failIfClean)}, exitIncomplete},
 		{"not found", outcome{startErr: fmt.Errorf("x: %w", launch.ErrNotFound), rep: clean(report.NotStarted)}, exitNotFound},
 		{"not executable", outcome{startErr: launch.ErrNotExecutable, rep: clean(report.NotStarted)}, exitNotExec},
 		{"no privileges", outcome{startErr: tracer.ErrPermission, rep: clean(report.NotStarted)}, exitCannot},

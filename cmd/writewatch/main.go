@@ -266,7 +266,7 @@ func (inv *invocation) outcome(rep *report.Report, err error) *outcome {
 	if err != nil {
 		fmt.Fprintf(inv.stderr, "writewatch: tracing failed while COMMAND ran: %v\n", err)
 	}
-	return &outcome{rep: rep, traceErr: err, audit: inv.cfg.Audit}
+	return &outcome{rep: rep, traceErr: err, audit: inv.cfg.Audit, acceptIncomplete: inv.cfg.AcceptIncomplete}
 }
 
 // metadataEnforcement says how --enforce treats metadata changes, for

@@ -35,6 +35,7 @@ func TestUsageErrors(t *testing.T) {
 		{"enforce what", []string{"--enforce=maybe", "true"}, "want --enforce or --enforce=block"},
 		{"enforce with what", []string{"--enforce", "--enforce-with", "magic", "true"}, "want lsm, landlock, kill or auto"},
 		{"enforce and audit", []string{"--enforce", "--audit", "true"}, "exclude each other"},
+		{"accept incomplete with audit", []string{"--accept-incomplete", "--audit", "true"}, "--accept-incomplete means nothing with --audit"},
 		{"bad ring buffer", []string{"--ringbuf-mib", "3", "true"}, "power of two"},
 		{"metrics required without a push", []string{"--metrics-required", "true"}, "--metrics-required needs --pushgateway"},
 		{"label without a value", []string{"--metrics-label", "repo", "true"}, `"repo": want key=value`},
@@ -115,7 +116,7 @@ func TestHelpListsExitCodes(t *testing.T) {
 	if code := realMain([]string{"--help"}, &stderr); code != 0 {
 		t.Errorf("--help exit code %d", code)
 	}
-	for _, want := range []string{"86", "87", "127", "128+N", "-audit", "-json", "-pushgateway", "-metrics-required"} {
+	for _, want := range []string{"86", "87", "88", "127", "128+N", "-audit", "-accept-incomplete", "-json", "-pushgateway", "-metrics-required"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("--help does not mention %q", want)
 		}

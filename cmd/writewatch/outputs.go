@@ -147,7 +147,7 @@ func writeOutputs(o *writing, outs []output, files []*os.File) int {
 // nothing to say.
 func writeSummary(o *writing, _ *os.File) error {
 	rep := o.out.rep
-	if o.cfg.Quiet && !rep.Failed() && rep.LostEvents == 0 {
+	if o.cfg.Quiet && !rep.Failed() && !rep.Blind() && rep.LostEvents == 0 {
 		return nil
 	}
 	return report.WriteText(o.stderr, rep, report.TextOptions{Color: o.color})
