@@ -268,10 +268,6 @@ type Report struct {
 	// test did not run (its result came from the cache) is not traced;
 	// see Notes.
 	Packages []PackageRun `json:"packages,omitempty"`
-	// ToolchainWrites counts writes outside the allowlist by the Go
-	// toolchain building the tests (go, compile, link, vet, ...), which
-	// are left out of Violations.
-	ToolchainWrites uint64 `json:"toolchain_writes,omitempty"`
 	// Unattributed counts, by cause, what kept writewatch from telling
 	// which test wrote; such writes are reported as ambiguous.
 	Unattributed map[string]uint64 `json:"unattributed,omitempty"`

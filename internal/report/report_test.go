@@ -208,7 +208,6 @@ func testsReport() *Report {
 	}
 	r.Events = 40
 	r.Packages = []PackageRun{{Package: "example.com/app", PID: 5000, Followed: true}, {Package: "example.com/old", PID: 5001, Problem: "go1.19: field offsets unknown"}}
-	r.ToolchainWrites = 2
 	r.Notes = []string{"GOFLAGS=-count=1 was added"}
 	r.Tests = []TestResult{{Runner: RunnerGo, Package: "example.com/app", ID: "TestSaveConfig", Outcome: OutcomePassed}}
 	return r

@@ -757,7 +757,7 @@ func whoText(v *Violation) string {
 }
 
 // notes prints the Go test binaries whose tests could not be told apart,
-// the toolchain's writes left out, and the run's notes.
+// and the run's notes.
 func (t *textWriter) notes(r *Report) {
 	var lines []string
 	for _, p := range r.Packages {
@@ -768,10 +768,6 @@ func (t *textWriter) notes(r *Report) {
 	}
 	if len(r.Unattributed) > 0 {
 		lines = append(lines, "writewatch: some writes could not be tied to one test and are marked ambiguous ("+lostCauses(r.Unattributed)+")")
-	}
-	if r.ToolchainWrites > 0 {
-		lines = append(lines, fmt.Sprintf("writewatch: %s outside the allowlist by the Go toolchain building the tests (go, compile, link, ...) not listed",
-			plural(r.ToolchainWrites, "write", "writes")))
 	}
 	for _, n := range r.Notes {
 		lines = append(lines, "writewatch: note: "+displayText(n))

@@ -266,7 +266,6 @@ func (s *session) finish(rep *report.Report) error {
 	rep.Tests = s.tests.Results()
 	rep.Notes = append(rep.Notes, s.tests.Notes()...)
 	rep.Packages = s.tests.Packages()
-	rep.ToolchainWrites = s.toolchain
 	return errors.Join(err, rerr, serr)
 }
 
