@@ -137,7 +137,7 @@ func TestMetricsOutputsCheckedBeforeRun(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"textfile in a missing directory", []string{"--metrics-textfile", filepath.Join(dir, "missing", "ww.prom")}, "--metrics-textfile: cannot create files in"},
+		{"textfile in a missing directory", []string{"--metrics-textfile", filepath.Join(dir, "missing", "ww.prom")}, "--metrics-textfile " + filepath.Join(dir, "missing", "ww.prom") + ": directory " + filepath.Join(dir, "missing") + ": no such file"},
 		{"textfile is a directory", []string{"--metrics-textfile", dir}, "is a directory"},
 		{"address in use", []string{"--metrics-addr", busy.Addr().String()}, "--metrics-addr: listen tcp"},
 	} {
@@ -161,13 +161,22 @@ func TestMetricsOutputsCheckedBeforeRun(t *testing.T) {
 func TestJSONPathCheckedBeforeRun(t *testing.T) {
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "ran")
-	var stderr bytes.Buffer
-	code := realMain([]string{"--json", filepath.Join(dir, "missing", "r.json"), "--", "touch", mark}, &stderr)
-	if code != exitUsage {
-		t.Errorf("exit code %d, want %d (%s)", code, exitUsage, stderr.String())
+	config := filepath.Join(dir, "config.toml")
+	must(t, os.WriteFile(config, []byte("precious\n"), 0o644))
+	link := filepath.Join(dir, "ww.json")
+	must(t, os.Symlink("config.toml", link))
+	for _, path := range []string{filepath.Join(dir, "missing", "r.json"), link} {
+		var stderr bytes.Buffer
+		code := realMain([]string{"--json", path, "--", "touch", mark}, &stderr)
+		if code != exitUsage || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("--json %s: exit code %d, want %d and one line (%s)", path, code, exitUsage, stderr.String())
+		}
+		if _, err := os.Stat(mark); err == nil {
+			t.Error("COMMAND ran")
+		}
 	}
-	if _, err := os.Stat(mark); err == nil {
-		t.Error("COMMAND ran")
+	if data, _ := os.ReadFile(config); string(data) != "precious\n" {
+		t.Errorf("the link's target now holds %q", data)
 	}
 }
 
