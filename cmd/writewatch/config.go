@@ -39,6 +39,9 @@ Exit codes:
   86             writes outside the allowlist were found (and, with --enforce, refused)
   87             cannot trace here: no privileges, no BTF, kernel too old, or
                  the enforcement asked for is not available or was refused
+  88             writewatch could not see everything (records lost, processes
+                 not followed...): the verdict is unknown; the report says why
+                 (--accept-incomplete gives COMMAND's own code instead)
   126            COMMAND is not executable
   127            COMMAND was not found
 `
@@ -72,6 +75,10 @@ type Config struct {
 	EnforceWith string      // as given
 	Tier        policy.Tier // EnforceWith parsed by check; nil for auto
 	Doctor      bool
+
+	// AcceptIncomplete lets a run that could not see everything exit
+	// with COMMAND's own code instead of 88.
+	AcceptIncomplete bool
 
 	given []string // the flags on the command line, by name
 }
@@ -140,6 +147,7 @@ func (c *Config) flagSet() *flag.FlagSet {
 		return nil
 	})
 	fs.BoolVar(&c.Audit, "audit", false, "observe only: report, then exit with COMMAND's own code")
+	fs.BoolVar(&c.AcceptIncomplete, "accept-incomplete", false, "when writewatch could not see everything (records lost, processes not followed), exit with COMMAND's own code instead of 88: a run that missed writes outside the allowlist may then pass")
 	fs.StringVar(&c.JSONFile, "json", "", "write the machine-readable report to `FILE`")
 	fs.StringVar(&c.JUnitFile, "junit", "", "write a JUnit XML report to `FILE`: a testcase per test, each write a failure of the test that made it")
 	fs.BoolVar(&c.PrintConfig, "print-config", false, "print the effective allowlist and where each entry comes from, then exit")
@@ -253,6 +261,8 @@ func (c *Config) checkCombinations(t task) error {
 	switch {
 	case c.Enforce.on && c.Audit:
 		return errors.New("--enforce and --audit exclude each other")
+	case c.AcceptIncomplete && c.Audit:
+		return errors.New("--accept-incomplete means nothing with --audit, which never fails a run")
 	case t == taskRun && len(c.Args) == 0:
 		return errors.New("no COMMAND given: writewatch [flags] [--] COMMAND [ARGS...]")
 	case t == taskRun && c.isGiven("enforce-with") && !c.Enforce.on:

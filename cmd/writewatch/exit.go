@@ -16,6 +16,7 @@ const (
 	exitInternal   = 70  // writewatch failed during the run, or an output asked for was not written
 	exitViolations = 86  // writes outside the allowlist were found (default mode)
 	exitCannot     = 87  // cannot trace here: privileges, BTF, kernel
+	exitIncomplete = 88  // writewatch could not see everything; the verdict is unknown
 	exitNotExec    = 126 // COMMAND exists but cannot be executed
 	exitNotFound   = 127 // COMMAND not found
 )
@@ -30,6 +31,9 @@ type outcome struct {
 	// traceErr is the error tracing failed with while COMMAND ran.
 	traceErr error
 	audit    bool
+	// acceptIncomplete: a run that could not see everything exits as if
+	// it had seen everything (--accept-incomplete).
+	acceptIncomplete bool
 	// failed tells which kinds of output could not be written.
 	failed [failKinds]bool
 }
@@ -39,6 +43,8 @@ type outcome struct {
 //   - when COMMAND did not start, the code for why (startFailures);
 //   - 70 when tracing failed while COMMAND ran;
 //   - else 86 when writes outside the allowlist were found, unless --audit;
+//   - else 88 when writewatch could not see everything (the report's
+//     Incomplete), unless --audit or --accept-incomplete;
 //   - else COMMAND's own.
 //
 // An output that could not be written then makes it 70: one that fails
@@ -54,6 +60,8 @@ func exitCode(o *outcome) int {
 		code = exitInternal
 	case !o.audit && o.rep.Failed():
 		code = exitViolations
+	case !o.audit && !o.acceptIncomplete && o.rep.Blind():
+		code = exitIncomplete
 	}
 	if (o.failed[failRun] && code == o.rep.CommandExit) || (o.failed[failIfClean] && code == 0) {
 		return exitInternal

@@ -12,6 +12,7 @@ import (
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/metrics"
+	"github.com/writewatch/writewatch/internal/outfile"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/run"
 	"github.com/writewatch/writewatch/internal/tracer"
@@ -20,6 +21,7 @@ import (
 func TestExitCode(t *testing.T) {
 	clean := func(exit int) *report.Report { return &report.Report{CommandExit: exit} }
 	dirty := func(exit int) *report.Report { return &report.Report{CommandExit: exit, UnlistedViolations: 1} }
+	blind := func(r *report.Report) *report.Report { r.Incomplete = []string{"records were lost"}; return r }
 	failed := func(kinds ...failKind) (f [failKinds]bool) {
 		for _, k := range kinds {
 			f[k] = true
@@ -36,6 +38,14 @@ func TestExitCode(t *testing.T) {
 		{"violations", outcome{rep: dirty(0)}, exitViolations},
 		{"violations, --audit", outcome{rep: dirty(3), audit: true}, 3},
 		{"tracing failed", outcome{rep: dirty(0), traceErr: errors.New("x")}, exitInternal},
+		{"incomplete", outcome{rep: blind(clean(0))}, exitIncomplete},
+		{"incomplete, COMMAND failed", outcome{rep: blind(clean(3))}, exitIncomplete},
+		{"incomplete, violations", outcome{rep: blind(dirty(0))}, exitViolations},
+		{"incomplete, --accept-incomplete", outcome{rep: blind(clean(3)), acceptIncomplete: true}, 3},
+		{"incomplete, violations, --accept-incomplete", outcome{rep: blind(dirty(0)), acceptIncomplete: true}, exitViolations},
+		{"incomplete, --audit", outcome{rep: blind(clean(3)), audit: true}, 3},
+		{"incomplete, tracing failed", outcome{rep: blind(clean(0)), traceErr: errors.New("x")}, exitInternal},
+		{"incomplete, output failed", outcome{rep: blind(clean(0)), failed: failed(failRun, failIfClean)}, exitIncomplete},
 		{"not found", outcome{startErr: fmt.Errorf("x: %w", launch.ErrNotFound), rep: clean(report.NotStarted)}, exitNotFound},
 		{"not executable", outcome{startErr: launch.ErrNotExecutable, rep: clean(report.NotStarted)}, exitNotExec},
 		{"no privileges", outcome{startErr: tracer.ErrPermission, rep: clean(report.NotStarted)}, exitCannot},
@@ -70,21 +80,30 @@ func TestOutputFailures(t *testing.T) {
 		{"json", Config{JSONFile: "/dev/full"}, 0, exitInternal, []string{"--json /dev/full:", "GITHUB_STEP_SUMMARY:"}},
 		{"junit, COMMAND failed", Config{JUnitFile: "/dev/full"}, 3, exitInternal, []string{"--junit /dev/full:"}},
 		{"step summary only", Config{}, 0, 0, []string{"GITHUB_STEP_SUMMARY:"}},
-		{"textfile", Config{MetricsTextfile: filepath.Join(dir, "missing", "ww.prom")}, 0, exitInternal, []string{"--metrics-textfile:"}},
+		{"textfile", Config{MetricsTextfile: filepath.Join(dir, "gone", "ww.prom")}, 0, exitInternal, []string{"--metrics-textfile " + filepath.Join(dir, "gone", "ww.prom") + ":"}},
 		{"push", Config{Pushgateway: "http://127.0.0.1:1"}, 0, 0, []string{"--pushgateway:"}},
 		{"push required", Config{Pushgateway: "http://127.0.0.1:1", MetricsRequired: true}, 0, exitInternal, []string{"--pushgateway:"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			outs := tc.cfg.outputs(func(k string) string { return env[k] })
-			files := make([]*os.File, len(outs))
+			files := make([]*outfile.File, len(outs))
 			for i, out := range outs {
 				if out.file != "" {
-					f, err := os.OpenFile(out.file, os.O_WRONLY, 0)
+					// A directory that is gone by the time the run
+					// ends: opened, then removed.
+					gone := filepath.Base(filepath.Dir(out.file)) == "gone"
+					if gone {
+						must(t, os.MkdirAll(filepath.Dir(out.file), 0o755))
+					}
+					f, err := outfile.Open(out.file, outfile.Options{})
 					if err != nil {
 						t.Fatal(err)
 					}
 					defer f.Close()
 					files[i] = f
+					if gone {
+						must(t, os.RemoveAll(filepath.Dir(out.file)))
+					}
 				}
 			}
 			var stderr bytes.Buffer
@@ -99,5 +118,12 @@ func TestOutputFailures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

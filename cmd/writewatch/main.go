@@ -186,14 +186,15 @@ func (inv *invocation) enforce(e *enforcement) *policy.Enforcement {
 func (inv *invocation) execute(enf *policy.Enforcement) int {
 	cfg, stderr := inv.cfg, inv.stderr
 	outs := cfg.outputs(os.Getenv)
-	files, err := openOutputs(outs)
+	fileOpts := inv.outputFiles()
+	files, err := openOutputs(outs, fileOpts)
 	if err != nil {
 		fmt.Fprintf(stderr, "writewatch: %v\n", err)
 		return exitUsage
 	}
 	defer closeAll(files)
 	counters := new(live.Counters)
-	w := &writing{cfg: cfg, stderr: stderr, mrun: metrics.New(counters, cfg.reportMode(), version),
+	w := &writing{cfg: cfg, stderr: stderr, mrun: metrics.New(counters, cfg.reportMode(), version), files: fileOpts,
 		color: status.IsTerminal(os.Stderr) && os.Getenv("NO_COLOR") == ""}
 	var server *metrics.Server
 	if cfg.MetricsAddr != "" {
@@ -266,7 +267,7 @@ func (inv *invocation) outcome(rep *report.Report, err error) *outcome {
 	if err != nil {
 		fmt.Fprintf(inv.stderr, "writewatch: tracing failed while COMMAND ran: %v\n", err)
 	}
-	return &outcome{rep: rep, traceErr: err, audit: inv.cfg.Audit}
+	return &outcome{rep: rep, traceErr: err, audit: inv.cfg.Audit, acceptIncomplete: inv.cfg.AcceptIncomplete}
 }
 
 // metadataEnforcement says how --enforce treats metadata changes, for

@@ -35,6 +35,7 @@ func TestUsageErrors(t *testing.T) {
 		{"enforce what", []string{"--enforce=maybe", "true"}, "want --enforce or --enforce=block"},
 		{"enforce with what", []string{"--enforce", "--enforce-with", "magic", "true"}, "want lsm, landlock, kill or auto"},
 		{"enforce and audit", []string{"--enforce", "--audit", "true"}, "exclude each other"},
+		{"accept incomplete with audit", []string{"--accept-incomplete", "--audit", "true"}, "--accept-incomplete means nothing with --audit"},
 		{"bad ring buffer", []string{"--ringbuf-mib", "3", "true"}, "power of two"},
 		{"metrics required without a push", []string{"--metrics-required", "true"}, "--metrics-required needs --pushgateway"},
 		{"label without a value", []string{"--metrics-label", "repo", "true"}, `"repo": want key=value`},
@@ -115,7 +116,7 @@ func TestHelpListsExitCodes(t *testing.T) {
 	if code := realMain([]string{"--help"}, &stderr); code != 0 {
 		t.Errorf("--help exit code %d", code)
 	}
-	for _, want := range []string{"86", "87", "127", "128+N", "-audit", "-json", "-pushgateway", "-metrics-required"} {
+	for _, want := range []string{"86", "87", "88", "127", "128+N", "-audit", "-accept-incomplete", "-json", "-pushgateway", "-metrics-required"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("--help does not mention %q", want)
 		}
@@ -136,7 +137,7 @@ func TestMetricsOutputsCheckedBeforeRun(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"textfile in a missing directory", []string{"--metrics-textfile", filepath.Join(dir, "missing", "ww.prom")}, "--metrics-textfile: cannot create files in"},
+		{"textfile in a missing directory", []string{"--metrics-textfile", filepath.Join(dir, "missing", "ww.prom")}, "--metrics-textfile " + filepath.Join(dir, "missing", "ww.prom") + ": directory " + filepath.Join(dir, "missing") + ": no such file"},
 		{"textfile is a directory", []string{"--metrics-textfile", dir}, "is a directory"},
 		{"address in use", []string{"--metrics-addr", busy.Addr().String()}, "--metrics-addr: listen tcp"},
 	} {
@@ -160,13 +161,22 @@ func TestMetricsOutputsCheckedBeforeRun(t *testing.T) {
 func TestJSONPathCheckedBeforeRun(t *testing.T) {
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "ran")
-	var stderr bytes.Buffer
-	code := realMain([]string{"--json", filepath.Join(dir, "missing", "r.json"), "--", "touch", mark}, &stderr)
-	if code != exitUsage {
-		t.Errorf("exit code %d, want %d (%s)", code, exitUsage, stderr.String())
+	config := filepath.Join(dir, "config.toml")
+	must(t, os.WriteFile(config, []byte("precious\n"), 0o644))
+	link := filepath.Join(dir, "ww.json")
+	must(t, os.Symlink("config.toml", link))
+	for _, path := range []string{filepath.Join(dir, "missing", "r.json"), link} {
+		var stderr bytes.Buffer
+		code := realMain([]string{"--json", path, "--", "touch", mark}, &stderr)
+		if code != exitUsage || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("--json %s: exit code %d, want %d and one line (%s)", path, code, exitUsage, stderr.String())
+		}
+		if _, err := os.Stat(mark); err == nil {
+			t.Error("COMMAND ran")
+		}
 	}
-	if _, err := os.Stat(mark); err == nil {
-		t.Error("COMMAND ran")
+	if data, _ := os.ReadFile(config); string(data) != "precious\n" {
+		t.Errorf("the link's target now holds %q", data)
 	}
 }
 

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
+	"strconv"
 
 	"github.com/writewatch/writewatch/internal/metrics"
+	"github.com/writewatch/writewatch/internal/outfile"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/run"
 )
@@ -27,15 +30,15 @@ type output struct {
 	// name is the flag or variable that asks for the output, for
 	// messages; "" for the summary, which goes to stderr itself.
 	name string
-	// file is the path of the file the output goes to, created before
-	// COMMAND starts so that a bad path stops writewatch first; "" for
-	// an output that opens nothing ahead.
+	// file is the path of the file the output goes to, checked and its
+	// directory opened before COMMAND starts (package outfile), so that
+	// a bad path stops writewatch first and nothing the run plants
+	// redirects it; "" for an output that opens nothing ahead.
 	file string
-	// check, when set, runs before COMMAND starts too; an error is a
-	// usage error.
-	check func() error
+	// mode is the file's mode; 0: 0666 less the umask.
+	mode os.FileMode
 	// write writes the report to the file, or wherever it goes.
-	write func(o *writing, f *os.File) error
+	write func(o *writing, f *outfile.File) error
 	// fail is what a failure does to the exit code.
 	fail failKind
 	// notStarted: written also when COMMAND did not start, so that a job
@@ -49,6 +52,9 @@ type writing struct {
 	stderr io.Writer
 	color  bool
 	mrun   *metrics.Run
+	// files says as whom output files are opened, and for whom they must
+	// be safe.
+	files outfile.Options
 	// out is the run as it stands: its report, and the outputs that
 	// failed so far.
 	out *outcome
@@ -70,11 +76,11 @@ func (c *Config) outputs(getenv func(string) string) []output {
 		// commands too, so COMMAND's stdout stays untouched.
 		outs = append(outs, output{name: "GitHub annotations", write: writeAnnotations})
 		if path := getenv("GITHUB_STEP_SUMMARY"); path != "" {
-			outs = append(outs, output{name: "GITHUB_STEP_SUMMARY", write: func(o *writing, _ *os.File) error { return writeStepSummary(o, path) }})
+			outs = append(outs, output{name: "GITHUB_STEP_SUMMARY", write: func(o *writing, _ *outfile.File) error { return writeStepSummary(o, path) }})
 		}
 	}
 	if c.MetricsTextfile != "" {
-		outs = append(outs, output{name: "--metrics-textfile", check: func() error { return metrics.CheckTextfile(c.MetricsTextfile) },
+		outs = append(outs, output{name: "--metrics-textfile", file: c.MetricsTextfile, mode: metrics.TextfileMode,
 			write: writeTextfile, fail: failRun, notStarted: true})
 	}
 	if c.Pushgateway != "" {
@@ -87,32 +93,29 @@ func (c *Config) outputs(getenv func(string) string) []output {
 	return outs
 }
 
-// openOutputs checks the outputs and creates their files before COMMAND
-// starts. It returns the files, in the order of outs (nil for an output
-// with no file), and an error for the first that cannot be written.
-func openOutputs(outs []output) ([]*os.File, error) {
-	files := make([]*os.File, len(outs))
+// openOutputs checks the outputs' files and opens their directories
+// before COMMAND starts, as opts says. It returns the files, in the order
+// of outs (nil for an output with no file), and an error for the first
+// that cannot be written.
+func openOutputs(outs []output, opts outfile.Options) ([]*outfile.File, error) {
+	files := make([]*outfile.File, len(outs))
 	for i, out := range outs {
-		if out.check != nil {
-			if err := out.check(); err != nil {
-				closeAll(files)
-				return nil, fmt.Errorf("%s: %w", out.name, err)
-			}
-		}
 		if out.file == "" {
 			continue
 		}
-		f, err := os.Create(out.file)
+		o := opts
+		o.Mode = out.mode
+		f, err := outfile.Open(out.file, o)
 		if err != nil {
 			closeAll(files)
-			return nil, fmt.Errorf("%s: %w", out.name, err)
+			return nil, fmt.Errorf("%s %s: %w", out.name, out.file, err)
 		}
 		files[i] = f
 	}
 	return files, nil
 }
 
-func closeAll(files []*os.File) {
+func closeAll(files []*outfile.File) {
 	for _, f := range files {
 		if f != nil {
 			f.Close()
@@ -122,7 +125,7 @@ func closeAll(files []*os.File) {
 
 // writeOutputs writes the outputs, notes in o.out those that failed, and
 // returns the exit code.
-func writeOutputs(o *writing, outs []output, files []*os.File) int {
+func writeOutputs(o *writing, outs []output, files []*outfile.File) int {
 	o.out.rep.ExitCode = exitCode(o.out)
 	for i, out := range outs {
 		if o.out.startErr != nil && !out.notStarted {
@@ -145,35 +148,32 @@ func writeOutputs(o *writing, outs []output, files []*os.File) int {
 
 // writeSummary prints the summary on stderr, unless --quiet and there is
 // nothing to say.
-func writeSummary(o *writing, _ *os.File) error {
+func writeSummary(o *writing, _ *outfile.File) error {
 	rep := o.out.rep
-	if o.cfg.Quiet && !rep.Failed() && rep.LostEvents == 0 {
+	if o.cfg.Quiet && !rep.Failed() && !rep.Blind() && rep.LostEvents == 0 {
 		return nil
 	}
 	return report.WriteText(o.stderr, rep, report.TextOptions{Color: o.color})
 }
 
-func writeJSON(o *writing, f *os.File) error {
+func writeJSON(o *writing, f *outfile.File) error {
 	// As late as it can be read: after the summary was rendered.
 	o.out.rep.PeakRSS = run.PeakRSS()
-	return report.WriteJSON(f, o.out.rep)
+	return f.Replace(func(w io.Writer) error { return report.WriteJSON(w, o.out.rep) })
 }
 
-func writeJUnit(o *writing, f *os.File) error { return report.WriteJUnit(f, o.out.rep) }
+func writeJUnit(o *writing, f *outfile.File) error {
+	return f.Replace(func(w io.Writer) error { return report.WriteJUnit(w, o.out.rep) })
+}
 
-func writeAnnotations(o *writing, _ *os.File) error {
+func writeAnnotations(o *writing, _ *outfile.File) error {
 	return report.WriteGitHubAnnotations(o.stderr, o.out.rep, os.Getenv("GITHUB_WORKSPACE"))
 }
 
 // writeStepSummary adds a summary table to the file GitHub Actions shows
-// as the step's summary.
+// as the step's summary, never through a symbolic link.
 func writeStepSummary(o *writing, path string) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return report.WriteGitHubSummary(f, o.out.rep)
+	return outfile.Append(path, o.files, func(w io.Writer) error { return report.WriteGitHubSummary(w, o.out.rep) })
 }
 
 // finishMetrics gives the metrics the report, with writewatch's exit
@@ -183,12 +183,58 @@ func finishMetrics(o *writing) {
 	o.mrun.Finish(o.out.rep, o.out.traceErr)
 }
 
-func writeTextfile(o *writing, _ *os.File) error {
+func writeTextfile(o *writing, f *outfile.File) error {
 	finishMetrics(o)
-	return o.mrun.WriteTextfile(o.cfg.MetricsTextfile, o.cfg.MetricsLabels)
+	return o.mrun.WriteTextfile(f, o.cfg.MetricsLabels)
 }
 
-func push(o *writing, _ *os.File) error {
+func push(o *writing, _ *outfile.File) error {
 	finishMetrics(o)
 	return o.mrun.Push(context.Background(), o.cfg.Pushgateway, o.cfg.MetricsLabels)
+}
+
+// outputFiles says as whom the output files are opened and created: the
+// user who invoked sudo (also under --as-root), never root for them; and
+// for whom they must be safe: the user COMMAND runs as, whose tests could
+// plant links or files for writewatch to follow.
+func (inv *invocation) outputFiles() outfile.Options {
+	if u := inv.user; u != nil {
+		as := &outfile.User{UID: u.UID, GID: u.GID, Groups: u.Groups}
+		return outfile.Options{As: as, Command: as}
+	}
+	if os.Geteuid() != 0 {
+		// A user's own run (a setcap copy): COMMAND runs as that user,
+		// who opens the files already.
+		self := &outfile.User{UID: uint32(os.Getuid()), GID: uint32(os.Getgid())}
+		if gids, err := os.Getgroups(); err == nil {
+			for _, g := range gids {
+				self.Groups = append(self.Groups, uint32(g))
+			}
+		}
+		return outfile.Options{Command: self}
+	}
+	// COMMAND runs as root; under sudo --as-root, the files are still
+	// opened as the user who invoked it.
+	return outfile.Options{As: sudoCaller()}
+}
+
+// sudoCaller is the user who invoked sudo (SUDO_UID, SUDO_GID and that
+// user's groups), or nil when writewatch is not running under sudo.
+func sudoCaller() *outfile.User {
+	uid, err1 := strconv.ParseUint(os.Getenv("SUDO_UID"), 10, 32)
+	gid, err2 := strconv.ParseUint(os.Getenv("SUDO_GID"), 10, 32)
+	if err1 != nil || err2 != nil || uid == 0 {
+		return nil
+	}
+	u := &outfile.User{UID: uint32(uid), GID: uint32(gid)}
+	if pw, err := user.LookupId(strconv.FormatUint(uid, 10)); err == nil {
+		if gids, err := pw.GroupIds(); err == nil {
+			for _, g := range gids {
+				if n, err := strconv.ParseUint(g, 10, 32); err == nil {
+					u.Groups = append(u.Groups, uint32(n))
+				}
+			}
+		}
+	}
+	return u
 }

@@ -2,7 +2,6 @@ package attribution
 
 import (
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -241,50 +240,6 @@ func (ts *Tests) unknownGoroutine(bin *goBin) Who {
 	slices.Sort(w.Ambiguous)
 	w.Ambiguous = slices.Compact(w.Ambiguous)
 	return w
-}
-
-// IsToolchain reports whether process tgid is part of the Go toolchain
-// building the tests (the go command, or a tool under GOROOT/pkg/tool, or
-// a program such a tool ran), outside any test: its writes are not the
-// tests' doing.
-func (ts *Tests) IsToolchain(tgid uint32) bool {
-	if ts.bins[tgid] != nil {
-		return false
-	}
-	if w := ts.ctx[tgid]; w.Test != "" || len(w.Ambiguous) > 0 || w.Runner != "" {
-		return false
-	}
-	p := ts.tree.Proc(tgid)
-	for steps := 0; p != nil && steps < 64; steps++ {
-		if isGoTool(p.Exe) {
-			return true
-		}
-		if p.TGID == tgid && isGoCommand(p.Exe) {
-			return true
-		}
-		if p.TGID == ts.tree.root || ts.bins[p.Parent] != nil {
-			return false
-		}
-		parent := ts.tree.Proc(p.Parent)
-		if parent == nil || isGoCommand(parent.Exe) {
-			// The go command's children are tools, test binaries and
-			// -exec wrappers: only the tools are the toolchain.
-			return false
-		}
-		p = parent
-	}
-	return false
-}
-
-// isGoTool: GOROOT/pkg/tool/GOOS_GOARCH/NAME (compile, link, vet, ...).
-func isGoTool(exe string) bool {
-	dir := filepath.Dir(exe)
-	return filepath.Base(filepath.Dir(dir)) == "tool" && filepath.Base(filepath.Dir(filepath.Dir(dir))) == "pkg"
-}
-
-// isGoCommand: GOROOT/bin/go.
-func isGoCommand(exe string) bool {
-	return filepath.Base(exe) == "go" && filepath.Base(filepath.Dir(exe)) == "bin"
 }
 
 // Results lists every test seen, in start order.

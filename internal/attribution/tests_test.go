@@ -114,30 +114,6 @@ func TestCurrentTests(t *testing.T) {
 	}
 }
 
-func TestToolchainProcesses(t *testing.T) {
-	r := newReplay()
-	exec := func(tgid, parent uint32, exe string) {
-		r.tree.Observe(&tracer.Event{Kind: tracer.KindFork, TGID: tgid, PPID: parent})
-		ev := &tracer.Event{Kind: tracer.KindExec, TGID: tgid}
-		ev.SetSlot(tracer.SlotPath, []byte(exe))
-		r.tree.Observe(ev)
-	}
-	r.tree.procs[goCmd].Exe = "/usr/local/go/bin/go"
-	exec(401, goCmd, "/usr/local/go/pkg/tool/linux_amd64/compile")
-	exec(402, goCmd, "/usr/local/go/pkg/tool/linux_amd64/cgo")
-	exec(403, 402, "/usr/bin/gcc")
-	exec(404, goCmd, "/usr/bin/qemu-wrapper") // a -exec wrapper: not the toolchain
-	// go run from inside a test: its processes work for the test.
-	r.start(7, "TestGoRun")
-	r.tests.Observe(&tracer.Event{Kind: tracer.KindFork, TGID: 405, PPID: bin, Test: 7}, nil)
-	exec(405, bin, "/usr/local/go/bin/go")
-	for tgid, want := range map[uint32]bool{goCmd: true, 401: true, 402: true, 403: true, 404: false, bin: false, 405: false} {
-		if got := r.tests.IsToolchain(tgid); got != want {
-			t.Errorf("IsToolchain(%d) = %v, want %v", tgid, got, want)
-		}
-	}
-}
-
 func TestProtocolMarkers(t *testing.T) {
 	tree := NewTree(1, 0, []string{"pytest"})
 	tree.SetRoot(10)

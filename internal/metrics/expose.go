@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/writewatch/writewatch/internal/outfile"
 )
 
 // Handler serves the run's metrics in the Prometheus exposition formats,
@@ -152,75 +151,32 @@ func (r *Run) WriteText(w io.Writer, labels Labels, carried float64) error {
 	return nil
 }
 
-// CheckTextfile tells, before the run, whether WriteTextfile could write
-// path: its directory must exist and be writable, and path must not be a
-// directory. It leaves nothing behind.
-func CheckTextfile(path string) error {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return fmt.Errorf("%s is a directory", path)
-	}
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, tempPattern(path))
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("cannot create files in %s: %w", dir, err)
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
+// TextfileMode is the textfile's mode: node_exporter reads it as another
+// user.
+const TextfileMode = 0o644
 
-// tempPattern names the temporary file beside path: hidden and not
-// ending in .prom, so node_exporter's textfile collector never reads it.
-func tempPattern(path string) string {
-	return "." + filepath.Base(path) + ".tmp*"
-}
-
-// WriteTextfile writes the finished run's metrics to path in the text
-// format that node_exporter's textfile collector reads, with labels as
-// constant labels. It writes a temporary file in the same directory,
-// syncs it and renames it over path, so a reader sees either the old file
-// or the new one, whole. The last clean run's time is carried over from
-// the file it replaces.
-func (r *Run) WriteTextfile(path string, labels Labels) error {
-	carried := readLastClean(path, labels)
-	f, err := os.CreateTemp(filepath.Dir(path), tempPattern(path))
-	if err != nil {
-		return fmt.Errorf("metrics textfile: %w", err)
-	}
-	tmp := f.Name()
-	err = r.WriteText(f, labels, carried)
-	if err == nil {
-		err = f.Chmod(0o644) // node_exporter runs as another user
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+// WriteTextfile writes the finished run's metrics to f in the text format
+// that node_exporter's textfile collector reads, with labels as constant
+// labels. f replaces the file whole (package outfile), so a reader sees
+// either the old file or the new one; open it with TextfileMode. The last
+// clean run's time is carried over from the file it replaces.
+func (r *Run) WriteTextfile(f *outfile.File, labels Labels) error {
+	var carried float64
+	f.Read(func(rd io.Reader) error {
+		carried = readLastClean(rd, labels)
+		return nil
+	})
+	if err := f.Replace(func(w io.Writer) error { return r.WriteText(w, labels, carried) }); err != nil {
 		return fmt.Errorf("metrics textfile: %w", err)
 	}
 	return nil
 }
 
 // readLastClean finds writewatch_last_clean_run_timestamp_seconds with
-// exactly labels in the textfile at path. A missing or unreadable file
-// carries nothing over.
-func readLastClean(path string, labels Labels) float64 {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	mfs, err := ParseText(f)
+// exactly labels in a textfile. An empty or unreadable file carries
+// nothing over.
+func readLastClean(r io.Reader, labels Labels) float64 {
+	mfs, err := ParseText(r)
 	if err != nil {
 		return 0
 	}

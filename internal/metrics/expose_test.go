@@ -19,6 +19,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/writewatch/writewatch/internal/live"
+	"github.com/writewatch/writewatch/internal/outfile"
 	"github.com/writewatch/writewatch/internal/report"
 )
 
@@ -99,7 +100,7 @@ func TestTextfileCarriesLastCleanRun(t *testing.T) {
 		return value(parse(t, data), NameLastCleanRun, nil)
 	}
 
-	if err := finished(dirtyReport(), nil).WriteTextfile(path, labels); err != nil {
+	if err := finished(dirtyReport(), nil).writeTextfileAt(t, path, labels); err != nil {
 		t.Fatal(err)
 	}
 	if v, ok := lastClean(); ok {
@@ -107,7 +108,7 @@ func TestTextfileCarriesLastCleanRun(t *testing.T) {
 	}
 
 	clean := cleanReport()
-	if err := finished(clean, nil).WriteTextfile(path, labels); err != nil {
+	if err := finished(clean, nil).writeTextfileAt(t, path, labels); err != nil {
 		t.Fatal(err)
 	}
 	want := unixSeconds(clean.Finished)
@@ -117,7 +118,7 @@ func TestTextfileCarriesLastCleanRun(t *testing.T) {
 
 	dirty := dirtyReport()
 	dirty.Started, dirty.Finished = t1.Add(time.Hour), t1.Add(2*time.Hour)
-	if err := finished(dirty, nil).WriteTextfile(path, labels); err != nil {
+	if err := finished(dirty, nil).writeTextfileAt(t, path, labels); err != nil {
 		t.Fatal(err)
 	}
 	if v, _ := lastClean(); v != want {
@@ -130,7 +131,7 @@ func TestTextfileCarriesLastCleanRun(t *testing.T) {
 	promtoolCheck(t, data)
 
 	// Other labels, another job: nothing carried over.
-	if err := finished(dirtyReport(), nil).WriteTextfile(path, Labels{"repo": "other"}); err != nil {
+	if err := finished(dirtyReport(), nil).writeTextfileAt(t, path, Labels{"repo": "other"}); err != nil {
 		t.Fatal(err)
 	}
 	if v, ok := lastClean(); ok {
@@ -156,7 +157,7 @@ func TestTextfileIsNeverSeenHalfWritten(t *testing.T) {
 	// A bigger file makes a torn read likelier, were writes not atomic.
 	var labels Labels
 	must(t, labels.Set("padding="+strings.Repeat("x", 2000)))
-	must(t, finished(reports[0], nil).WriteTextfile(path, labels))
+	must(t, finished(reports[0], nil).writeTextfileAt(t, path, labels))
 
 	var (
 		stop  atomic.Bool
@@ -193,7 +194,7 @@ func TestTextfileIsNeverSeenHalfWritten(t *testing.T) {
 	}
 	const writes = 150
 	for i := range writes {
-		if err := finished(reports[i%2], nil).WriteTextfile(path, labels); err != nil {
+		if err := finished(reports[i%2], nil).writeTextfileAt(t, path, labels); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -227,20 +228,15 @@ func must(t *testing.T, err error) {
 	}
 }
 
-func TestCheckTextfile(t *testing.T) {
-	dir := t.TempDir()
-	if err := CheckTextfile(filepath.Join(dir, "ok.prom")); err != nil {
-		t.Errorf("writable dir: %v", err)
+// writeTextfileAt writes the textfile at path, as writewatch does.
+func (r *Run) writeTextfileAt(t *testing.T, path string, labels Labels) error {
+	t.Helper()
+	f, err := outfile.Open(path, outfile.Options{Mode: TextfileMode})
+	if err != nil {
+		return err
 	}
-	if err := CheckTextfile(filepath.Join(dir, "missing", "x.prom")); err == nil || !strings.Contains(err.Error(), "missing") {
-		t.Errorf("missing dir: %v", err)
-	}
-	if err := CheckTextfile(dir); err == nil {
-		t.Error("a directory was accepted")
-	}
-	if left, _ := os.ReadDir(dir); len(left) != 0 {
-		t.Errorf("CheckTextfile left %v", left)
-	}
+	defer f.Close()
+	return r.WriteTextfile(f, labels)
 }
 
 // A push is a POST (push-add) to /metrics/job/writewatch/<labels>, with

@@ -18,6 +18,7 @@
 //	writewatch_run_duration_seconds                gauge    time since COMMAND started; at the end, the run's length
 //	writewatch_surviving_processes                 gauge    processes still running when writewatch finished (end only)
 //	writewatch_exit_code                           gauge    writewatch's exit code (end only)
+//	writewatch_incomplete                          gauge    1 when writewatch could not see everything, else 0 (end only)
 //	writewatch_command_exit_code                   gauge    COMMAND's exit code, 128+N for signal N (end only)
 //	writewatch_last_run_timestamp_seconds          gauge    when the run ended, Unix time (end only)
 //	writewatch_last_clean_run_timestamp_seconds    gauge    when the last clean run ended (end only; see below)
@@ -28,7 +29,8 @@
 // rate() or increase().
 //
 // A run is clean when it found no write outside the allowlist, lost no
-// event and tracing did not fail. writewatch_last_clean_run_timestamp_seconds
+// event, saw everything (writewatch_incomplete is 0) and tracing did not
+// fail. writewatch_last_clean_run_timestamp_seconds
 // keeps the time of the last clean run of the same job across runs: a
 // textfile carries the value over from the file it replaces, and a push
 // uses the Pushgateway's POST (push-add) semantics, which replace only the
@@ -62,6 +64,7 @@ const (
 	NameDuration      = "writewatch_run_duration_seconds"
 	NameSurvivors     = "writewatch_surviving_processes"
 	NameExitCode      = "writewatch_exit_code"
+	NameIncomplete    = "writewatch_incomplete"
 	NameCommandExit   = "writewatch_command_exit_code"
 	NameLastRun       = "writewatch_last_run_timestamp_seconds"
 	NameLastCleanRun  = "writewatch_last_clean_run_timestamp_seconds"
@@ -107,7 +110,7 @@ func (r *Run) Finish(rep *report.Report, traceErr error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.rep = rep
-	r.clean = traceErr == nil && !rep.Failed() && rep.LostEvents == 0
+	r.clean = traceErr == nil && !rep.Failed() && !rep.Blind() && rep.LostEvents == 0
 }
 
 // Clean reports whether the run finished clean (see the package
@@ -125,6 +128,7 @@ type values struct {
 	final    bool
 	// Only when final:
 	survivors, exitCode, commandExit int
+	incomplete                       bool
 	finished                         time.Time
 	lastClean                        float64 // Unix seconds; 0: unknown
 }
@@ -146,6 +150,7 @@ func (r *Run) values(carried float64) values {
 	v.duration = rep.Finished.Sub(rep.Started).Seconds()
 	v.survivors = len(rep.Survivors)
 	v.exitCode, v.commandExit = rep.ExitCode, rep.CommandExit
+	v.incomplete = rep.Blind()
 	v.finished = rep.Finished
 	v.lastClean = carried
 	if clean {
@@ -185,7 +190,7 @@ type collector struct {
 	carried float64
 
 	violations, groups, events, lost, truncated, processes, duration,
-	survivors, exitCode, commandExit, lastRun, lastClean, info *prometheus.Desc
+	survivors, exitCode, incomplete, commandExit, lastRun, lastClean, info *prometheus.Desc
 }
 
 func newCollector(r *Run, labels map[string]string, carried float64) *collector {
@@ -205,6 +210,7 @@ func newCollector(r *Run, labels map[string]string, carried float64) *collector 
 		duration:    d(NameDuration, "Time since COMMAND started; once the run has ended, its length."),
 		survivors:   d(NameSurvivors, "Processes of the tree still running when writewatch finished."),
 		exitCode:    d(NameExitCode, "writewatch's exit code."),
+		incomplete:  d(NameIncomplete, "1 when writewatch could not see everything the run did (records lost, processes not followed): its verdict is unknown; else 0."),
 		commandExit: d(NameCommandExit, "COMMAND's exit code, 128+N when it died of signal N."),
 		lastRun:     d(NameLastRun, "When the last run ended, in seconds since the Unix epoch."),
 		lastClean:   d(NameLastCleanRun, "When the last run without violations, lost events or tracing errors ended, in seconds since the Unix epoch."),
@@ -214,7 +220,7 @@ func newCollector(r *Run, labels map[string]string, carried float64) *collector 
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.violations, c.groups, c.events, c.lost, c.truncated, c.processes,
-		c.duration, c.survivors, c.exitCode, c.commandExit, c.lastRun, c.lastClean, c.info} {
+		c.duration, c.survivors, c.exitCode, c.incomplete, c.commandExit, c.lastRun, c.lastClean, c.info} {
 		ch <- d
 	}
 }
@@ -247,6 +253,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(c.survivors, float64(v.survivors))
 	gauge(c.exitCode, float64(v.exitCode))
+	gauge(c.incomplete, b2f(v.incomplete))
 	if v.commandExit != report.NotStarted {
 		gauge(c.commandExit, float64(v.commandExit))
 	}
@@ -254,6 +261,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	if v.lastClean > 0 {
 		gauge(c.lastClean, v.lastClean)
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func unixSeconds(t time.Time) float64 {

@@ -56,6 +56,7 @@ func dirtyReport() *report.Report {
 	r.Mode = report.ModeGate
 	r.LostEvents = 7
 	r.Lost = map[string]uint64{report.LostRingbufFull: 5, report.LostProcMapFull: 2}
+	r.Incomplete = []string{"2 processes or threads were not followed"}
 	r.TruncatedPaths = 1
 	r.Violations = []report.Violation{
 		{Op: "open", Path: "/home/dev/.config/x", Count: 3, Action: report.ActionReported},
@@ -138,7 +139,7 @@ func TestLiveValues(t *testing.T) {
 	if got, _ := value(mfs, NameLost, map[string]string{"cause": live.LostCauses[0]}); got != 3 {
 		t.Errorf("lost %v, want 3", got)
 	}
-	for _, name := range []string{NameExitCode, NameCommandExit, NameLastRun, NameLastCleanRun, NameSurvivors} {
+	for _, name := range []string{NameExitCode, NameIncomplete, NameCommandExit, NameLastRun, NameLastCleanRun, NameSurvivors} {
 		if _, ok := mfs[name]; ok {
 			t.Errorf("%s present while the run lasts", name)
 		}
@@ -170,6 +171,7 @@ func TestFinalValuesMatchTheReport(t *testing.T) {
 		{NameDuration, nil, 61.25},
 		{NameSurvivors, nil, 1},
 		{NameExitCode, nil, 86},
+		{NameIncomplete, nil, 1},
 		{NameCommandExit, nil, 1},
 		{NameLastRun, nil, float64(t1.Unix()) + 0.75},
 	} {
@@ -196,6 +198,7 @@ func TestCleanness(t *testing.T) {
 		{"clean", cleanReport, nil, true},
 		{"violations", dirtyReport, nil, false},
 		{"lost events", func() *report.Report { r := cleanReport(); r.LostEvents = 1; return r }, nil, false},
+		{"incomplete", func() *report.Report { r := cleanReport(); r.Incomplete = []string{"records lost"}; return r }, nil, false},
 		{"tracing failed", cleanReport, os.ErrClosed, false},
 		{"command failed, no violations", func() *report.Report { r := cleanReport(); r.CommandExit, r.ExitCode = 1, 1; return r }, nil, true},
 	} {
@@ -305,7 +308,7 @@ func TestMetricNamesFollowConventions(t *testing.T) {
 			}
 		}
 	}
-	if len(mfs) != 13 {
-		t.Errorf("%d metric families, want 13", len(mfs))
+	if len(mfs) != 14 {
+		t.Errorf("%d metric families, want 14", len(mfs))
 	}
 }

@@ -44,6 +44,11 @@ func WriteGitHubAnnotations(w io.Writer, r *Report, workspace string) error {
 		}
 		b.WriteString("::error " + strings.Join(props, ",") + "::" + ghData(msg) + "\n")
 	}
+	if r.Blind() {
+		b.WriteString("::error title=" + ghProperty("writewatch: incomplete") + "::" +
+			ghData("writewatch could not see everything, writes outside the allowlist may have gone unseen: "+
+				strings.Join(r.Incomplete, "; ")) + "\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -53,6 +58,19 @@ func WriteGitHubAnnotations(w io.Writer, r *Report, workspace string) error {
 func WriteGitHubSummary(w io.Writer, r *Report) error {
 	var b strings.Builder
 	b.WriteString("### writewatch\n\n")
+	if r.Blind() {
+		b.WriteString("**writewatch could not see everything**: writes outside the allowlist may have gone unseen.\n\n")
+		for _, why := range r.Incomplete {
+			b.WriteString("- " + mdCell(why) + "\n")
+		}
+		b.WriteString("\n")
+	}
+	if !r.Failed() && r.Blind() {
+		fmt.Fprintf(&b, "No writes outside the allowlist seen (%s, %s).\n\n",
+			plural(r.Events, "write event", "write events"), plural(r.Processes, "process", "processes"))
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	if !r.Failed() {
 		fmt.Fprintf(&b, "No writes outside the allowlist (%s, %s).\n\n",
 			plural(r.Events, "write event", "write events"), plural(r.Processes, "process", "processes"))

@@ -57,6 +57,10 @@ type junitMessage struct {
 // junitFailureType marks failures that are writewatch's findings.
 const junitFailureType = "writewatch.WriteOutsideAllowlist"
 
+// junitIncompleteType marks the failure of a run that could not see
+// everything.
+const junitIncompleteType = "writewatch.Incomplete"
+
 // WriteJUnit writes r as JUnit XML.
 func WriteJUnit(w io.Writer, r *Report) error {
 	if r == nil {
@@ -86,11 +90,15 @@ type junitEntry struct {
 	outcome string
 	message string
 	lost    bool // the refused writes whose records were lost
+	// incomplete: the testcase that says writewatch could not see
+	// everything (Report.Incomplete).
+	incomplete bool
 }
 
 // junitEntries gathers the testcases, in the order they first appear:
 // each test a runner reported, each test (or process) that wrote outside
-// the allowlist, and one for refused writes whose records were lost.
+// the allowlist, one for refused writes whose records were lost, and one
+// for a run that could not see everything.
 func junitEntries(r *Report) []*junitEntry {
 	type caseKey struct{ suite, name string }
 	var (
@@ -123,6 +131,9 @@ func junitEntries(r *Report) []*junitEntry {
 	if r.LostRefusals > 0 {
 		get(caseKey{"writewatch", "refused writes whose records were lost"}).lost = true
 	}
+	if r.Blind() {
+		get(caseKey{"writewatch", "writewatch: incomplete"}).incomplete = true
+	}
 	return order
 }
 
@@ -135,6 +146,12 @@ func (e *junitEntry) finish(r *Report) {
 			Message: "the kernel refused " + plural(r.LostRefusals, "write", "writes") + " outside the allowlist",
 			Type:    junitFailureType,
 			Text:    "Their records were lost (ring buffer full): run again with a larger --ringbuf-mib to see them.",
+		}
+	case e.incomplete:
+		e.c.Failure = &junitMessage{
+			Message: "writewatch could not see everything: writes outside the allowlist may have gone unseen",
+			Type:    junitIncompleteType,
+			Text:    strings.Join(r.Incomplete, "\n") + "\n",
 		}
 	case len(e.writes) > 0:
 		e.c.Failure = &junitMessage{

@@ -230,6 +230,12 @@ type Report struct {
 	// count) whose records were lost: they are violations this report
 	// cannot list.
 	LostRefusals uint64 `json:"lost_refusals,omitempty"`
+	// Incomplete says why writewatch could not see everything the tree
+	// did, one reason per entry in words a user understands ("312 write
+	// records were lost: the ring buffer was full"). A run with a reason
+	// has no verdict: it never passes (exit 88) unless the user accepts
+	// it (--accept-incomplete). Empty when writewatch saw everything.
+	Incomplete []string `json:"incomplete,omitempty"`
 	// PeakRSS is writewatch's own peak resident memory, in bytes.
 	PeakRSS uint64 `json:"peak_rss_bytes"`
 	// SurvivorsKilled says writewatch killed the survivors (SIGKILL,
@@ -242,10 +248,6 @@ type Report struct {
 	// test did not run (its result came from the cache) is not traced;
 	// see Notes.
 	Packages []PackageRun `json:"packages,omitempty"`
-	// ToolchainWrites counts writes outside the allowlist by the Go
-	// toolchain building the tests (go, compile, link, vet, ...), which
-	// are left out of Violations.
-	ToolchainWrites uint64 `json:"toolchain_writes,omitempty"`
 	// Unattributed counts, by cause, what kept writewatch from telling
 	// which test wrote; such writes are reported as ambiguous.
 	Unattributed map[string]uint64 `json:"unattributed,omitempty"`
@@ -258,6 +260,11 @@ type Report struct {
 func (r *Report) Failed() bool {
 	return len(r.Violations) > 0 || r.UnlistedViolations > 0 || r.LostRefusals > 0
 }
+
+// Blind reports whether writewatch could not see everything the tree did
+// (Incomplete): writes outside the allowlist may have gone unseen, so a
+// run that found none has no verdict.
+func (r *Report) Blind() bool { return len(r.Incomplete) > 0 }
 
 // MarshalJSON encodes p with "cmdline" as an array even when nil.
 func (p Proc) MarshalJSON() ([]byte, error) {

@@ -98,11 +98,17 @@ func richReport() *Report {
 	}
 }
 
-// lostReport is a clean run that lost events.
+// lostReport is a run without violations that lost events, write
+// records among them: it could not see everything.
 func lostReport() *Report {
 	r := emptyReport()
-	r.LostEvents = 37
+	r.ExitCode = 88
+	r.LostEvents, r.LostWrites = 37, 12
 	r.Lost = map[string]uint64{LostProcMapFull: 7, LostRingbufFull: 30}
+	r.Incomplete = []string{
+		"12 write records were lost: the ring buffer was full",
+		"7 processes or threads were not followed: the kernel's storage for them was full",
+	}
 	return r
 }
 
@@ -202,7 +208,6 @@ func testsReport() *Report {
 	}
 	r.Events = 40
 	r.Packages = []PackageRun{{Package: "example.com/app", PID: 5000, Followed: true}, {Package: "example.com/old", PID: 5001, Problem: "go1.19: field offsets unknown"}}
-	r.ToolchainWrites = 2
 	r.Notes = []string{"GOFLAGS=-count=1 was added"}
 	r.Tests = []TestResult{{Runner: RunnerGo, Package: "example.com/app", ID: "TestSaveConfig", Outcome: OutcomePassed}}
 	return r
@@ -217,6 +222,24 @@ func TestFailed(t *testing.T) {
 	}
 	if !lostRefusalsReport().Failed() {
 		t.Error("a refused write whose record was lost: Failed() = false")
+	}
+	if lostReport().Failed() {
+		t.Error("a run that lost records but found no violation: Failed() = true")
+	}
+}
+
+// Blind is about what writewatch could see, whatever it found.
+func TestBlind(t *testing.T) {
+	for _, c := range cases {
+		if got, want := c.report().Blind(), len(c.report().Incomplete) > 0; got != want {
+			t.Errorf("%s: Blind() = %v, want %v", c.name, got, want)
+		}
+	}
+	if !lostReport().Blind() {
+		t.Error("lost write records: Blind() = false")
+	}
+	if emptyReport().Blind() {
+		t.Error("a run that saw everything: Blind() = true")
 	}
 }
 

@@ -61,6 +61,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	t.survivors(r)
 	t.notes(r)
 	t.howToFix(r)
+	t.blind(r)
 	if r.Mode == ModeAudit && r.Failed() {
 		t.line()
 		t.line("writewatch: audit mode: these writes are reported only; they do not fail the run")
@@ -93,9 +94,13 @@ func (t *textWriter) paint(code, s string) string {
 
 func (t *textWriter) header(r *Report) {
 	if !r.Failed() {
-		t.line(fmt.Sprintf("writewatch: no writes outside the allowlist (%s, %s)",
-			plural(r.Events, "write event", "write events"),
-			plural(r.Processes, "process", "processes")))
+		counts := plural(r.Events, "write event", "write events") + ", " + plural(r.Processes, "process", "processes")
+		if r.Blind() {
+			t.line(t.paint(ansiRed, "writewatch: verdict unknown: no writes outside the allowlist seen ("+counts+
+				"), but writewatch could not see everything"))
+			return
+		}
+		t.line("writewatch: no writes outside the allowlist (" + counts + ")")
 		return
 	}
 	if len(r.Violations) == 0 && r.UnlistedViolations == 0 {
@@ -135,6 +140,9 @@ func (t *textWriter) warnings(r *Report) {
 	if r.EnforcementNote != "" {
 		t.line(t.paint(ansiYellow, "writewatch: warning: "+displayText(r.EnforcementNote)))
 	}
+	for _, why := range r.Incomplete {
+		t.line(t.paint(ansiYellow, "writewatch: not seen: "+displayText(why)))
+	}
 	var sum uint64
 	for _, n := range r.Lost {
 		sum += n
@@ -152,6 +160,26 @@ func (t *textWriter) warnings(r *Report) {
 			plural(r.TruncatedPaths, "path was", "paths were"),
 			pick(r.TruncatedPaths == 1, "it was", "they were"))
 		t.line(t.paint(ansiYellow, msg))
+	}
+}
+
+// blind says, for a run that could not see everything, what that means
+// for its exit code and what may help.
+func (t *textWriter) blind(r *Report) {
+	if !r.Blind() {
+		return
+	}
+	t.line()
+	switch {
+	case r.Mode == ModeAudit:
+		t.line("writewatch: writes outside the allowlist may have gone unseen (audit mode: the run is not failed for it)")
+	case r.Failed():
+		t.line("writewatch: more writes outside the allowlist may have gone unseen")
+	default:
+		t.line("writewatch: writes outside the allowlist may have gone unseen: the run does not pass (exit 88) unless --accept-incomplete is given")
+	}
+	if r.Lost[LostRingbufFull] > 0 {
+		t.line("  - A larger ring buffer (--ringbuf-mib) keeps records from being lost while writewatch falls behind.")
 	}
 }
 
@@ -731,7 +759,7 @@ func whoText(v *Violation) string {
 }
 
 // notes prints the Go test binaries whose tests could not be told apart,
-// the toolchain's writes left out, and the run's notes.
+// and the run's notes.
 func (t *textWriter) notes(r *Report) {
 	var lines []string
 	for _, p := range r.Packages {
@@ -742,10 +770,6 @@ func (t *textWriter) notes(r *Report) {
 	}
 	if len(r.Unattributed) > 0 {
 		lines = append(lines, "writewatch: some writes could not be tied to one test and are marked ambiguous ("+lostCauses(r.Unattributed)+")")
-	}
-	if r.ToolchainWrites > 0 {
-		lines = append(lines, fmt.Sprintf("writewatch: %s outside the allowlist by the Go toolchain building the tests (go, compile, link, ...) not listed",
-			plural(r.ToolchainWrites, "write", "writes")))
 	}
 	for _, n := range r.Notes {
 		lines = append(lines, "writewatch: note: "+displayText(n))

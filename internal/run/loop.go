@@ -44,10 +44,9 @@ type session struct {
 	judge    *judge.Judge
 	writes   uint64
 	// refused counts the records of writes enforcement acted on.
-	refused   policy.Refusals
-	toolchain uint64
-	seen      int // processes, as last stored in the live counters
-	exit      int
+	refused policy.Refusals
+	seen    int // processes, as last stored in the live counters
+	exit    int
 }
 
 // loop reads records until COMMAND has exited and its tree is empty (or
@@ -165,10 +164,6 @@ func (s *session) write(ev *tracer.Event) {
 		return
 	}
 	who := s.tests.Attribute(ev)
-	if s.tests.IsToolchain(ev.TGID) {
-		s.toolchain += uint64(len(verdicts))
-		return
-	}
 	var probe report.Violation
 	who.Fill(&probe)
 	whoKey := report.WhoKey(&probe)

@@ -258,6 +258,7 @@ func (s *session) finish(rep *report.Report) error {
 		if s.cfg.Enforce != nil {
 			rep.LostRefusals = s.cfg.Enforce.Tier.LostRefusals(stats, s.refused)
 		}
+		rep.Incomplete = incomplete(stats, s.cfg.Enforce != nil)
 	}
 	if s.tee != nil {
 		s.tee.Results(time.Second, s.tests)
@@ -265,7 +266,6 @@ func (s *session) finish(rep *report.Report) error {
 	rep.Tests = s.tests.Results()
 	rep.Notes = append(rep.Notes, s.tests.Notes()...)
 	rep.Packages = s.tests.Packages()
-	rep.ToolchainWrites = s.toolchain
 	return errors.Join(err, rerr, serr)
 }
 

@@ -1,0 +1,76 @@
+package run
+
+import (
+	"fmt"
+
+	"github.com/writewatch/writewatch/internal/tracer"
+)
+
+// incomplete says, from the kernel's counters, why writewatch could not
+// see everything the tree did: one reason per counter that means a write
+// outside the allowlist may have gone unseen (report.Report.Incomplete).
+// enforcing says the run was under --enforce.
+//
+// Each counter of tracer.Stats (enum ww_stat, bpf/writewatch.h), and what
+// it does to the verdict:
+//
+//   - LostWrites (of RingbufFull): write records dropped, the ring buffer
+//     being full. Their writes are unseen: blind.
+//   - RingbufFull less LostWrites: fork, exec, exit and test records
+//     dropped. The kernel keeps following the tree (a process is tracked
+//     before its fork record is sent, and survivors are read from the
+//     kernel's map), so no write goes unseen; only who wrote may be
+//     misnamed: attribution.
+//   - ProcMapFull: a thread or process whose task storage or process
+//     entry could not be made. A thread without storage is not followed,
+//     and a process missing from the map is not waited for at the end:
+//     its writes may go unseen: blind.
+//   - SignalErrors: under --enforce, a writer the kernel tried to kill
+//     kept running. Its further writes are still seen, but enforcement
+//     did not do what it promised: blind, so that the run says so even
+//     when every record arrived.
+//   - Truncated: a path cut to fit the kernel's buffers. The record is
+//     still sent, and the judge reports a cut path rather than let it
+//     pass: the report is less exact, the verdict is not weakened.
+//   - ReadErrors: a string the kernel could not read. A write record then
+//     lacks its path and start directory, and the judge reports it as cut;
+//     an exec record lacks its file or arguments: attribution.
+//   - GoroutineMapFull, StopErrors: a goroutine or test binary whose test
+//     could not be told; its writes are reported as ambiguous:
+//     attribution.
+//   - Events, AllowedInKernel, NotFiles, Repeats: writes sent, settled in
+//     the kernel as allowed, not writes to files, or counted as repeats
+//     of a sent record: nothing unseen.
+//   - Killed, Blocked: what enforcement did. Refusals whose records were
+//     lost fail the run by themselves (report.Report.LostRefusals).
+//   - Unmarked: refusals by the LSM programs of calls no record
+//     describes: refusals, counted with the tier's unseen refusals.
+func incomplete(st tracer.Stats, enforcing bool) []string {
+	var why []string
+	if st.LostWrites > 0 {
+		why = append(why, fmt.Sprintf("%s lost: the ring buffer was full (writewatch fell behind, or was stopped)",
+			plural(st.LostWrites, "write record was", "write records were")))
+	}
+	if st.ProcMapFull > 0 {
+		why = append(why, fmt.Sprintf("%s not followed: the kernel's storage for them was full",
+			plural(st.ProcMapFull, "process or thread was", "processes or threads were")))
+	}
+	if enforcing && st.SignalErrors > 0 {
+		why = append(why, fmt.Sprintf("%s not be killed: --enforce did not stop %s",
+			plural(st.SignalErrors, "writer outside the allowlist could", "writers outside the allowlist could"),
+			pick(st.SignalErrors == 1, "it", "them")))
+	}
+	return why
+}
+
+// plural is "1 thing" or "N things".
+func plural(n uint64, one, many string) string {
+	return fmt.Sprintf("%d %s", n, pick(n == 1, one, many))
+}
+
+func pick(cond bool, a, b string) string {
+	if cond {
+		return a
+	}
+	return b
+}
