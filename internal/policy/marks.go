@@ -93,8 +93,9 @@ func (p *Plan) Marks() []tracer.Mark {
 			marks = append(marks, m)
 		}
 	}
-	// No grant lies at or under a denied path, so reaching a grant
-	// decides: every grant is final.
+	// Reaching a grant decides: every grant is final. A grant may lie
+	// under a denied path (the project's own tests/ under the project a
+	// default covers), never above one: the nearest mark decides.
 	for _, g := range p.Grants {
 		add(g.Path, tracer.MarkAllow|tracer.MarkFinal)
 	}

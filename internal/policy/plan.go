@@ -53,19 +53,33 @@ type Plan struct {
 }
 
 type planner struct {
-	denies  []*allowlist.Pattern
-	granted map[string]bool
-	denied  map[string]bool
-	visits  int
-	plan    *Plan
-	how     How
+	allDenies []denyRule
+	denies    []*allowlist.Pattern // the deny rules that win over the allow entry being planned
+	granted   map[string]bool
+	denied    map[string]bool
+	visits    int
+	plan      *Plan
+	how       How
+}
+
+// denyRule is a compiled deny entry.
+type denyRule struct {
+	entry *allowlist.Entry
+	pat   *allowlist.Pattern
 }
 
 // NewPlan computes the grants for entries (as allowlist.List.Entries
 // returns them).
+//
+// An allow entry is granted around the deny entries that win over it
+// (allowlist.Entry.Overrides): every deny entry, except the one that
+// takes the project out of the defaults covering it, which narrows only
+// those defaults. So a project under /tmp is refused, while its own
+// entries (tests/**) are granted as written.
 func NewPlan(entries []allowlist.Entry) (*Plan, error) {
 	pl := &planner{granted: map[string]bool{}, denied: map[string]bool{}, plan: &Plan{}}
-	for _, e := range entries {
+	for i := range entries {
+		e := &entries[i]
 		if e.Kind != allowlist.Deny {
 			continue
 		}
@@ -73,15 +87,17 @@ func NewPlan(entries []allowlist.Entry) (*Plan, error) {
 		if err != nil {
 			return nil, err
 		}
-		pl.denies = append(pl.denies, p)
+		pl.allDenies = append(pl.allDenies, denyRule{e, p})
 	}
-	for _, e := range entries {
-		ep := EntryPlan{Entry: e, How: DenyExact}
+	for i := range entries {
+		e := &entries[i]
+		ep := EntryPlan{Entry: *e, How: DenyExact}
 		if e.Kind == allowlist.Allow {
 			p, err := allowlist.Compile(e.Pattern)
 			if err != nil {
 				return nil, err
 			}
+			pl.against(e)
 			before := len(pl.plan.Grants)
 			ep.How = pl.allow(p)
 			ep.Grants = len(pl.plan.Grants) - before
@@ -93,6 +109,16 @@ func NewPlan(entries []allowlist.Entry) (*Plan, error) {
 	}
 	slices.Sort(pl.plan.Denied)
 	return pl.plan, nil
+}
+
+// against sets the deny rules that win over allow entry a.
+func (pl *planner) against(a *allowlist.Entry) {
+	pl.denies = pl.denies[:0]
+	for _, d := range pl.allDenies {
+		if d.entry.Overrides(a) {
+			pl.denies = append(pl.denies, d.pat)
+		}
+	}
 }
 
 // allow grants what one allow pattern names.

@@ -148,3 +148,71 @@ func TestPlanAllows(t *testing.T) {
 		t.Error("a grant of / must allow everything")
 	}
 }
+
+// A project in the temp dir: the tmp default is granted around the
+// project, the project's own entries inside it are granted as written,
+// and the project itself is refused.
+func TestPlanProjectInTempDir(t *testing.T) {
+	tmp := tree(t, "proj/tests/sub/", "proj/src/", "proj/keep.txt", "other/", "file")
+	proj := filepath.Join(tmp, "proj")
+	writeConfig(t, proj, "allow:\n  - tests/**\n  - missing/\n")
+	list, err := allowlist.Load(allowlist.Options{WorkDir: proj, Getenv: envOf("TMPDIR=" + tmp)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(list.Entries())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := grants(p, tmp)
+	for _, want := range []string{"/proj/tests/", "/other/", "/file"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("%s not granted: %v", want, got)
+		}
+	}
+	allows := p.Allows()
+	for path, want := range map[string]bool{
+		"proj":               false,
+		"proj/new":           false,
+		"proj/keep.txt":      false,
+		"proj/src/a.go":      false,
+		"proj/tests/new":     true,
+		"proj/tests/sub/x/y": true,
+		"other/x":            true,
+		"file":               true,
+	} {
+		if allows(filepath.Join(tmp, path)) != want {
+			t.Errorf("%s: granted %v, want %v", path, !want, want)
+		}
+		if ok, _ := list.Match(filepath.Join(tmp, path)); want && !ok {
+			t.Errorf("%s granted, but the allowlist does not allow it", path)
+		}
+	}
+	if !slices.Contains(p.Denied, proj) {
+		t.Errorf("the project is not marked denied: %v", p.Denied)
+	}
+	for _, e := range p.Entries {
+		if e.Entry.Source == list.ConfigFile()+":2" && e.How != Exact {
+			t.Errorf("tests/**: %v, want exact", e.Describe(landlock))
+		}
+	}
+}
+
+func writeConfig(t *testing.T, dir, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, allowlist.ConfigFileName), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// envOf is a Getenv of the variables given as KEY=VALUE.
+func envOf(kv ...string) func(string) string {
+	return func(key string) string {
+		for _, s := range kv {
+			if k, v, _ := strings.Cut(s, "="); k == key {
+				return v
+			}
+		}
+		return ""
+	}
+}
