@@ -50,9 +50,23 @@ type Plan struct {
 	// directory does not make them writable.
 	Denied  []string
 	Entries []EntryPlan
+	// Dirs are the directories made for COMMAND (see Dirs) and how each
+	// is granted.
+	Dirs []DirPlan
+}
+
+// DirPlan is the enforcement of one directory made for COMMAND.
+type DirPlan struct {
+	Path string
+	// By is the allow entry that allows it; nil when none does, and
+	// nothing is granted.
+	By     *allowlist.Entry
+	How    How
+	Grants int
 }
 
 type planner struct {
+	allows    []allowRule
 	allDenies []denyRule
 	denies    []*allowlist.Pattern // the deny rules that win over the allow entry being planned
 	granted   map[string]bool
@@ -68,15 +82,22 @@ type denyRule struct {
 	pat   *allowlist.Pattern
 }
 
+// allowRule is a compiled allow entry.
+type allowRule struct {
+	entry *allowlist.Entry
+	pat   *allowlist.Pattern
+}
+
 // NewPlan computes the grants for entries (as allowlist.List.Entries
-// returns them).
+// returns them), and for dirs, existing directories made for COMMAND
+// (Dirs.Grants), each granted as far as the allowlist allows it.
 //
 // An allow entry is granted around the deny entries that win over it
 // (allowlist.Entry.Overrides): every deny entry, except the one that
 // takes the project out of the defaults covering it, which narrows only
 // those defaults. So a project under /tmp is refused, while its own
 // entries (tests/**) are granted as written.
-func NewPlan(entries []allowlist.Entry) (*Plan, error) {
+func NewPlan(entries []allowlist.Entry, dirs ...string) (*Plan, error) {
 	pl := &planner{granted: map[string]bool{}, denied: map[string]bool{}, plan: &Plan{}}
 	for i := range entries {
 		e := &entries[i]
@@ -97,12 +118,16 @@ func NewPlan(entries []allowlist.Entry) (*Plan, error) {
 			if err != nil {
 				return nil, err
 			}
+			pl.allows = append(pl.allows, allowRule{e, p})
 			pl.against(e)
 			before := len(pl.plan.Grants)
 			ep.How = pl.allow(p)
 			ep.Grants = len(pl.plan.Grants) - before
 		}
 		pl.plan.Entries = append(pl.plan.Entries, ep)
+	}
+	for _, dir := range dirs {
+		pl.plan.Dirs = append(pl.plan.Dirs, pl.dir(filepath.Clean(dir)))
 	}
 	for d := range pl.denied {
 		pl.plan.Denied = append(pl.plan.Denied, d)
@@ -119,6 +144,40 @@ func (pl *planner) against(a *allowlist.Entry) {
 			pl.denies = append(pl.denies, d.pat)
 		}
 	}
+}
+
+// dir grants an existing directory made for COMMAND under the first
+// allow entry that allows it, around the deny rules that win over that
+// entry.
+func (pl *planner) dir(dir string) DirPlan {
+	dp := DirPlan{Path: dir, How: Missing}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return dp
+	}
+	for _, a := range pl.allows {
+		if !a.pat.Match(dir) {
+			continue
+		}
+		pl.against(a.entry)
+		denied := false
+		for _, d := range pl.denies {
+			if d.Match(dir) {
+				denied = true
+				break
+			}
+		}
+		if denied {
+			continue
+		}
+		pl.how = Exact
+		before := len(pl.plan.Grants)
+		pl.grant(dir, fi)
+		dp.By, dp.How, dp.Grants = a.entry, pl.how, len(pl.plan.Grants)-before
+		return dp
+	}
+	dp.How = Inexpressible
+	return dp
 }
 
 // allow grants what one allow pattern names.

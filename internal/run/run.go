@@ -81,6 +81,9 @@ func Run(cfg Config) (*report.Report, error) {
 	env, cleanup, goNotes := runners.PrepareEnv(cfg.Env)
 	defer cleanup()
 	cfg.Env = env
+	if cfg.Enforce != nil {
+		cfg.Env = cfg.Enforce.Env(cfg.Env)
+	}
 	opts, landlock := tracerOptions(cfg)
 	tr, err := tracer.New(opts)
 	if err != nil {
