@@ -217,6 +217,7 @@ func (s *session) violation(ev *tracer.Event, v *judge.Verdict) report.Violation
 		Action:        policy.Action(ev.Action),
 		Exe:           p.Exe,
 		DeniedBy:      v.DeniedBy(),
+		NotEnforced:   v.NotEnforced(),
 	}
 	if ev.Op == tracer.OpOpen || ev.Op == tracer.OpCreat {
 		viol.Flags = judge.OpenFlags(ev.Flags)
