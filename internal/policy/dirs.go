@@ -82,9 +82,10 @@ const tempPrefix = "writewatch-tmp-"
 func PlanDirs(list *allowlist.List, o DirsOptions) *Dirs {
 	d := &Dirs{owner: o.Owner}
 	getenv := func(k string) string { return launch.Getenv(o.Env, k) }
-	w := newWholeCheck(list)
+	entries := list.Entries()
+	w := newWholeCheck(list, entries)
 	var goCaches []string
-	for _, e := range list.Entries() {
+	for _, e := range entries {
 		switch {
 		case e.Kind != allowlist.Allow:
 		case e.Source == "default:"+allowlist.DefaultTmp && d.TempBase == "":
@@ -316,14 +317,15 @@ type wholeCheck struct {
 	denies []denyRule
 }
 
-func newWholeCheck(list *allowlist.List) *wholeCheck {
+func newWholeCheck(list *allowlist.List, entries []allowlist.Entry) *wholeCheck {
 	w := &wholeCheck{list: list}
-	for _, e := range list.Entries() {
+	for i := range entries {
+		e := &entries[i]
 		if e.Kind != allowlist.Deny {
 			continue
 		}
 		if p, err := allowlist.Compile(e.Pattern); err == nil {
-			w.denies = append(w.denies, denyRule{&e, p})
+			w.denies = append(w.denies, denyRule{e, p})
 		}
 	}
 	return w

@@ -28,6 +28,8 @@ func (e EntryPlan) Describe(tier Tier) string {
 		s = fmt.Sprintf("more than %d paths to look at: what was not looked at is refused", MaxVisits)
 	case DenyExact:
 		s = "exact: nothing it names is granted"
+	case TooMany:
+		s = fmt.Sprintf("more than %d grants in all, more than the kernel is given: only %d of its paths are granted, writes to the rest are refused", maxGrants, e.Grants)
 	}
 	if !tier.Refuses() {
 		s = strings.ReplaceAll(s, "are refused", "kill the writer")

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -214,5 +215,63 @@ func envOf(kv ...string) func(string) string {
 			}
 		}
 		return ""
+	}
+}
+
+// A grant that is itself a symbolic link is matched where it leads too.
+func TestPlanAllowsThroughALinkedGrant(t *testing.T) {
+	root := tree(t, "real/dir/", "real/file")
+	for _, l := range []string{"dir", "file"} {
+		if err := os.Symlink(filepath.Join(root, "real", l), filepath.Join(root, "link-"+l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries := []allowlist.Entry{entry(allowlist.Allow, root+"/link-dir"), entry(allowlist.Allow, root+"/link-file")}
+	p, err := NewPlan(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allows := p.Allows()
+	for path, want := range map[string]bool{
+		"link-dir/x":  true,
+		"real/dir/x":  true,
+		"real/file":   true,
+		"link-file":   true,
+		"real/file/x": false,
+		"real/other":  false,
+	} {
+		if got := allows(filepath.Join(root, path)); got != want {
+			t.Errorf("allows(%s) = %v, want %v", path, got, want)
+		}
+	}
+}
+
+// More grants than the kernel is given: the directories made for COMMAND
+// and the first grants are kept, the entries whose grants go beyond say
+// so, and what they name beyond is refused: never more is granted.
+func TestPlanTooManyGrants(t *testing.T) {
+	root := tree(t, "run/", "f0", "f1", "f2", "f3", "f4")
+	defer func(n int) { maxGrants = n }(maxGrants)
+	maxGrants = 4
+	entries := []allowlist.Entry{entry(allowlist.Allow, root+"/run")}
+	for i := range 5 {
+		entries = append(entries, entry(allowlist.Allow, fmt.Sprintf("%s/f%d", root, i)))
+	}
+	p, err := NewPlan(entries, root+"/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := grants(p, root), []string{"/f0", "/f1", "/f2", "/run/"}; !slices.Equal(got, want) {
+		t.Errorf("grants %v, want %v", got, want)
+	}
+	var hows []How
+	for _, e := range p.Entries {
+		hows = append(hows, e.How)
+	}
+	if want := []How{Exact, Exact, Exact, Exact, TooMany, TooMany}; !slices.Equal(hows, want) {
+		t.Errorf("hows %v, want %v", hows, want)
+	}
+	if s := p.Entries[4].Describe(landlock); !strings.Contains(s, "more than 4 grants") || !strings.Contains(s, "refused") {
+		t.Errorf("TooMany described as %q", s)
 	}
 }
