@@ -10,33 +10,15 @@ import (
 	"testing"
 )
 
-// tmpProjectTest is a Go test that writes a stray file into the project
-// root and a file under t.TempDir(), and logs where that was.
-const tmpProjectTest = `package tmpproj
-
-import (
-	"os"
-	"path/filepath"
-	"testing"
-)
-
-func TestWrites(t *testing.T) {
-	if err := os.WriteFile("stray.txt", []byte("left behind\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "scratch.txt"), []byte("fine\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join("tests", "allowed.txt"), []byte("fine\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Log("tempdir:", dir)
-}
-`
+// tmpProjectSource is the project's Go test (package tmpproj): it writes
+// under t.TempDir() and into tests/, logs where its temp dir was, and then
+// writes a stray file into the project root.
+const tmpProjectSource = "testdata/tmpproj/tmpproj_test.go"
 
 // tmpProject makes a Go module that allows tests/** in a new directory
-// under base, and returns its path with symlinks resolved.
+// under base, and returns its path with symlinks resolved. In the VM
+// harness, which has no go command, it holds only the config: the test
+// runs from a binary built beforehand (tmpProjectCommand).
 func tmpProject(t *testing.T, base string) string {
 	t.Helper()
 	requireRoot(t)
@@ -52,9 +34,57 @@ func tmpProject(t *testing.T, base string) string {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, ".writewatch.yaml"), "allow:\n  - tests/**\n")
-	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/tmpproj\n\ngo 1.22\n")
-	writeFile(t, filepath.Join(dir, "tmpproj_test.go"), tmpProjectTest)
+	if os.Getenv("WRITEWATCH_IT_TMPPROJ") == "" {
+		src, err := os.ReadFile(tmpProjectSource)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/tmpproj\n\ngo 1.22\n")
+		writeFile(t, filepath.Join(dir, "tmpproj_test.go"), string(src))
+	}
 	return dir
+}
+
+// tmpProjectCommand runs the project's test verbosely: a real go test,
+// or, in the VM harness, the test binary built beforehand, in the
+// project's directory as go test runs it.
+func tmpProjectCommand() []string {
+	if bin := os.Getenv("WRITEWATCH_IT_TMPPROJ"); bin != "" {
+		return []string{bin, "-test.v", "-test.count=1"}
+	}
+	return []string{"go", "test", "-count=1", "-v", "."}
+}
+
+// tempPlace is where a project is made, and the TMPDIR of its run.
+type tempPlace struct {
+	name   string
+	base   string // where the project is made
+	tmpdir string // $TMPDIR for the run
+}
+
+// tempPlaces are /tmp, and another temp dir given as $TMPDIR.
+func tempPlaces(t *testing.T) []tempPlace {
+	t.Helper()
+	requireRoot(t)
+	otherTmp, err := os.MkdirTemp("/var/tmp", "writewatch-tmpdir-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(otherTmp) })
+	if otherTmp, err = filepath.EvalSymlinks(otherTmp); err != nil {
+		t.Fatal(err)
+	}
+	return []tempPlace{{"under /tmp", "/tmp", "/tmp"}, {"under TMPDIR", otherTmp, otherTmp}}
+}
+
+// tempDirOf is the t.TempDir() the project's test logged.
+func tempDirOf(t *testing.T, res result) string {
+	t.Helper()
+	m := tempdirLine.FindStringSubmatch(res.stdout)
+	if m == nil {
+		t.Fatalf("the test did not say where its temp dir was:\nstdout:\n%s\nstderr:\n%s", res.stdout, res.stderr)
+	}
+	return m[1]
 }
 
 var tempdirLine = regexp.MustCompile(`tempdir: (\S+)`)
@@ -65,23 +95,7 @@ var tempdirLine = regexp.MustCompile(`tempdir: (\S+)`)
 // test's t.TempDir() write, go's own build directory in the temp dir and
 // the Go build cache stay allowed in the same run.
 func TestProjectInTempDir(t *testing.T) {
-	requireRoot(t)
-	otherTmp, err := os.MkdirTemp("/var/tmp", "writewatch-tmpdir-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(otherTmp)
-	if otherTmp, err = filepath.EvalSymlinks(otherTmp); err != nil {
-		t.Fatal(err)
-	}
-	for _, place := range []struct {
-		name   string
-		base   string // where the project is made
-		tmpdir string // $TMPDIR for the run
-	}{
-		{"under /tmp", "/tmp", "/tmp"},
-		{"under TMPDIR", otherTmp, otherTmp},
-	} {
+	for _, place := range tempPlaces(t) {
 		for _, mode := range []struct {
 			name  string
 			flags []string
@@ -92,7 +106,7 @@ func TestProjectInTempDir(t *testing.T) {
 		} {
 			t.Run(place.name+"/"+mode.name, func(t *testing.T) {
 				root := tmpProject(t, place.base)
-				res := wwEnv(t, root, []string{"TMPDIR=" + place.tmpdir}, mode.flags, "go", "test", "-count=1", "-v", ".")
+				res := wwEnv(t, root, []string{"TMPDIR=" + place.tmpdir}, mode.flags, tmpProjectCommand()...)
 				if res.code != mode.code {
 					t.Fatalf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", res.code, mode.code, res.stdout, res.stderr)
 				}
@@ -103,11 +117,7 @@ func TestProjectInTempDir(t *testing.T) {
 				if !strings.Contains(res.stderr, stray) {
 					t.Errorf("stderr does not name %s:\n%s", stray, res.stderr)
 				}
-				m := tempdirLine.FindStringSubmatch(res.stdout)
-				if m == nil {
-					t.Fatalf("the test did not say where its temp dir was:\n%s", res.stdout)
-				}
-				tempDir := m[1]
+				tempDir := tempDirOf(t, res)
 				if !strings.HasPrefix(tempDir, place.tmpdir+"/") || strings.HasPrefix(tempDir, root+"/") {
 					t.Fatalf("t.TempDir() is %s: want it in %s, outside the project %s", tempDir, place.tmpdir, root)
 				}

@@ -111,6 +111,7 @@ go build -o "$root/writewatch" ./cmd/writewatch
 go build -o "$root/wwop" ./integration/testdata/wwop
 go test -c -o "$root/integration.test" ./integration
 (cd testdata/gotests && go test -c -ldflags=-w -o "$root/gotests.test" .)
+go test -c -o "$root/tmpproj.test" ./integration/testdata/tmpproj
 cp /bin/busybox "$root/bin/busybox"
 cp vmtest/init "$root/init"
 chmod 755 "$root/init"

@@ -62,6 +62,11 @@ func realMain(argv []string, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "writewatch: %v\n", err)
 			return exitUsage
 		}
+		defer func() {
+			if err := enf.dirs.Remove(); err != nil {
+				fmt.Fprintf(stderr, "writewatch: warning: %v\n", err)
+			}
+		}()
 	}
 	if cfg.PrintConfig {
 		return inv.printConfig(enf)
@@ -131,6 +136,7 @@ func (inv *invocation) goEnv() (map[string]string, error) {
 // enforcement is how --enforce would enforce the allowlist here.
 type enforcement struct {
 	plan    *policy.Plan
+	dirs    *policy.Dirs // made for COMMAND, unless for --print-config
 	support policy.Support
 	tier    policy.Tier
 	why     string // why this tier
@@ -140,11 +146,20 @@ type enforcement struct {
 // enforcement plans the allowlist's enforcement and picks the tier. An
 // error is an allowlist the plan cannot take.
 func (inv *invocation) enforcement() (*enforcement, error) {
-	plan, err := policy.NewPlan(inv.list.Entries())
+	// The directories COMMAND gets exist before the plan, which grants
+	// them.
+	dirs := policy.PlanDirs(inv.list, policy.DirsOptions{Env: inv.env, Owner: inv.user, Command: inv.cfg.Args, WorkDir: inv.wd})
+	if !inv.cfg.PrintConfig {
+		for _, w := range dirs.Make() {
+			fmt.Fprintf(inv.stderr, "writewatch: warning: %s\n", w)
+		}
+	}
+	plan, err := policy.NewPlan(inv.list.Entries(), dirs.Grants()...)
 	if err != nil {
+		dirs.Remove()
 		return nil, err
 	}
-	e := &enforcement{plan: plan, support: policy.Probe()}
+	e := &enforcement{plan: plan, dirs: dirs, support: policy.Probe()}
 	e.tier, e.why, e.err = e.support.Choose(inv.cfg.Tier)
 	if e.err == nil && inv.cfg.Enforce.block && !e.tier.Refuses() {
 		e.err = errors.New("--enforce=block: the " + e.tier.String() + " tier cannot refuse a write, only kill its writer (" + e.why + ")")
@@ -157,7 +172,7 @@ func (inv *invocation) enforcement() (*enforcement, error) {
 func (inv *invocation) printConfig(e *enforcement) int {
 	err := allowlist.WritePrintConfig(os.Stdout, inv.list)
 	if err == nil && e.err == nil {
-		err = policy.WriteExplain(os.Stdout, e.plan, e.tier, e.why)
+		err = policy.WriteExplain(os.Stdout, e.plan, e.tier, e.why, e.dirs)
 		if err == nil {
 			_, err = fmt.Printf("  metadata changes (chmod, chown, utimes, xattrs): %s\n",
 				metadataEnforcement(inv.cfg.IgnoreMetadata, !inv.cfg.Enforce.block, e.support.MetadataGuardErr))
@@ -178,7 +193,7 @@ func (inv *invocation) enforce(e *enforcement) *policy.Enforcement {
 	if note := e.tier.Note(); note != "" {
 		fmt.Fprintf(inv.stderr, "writewatch: warning: %s\n", note)
 	}
-	return &policy.Enforcement{Tier: e.tier, Kill: !inv.cfg.Enforce.block, Plan: e.plan, Support: e.support}
+	return &policy.Enforcement{Tier: e.tier, Kill: !inv.cfg.Enforce.block, Plan: e.plan, Support: e.support, Dirs: e.dirs}
 }
 
 // execute runs COMMAND, with the live metrics and status line while it

@@ -91,6 +91,7 @@ type List struct {
 	once       sync.Once
 	configFile string
 	searchDir  string // where the search for the config file started
+	projectDir string
 	entries    []Entry
 	allow      *index // allow entries but those in covering
 	deny       *index // deny entries but those in project
@@ -195,7 +196,7 @@ func load(opts Options, fsys fileSystem) (*List, error) {
 	}
 	// The rest waits for go env, if it runs: it is done when the list is
 	// first used, so go env runs while the caller starts other work.
-	l := &List{configFile: file, searchDir: opts.WorkDir}
+	l := &List{configFile: file, searchDir: opts.WorkDir, projectDir: project}
 	l.finish = func() {
 		b.addDefaults(cfg.defaults, opts, goCache)
 		b.carveProject(project)
@@ -561,6 +562,10 @@ func (l *List) ready() {
 // ConfigFile returns the config file that was used, or "" if none was
 // found.
 func (l *List) ConfigFile() string { return l.configFile }
+
+// Project returns the project directory: the directory of the config
+// file, or the working directory when there is none.
+func (l *List) Project() string { return l.projectDir }
 
 // Entries returns a copy of the entries, in the order described at Load.
 // The first call on a list (of Entries, Match, Allowed or

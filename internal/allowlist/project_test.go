@@ -46,6 +46,9 @@ func TestProjectUnderTmp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if l.Project() != "/tmp/proj" {
+		t.Errorf("project %q, want /tmp/proj", l.Project())
+	}
 	if got, want := carved(l), []string{"allow /tmp default:tmp", "deny /tmp/proj default:project"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("carve-out %q, want %q", got, want)
 	}

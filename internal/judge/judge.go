@@ -30,14 +30,20 @@ type Verdict struct {
 	refusedAllowed bool
 }
 
-// DeniedBy names what made the path a violation although an entry
-// matched it: a deny entry, or enforcement that could not express an
-// allow entry exactly. "" otherwise.
+// DeniedBy names the deny entry that made the path a violation; ""
+// when none did.
 func (v *Verdict) DeniedBy() string {
-	switch {
-	case v.refusedAllowed:
-		return "--enforce: allowed by " + v.entry.Source + ", but not enforceable exactly (see --print-config)"
-	case v.entry != nil && v.entry.Kind == allowlist.Deny:
+	if !v.refusedAllowed && v.entry != nil && v.entry.Kind == allowlist.Deny {
+		return v.entry.Source
+	}
+	return ""
+}
+
+// NotEnforced names the allow entry that allows the path, when
+// enforcement refused the write all the same: the kernel could not
+// express that entry exactly. "" otherwise.
+func (v *Verdict) NotEnforced() string {
+	if v.refusedAllowed {
 		return v.entry.Source
 	}
 	return ""

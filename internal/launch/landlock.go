@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -21,17 +22,50 @@ import (
 type Landlock struct {
 	Handled uint64 // LANDLOCK_ACCESS_FS_* rights the ruleset restricts
 	Rules   []LandlockRule
+
+	built chan rulesetResult // see Prepare
 }
 
-// LandlockRule grants Access beneath Path (or on Path, for a file).
+type rulesetResult struct {
+	f   *os.File
+	err error
+}
+
+// Prepare starts building the ruleset in the kernel, in the background,
+// so that a big one is ready sooner; the next Start with it takes it.
+// Calling it is optional.
+func (l *Landlock) Prepare() {
+	if l == nil || l.built != nil {
+		return
+	}
+	l.built = make(chan rulesetResult, 1)
+	go func() {
+		f, err := buildRuleset(l)
+		l.built <- rulesetResult{f, err}
+	}()
+}
+
+// ruleset returns the ruleset, prepared or built now, as a descriptor
+// that closes on exec; the caller closes it.
+func (l *Landlock) ruleset() (*os.File, error) {
+	if l.built == nil {
+		return buildRuleset(l)
+	}
+	r := <-l.built
+	l.built = nil
+	return r.f, r.err
+}
+
+// LandlockRule grants Access beneath Path (or on Path, for a file: only
+// LandlockFileRights apply to a file, and others are dropped).
 type LandlockRule struct {
 	Path   string
 	Access uint64
 }
 
-// Landlock rights that apply to a file itself; the others apply to the
-// entries of a directory.
-const landlockFileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
+// LandlockFileRights are the Landlock rights that apply to a file itself;
+// the others apply to the entries of a directory.
+const LandlockFileRights = unix.LANDLOCK_ACCESS_FS_EXECUTE | unix.LANDLOCK_ACCESS_FS_WRITE_FILE |
 	unix.LANDLOCK_ACCESS_FS_READ_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE | unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
 
 // LandlockABI returns the Landlock ABI version of the running kernel, 0
@@ -46,24 +80,28 @@ func LandlockABI() (int, error) {
 
 // The trampoline: Landlock and the metadata guard's seccomp filter must
 // be applied between fork and exec, which os/exec cannot do. So
-// writewatch forks itself (/proc/self/exe) with trampolineEnv set; that
-// child reads its trampolineSpec from fd 3, restricts itself, sends the
-// filter's listener back over the socket on fd 5, takes COMMAND's
-// identity and execs COMMAND. It reports a failure before exec on fd 4,
-// which closes on a successful exec.
+// writewatch builds the Landlock ruleset, forks itself (/proc/self/exe)
+// with trampolineEnv set; that child reads its trampolineSpec from fd 3,
+// restricts itself with the ruleset on fd 6, sends the filter's listener
+// back over the socket on fd 5, takes COMMAND's identity and execs
+// COMMAND. It reports a failure before exec on fd 4, which closes on a
+// successful exec.
 const (
 	trampolineEnv = "WRITEWATCH_TRAMPOLINE"
 	specFD        = 3
 	statusFD      = 4
 	listenerFD    = 5
+	rulesetFD     = 6
 )
 
 type trampolineSpec struct {
-	Path     string
-	Args     []string
-	Env      []string
-	User     *Identity
-	Landlock Landlock
+	Path string
+	Args []string
+	Env  []string
+	User *Identity
+	// Landlock says a Landlock ruleset, built by writewatch, waits on
+	// rulesetFD.
+	Landlock bool
 	Guard    bool
 }
 
@@ -131,8 +169,9 @@ func trampoline() error {
 	// Landlock and the identity below apply to this thread only; exec
 	// then runs on it, and COMMAND inherits both.
 	runtime.LockOSThread()
-	if spec.Landlock.Handled != 0 {
-		if err := restrictSelf(spec.Landlock); err != nil {
+	syscall.CloseOnExec(rulesetFD)
+	if spec.Landlock {
+		if err := restrictSelf(rulesetFD); err != nil {
 			return classed{classConfine, err}
 		}
 	}
@@ -188,37 +227,106 @@ func receiveListener(sock *os.File) (*os.File, error) {
 	return os.NewFile(uintptr(fds[0]), "seccomp-listener"), nil
 }
 
-// restrictSelf applies the ruleset to the calling thread.
-func restrictSelf(l Landlock) error {
+// buildRuleset creates the ruleset and adds its rules, with a few
+// threads: most of the time goes to opening the paths. Each thread takes
+// a run of consecutive rules, which mostly share their directory.
+func buildRuleset(l *Landlock) (*os.File, error) {
 	attr := struct{ fs, net uint64 }{fs: l.Handled}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
-		return fmt.Errorf("landlock: create ruleset: %w", errno)
+		return nil, fmt.Errorf("landlock: create ruleset: %w", errno)
 	}
-	defer unix.Close(int(fd))
-	for _, r := range l.Rules {
-		// A path that cannot be opened cannot be written either: the
-		// rule is not needed.
-		pfd, err := unix.Open(r.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	f := os.NewFile(fd, "landlock-ruleset") // close-on-exec, as the kernel makes it
+	workers := min(max(runtime.NumCPU(), 1), 4, len(l.Rules)/1024+1)
+	per := (len(l.Rules) + workers - 1) / workers
+	errs := make(chan error, workers)
+	for w := range workers {
+		rules := l.Rules[min(w*per, len(l.Rules)):min((w+1)*per, len(l.Rules))]
+		go func() {
+			var o opener
+			defer o.close()
+			var err error
+			for i := 0; i < len(rules) && err == nil; i++ {
+				err = addRule(int(fd), l.Handled, rules[i], &o)
+			}
+			errs <- err
+		}()
+	}
+	var err error
+	for range workers {
+		err = errors.Join(err, <-errs)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// opener opens paths with O_PATH, relative to the directory of the
+// previous one when they share it: a walk of one name instead of the
+// whole path.
+type opener struct {
+	dir string
+	fd  int
+}
+
+func (o *opener) open(path string) (int, error) {
+	dir := filepath.Dir(path)
+	if dir != o.dir || o.fd <= 0 {
+		o.close()
+		fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			continue
+			return unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
 		}
-		access := r.Access & l.Handled
+		o.dir, o.fd = dir, fd
+	}
+	return unix.Openat(o.fd, filepath.Base(path), unix.O_PATH|unix.O_CLOEXEC, 0)
+}
+
+func (o *opener) close() {
+	if o.fd > 0 {
+		unix.Close(o.fd)
+	}
+	o.dir, o.fd = "", 0
+}
+
+// addRule adds one rule to the ruleset fd. A path that cannot be opened
+// cannot be written either: the rule is not needed. A file takes only
+// the rights that apply to a file.
+func addRule(fd int, handled uint64, r LandlockRule, o *opener) error {
+	pfd, err := o.open(r.Path)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(pfd)
+	access := r.Access & handled
+	errno := landlockAddRule(fd, pfd, access)
+	if errno == unix.EINVAL && access&^LandlockFileRights != 0 {
 		var st unix.Stat_t
 		if unix.Fstat(pfd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			access &= landlockFileRights
-		}
-		rule := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(pfd)}
-		_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, fd, unix.LANDLOCK_RULE_PATH_BENEATH,
-			uintptr(unsafe.Pointer(&rule)), 0, 0, 0)
-		unix.Close(pfd)
-		if errno != 0 && access != 0 {
-			return fmt.Errorf("landlock: rule for %s: %w", r.Path, errno)
+			access &= LandlockFileRights
+			errno = landlockAddRule(fd, pfd, access)
 		}
 	}
+	if errno != 0 && access != 0 {
+		return fmt.Errorf("landlock: rule for %s: %w", r.Path, errno)
+	}
+	return nil
+}
+
+func landlockAddRule(fd, pfd int, access uint64) unix.Errno {
+	rule := unix.LandlockPathBeneathAttr{Allowed_access: access, Parent_fd: int32(pfd)}
+	_, _, errno := unix.Syscall6(unix.SYS_LANDLOCK_ADD_RULE, uintptr(fd), unix.LANDLOCK_RULE_PATH_BENEATH,
+		uintptr(unsafe.Pointer(&rule)), 0, 0, 0)
+	return errno
+}
+
+// restrictSelf applies the ruleset on fd to the calling thread.
+func restrictSelf(fd uintptr) error {
 	// Without CAP_SYS_ADMIN the kernel wants no_new_privs first. As root
 	// it is left unset, so set-uid programs still work (inside the domain).
-	_, _, errno = unix.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0)
+	_, _, errno := unix.RawSyscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0)
 	if errno == unix.EPERM {
 		if _, _, e := unix.RawSyscall6(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0); e != 0 {
 			return fmt.Errorf("landlock: prctl(PR_SET_NO_NEW_PRIVS): %w", e)
@@ -260,8 +368,15 @@ func startTrampoline(path string, spec Spec, env []string) (*Process, error) {
 		return nil, fmt.Errorf("find writewatch itself: %w", err)
 	}
 	ts := trampolineSpec{Path: path, Args: spec.Args, Env: env, User: spec.User, Guard: spec.MetadataGuard}
+	// The ruleset goes to the trampoline as a descriptor: a big one is
+	// built by several threads, while the rest of the start goes on.
+	var ruleset *os.File
 	if spec.Landlock != nil {
-		ts.Landlock = *spec.Landlock
+		if ruleset, err = spec.Landlock.ruleset(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfine, err)
+		}
+		defer ruleset.Close()
+		ts.Landlock = true
 	}
 	data, err := json.Marshal(ts)
 	if err != nil {
@@ -299,7 +414,7 @@ func startTrampoline(path string, spec Spec, env []string) (*Process, error) {
 		Stdin:       spec.Stdin,
 		Stdout:      spec.Stdout,
 		Stderr:      spec.Stderr,
-		ExtraFiles:  []*os.File{specFile, statusW, sockTheirs},
+		ExtraFiles:  []*os.File{specFile, statusW, sockTheirs, ruleset},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: spec.Setpgid},
 	}
 	err = startWithoutCapabilities(cmd)

@@ -3,6 +3,7 @@ package launch
 import (
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,5 +144,47 @@ func TestLandlockTrampolineRefused(t *testing.T) {
 	}
 	if _, serr := os.Stat(mark); serr == nil {
 		t.Error("COMMAND ran")
+	}
+}
+
+// A ruleset prepared ahead, with many rules, is the one COMMAND runs
+// under, and its descriptor does not reach COMMAND.
+func TestLandlockPreparedRuleset(t *testing.T) {
+	abi := requireLandlock(t)
+	dir := t.TempDir()
+	rights := LandlockWriteRights(abi)
+	ll := &Landlock{Handled: rights}
+	for i := range 3000 {
+		p := filepath.Join(dir, fmt.Sprintf("f%d", i))
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ll.Rules = append(ll.Rules, LandlockRule{Path: p, Access: rights})
+	}
+	ll.Rules = append(ll.Rules, LandlockRule{Path: filepath.Join(dir, "missing"), Access: rights})
+	ll.Prepare()
+	script := `echo x > f0 && echo x > f2999 && ls -l /proc/self/fd/ > f1 && echo x > other`
+	sh, _ := exec.LookPath("sh")
+	p, err := Start(sh, Spec{Args: []string{"sh", "-c", script}, Dir: dir, Landlock: ll})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, err := p.Wait(); err != nil || code == 0 {
+		t.Errorf("exit code %d, %v: the write outside the ruleset should fail", code, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "other")); err == nil {
+		t.Error("other was created outside the ruleset")
+	}
+	for _, f := range []string{"f0", "f2999"} {
+		if data, _ := os.ReadFile(filepath.Join(dir, f)); string(data) != "x\n" {
+			t.Errorf("%s: %q, the granted write failed", f, data)
+		}
+	}
+	fds, err := os.ReadFile(filepath.Join(dir, "f1"))
+	if err != nil || !strings.Contains(string(fds), "/proc/") {
+		t.Fatalf("COMMAND's descriptors: %q, %v", fds, err)
+	}
+	if strings.Contains(string(fds), "landlock") {
+		t.Errorf("the ruleset's descriptor reached COMMAND:\n%s", fds)
 	}
 }

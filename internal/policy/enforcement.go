@@ -14,6 +14,18 @@ type Enforcement struct {
 	Plan *Plan
 	// Support is what this machine offers, as Probe found it.
 	Support Support
+	// Dirs are the directories made for COMMAND, granted in Plan; nil
+	// when none.
+	Dirs *Dirs
+}
+
+// Env is COMMAND's environment env, pointed at the directories made for
+// it (see Dirs).
+func (e *Enforcement) Env(env []string) []string {
+	if e.Dirs == nil {
+		return env
+	}
+	return e.Dirs.Env(env)
 }
 
 // GuardMetadata says whether metadata changes outside the grants are

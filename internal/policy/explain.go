@@ -28,6 +28,8 @@ func (e EntryPlan) Describe(tier Tier) string {
 		s = fmt.Sprintf("more than %d paths to look at: what was not looked at is refused", MaxVisits)
 	case DenyExact:
 		s = "exact: nothing it names is granted"
+	case TooMany:
+		s = fmt.Sprintf("more than %d grants in all, more than the kernel is given: only %d of its paths are granted, writes to the rest are refused", maxGrants, e.Grants)
 	}
 	if !tier.Refuses() {
 		s = strings.ReplaceAll(s, "are refused", "kill the writer")
@@ -36,11 +38,17 @@ func (e EntryPlan) Describe(tier Tier) string {
 	return s
 }
 
-// WriteExplain writes, for --print-config, which tier --enforce would use
-// and how each entry is enforced under it.
-func WriteExplain(w io.Writer, p *Plan, tier Tier, why string) error {
+// WriteExplain writes, for --print-config, which tier --enforce would use,
+// the directories it would make for COMMAND (dirs may be nil), and how
+// each entry is enforced under it.
+func WriteExplain(w io.Writer, p *Plan, tier Tier, why string, dirs *Dirs) error {
 	fmt.Fprintf(w, "\nunder --enforce: tier %s (%s)\n", tier, why)
 	fmt.Fprintln(w, "  "+tier.Explain())
+	if dirs != nil {
+		for _, line := range dirs.Explain() {
+			fmt.Fprintln(w, "  "+line)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KIND\tPATTERN\tENFORCED")
 	for _, e := range p.Entries {

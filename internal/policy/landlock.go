@@ -33,13 +33,17 @@ func (landlockTier) Probe(s *Support) (string, error) {
 
 func (landlockTier) Kernel(*tracer.EnforceOptions) {}
 
-// Launch is the ruleset of the plan: every write right on each grant
-// (the trampoline keeps only the file rights for a file).
+// Launch is the ruleset of the plan: every write right on each grant,
+// those that apply to a file on a file.
 func (landlockTier) Launch(e *Enforcement) *launch.Landlock {
 	rights := launch.LandlockWriteRights(e.Support.LandlockABI)
-	l := &launch.Landlock{Handled: rights}
+	l := &launch.Landlock{Handled: rights, Rules: make([]launch.LandlockRule, 0, len(e.Plan.Grants))}
 	for _, g := range e.Plan.Grants {
-		l.Rules = append(l.Rules, launch.LandlockRule{Path: g.Path, Access: rights})
+		access := rights
+		if !g.Dir {
+			access &= launch.LandlockFileRights
+		}
+		l.Rules = append(l.Rules, launch.LandlockRule{Path: g.Path, Access: access})
 	}
 	return l
 }

@@ -3,7 +3,6 @@ package policy
 import (
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/tracer"
@@ -32,9 +31,16 @@ func ObserveMarks(entries []allowlist.Entry) []tracer.Mark {
 		marks   []tracer.Mark
 		allowAt = map[int]string{} // index in marks of each allow mark: its path
 		denied  []string           // paths with a deny mark
+		paths   []string
 	)
+	for _, e := range entries {
+		if lit := strings.TrimSuffix(e.Pattern, "/**"); !strings.ContainsAny(lit, `*?[\`) {
+			paths = append(paths, lit)
+		}
+	}
+	in := newInodes(paths)
 	add := func(path string, kind tracer.MarkKind) bool {
-		m, ok := mark(path, kind)
+		m, ok := in.mark(path, kind)
 		if !ok {
 			return false
 		}
@@ -80,7 +86,39 @@ func ObserveMarks(entries []allowlist.Entry) []tracer.Mark {
 			marks[i].Kind |= tracer.MarkFinal
 		}
 	}
-	return marks
+	return limitMarks(marks, maxMarks)
+}
+
+// maxMarks bounds the marks of a run without --enforce (an inode mark is
+// about 70 bytes of kernel memory).
+var maxMarks = 1 << 19
+
+// limitMarks keeps at most limit marks without changing a verdict: marks
+// only spare user space the writes the kernel can tell are allowed. Every
+// deny mark stays, since an allow mark without them would settle writes a
+// deny entry names; then allow marks, in order, as many as fit. A write
+// under an allow mark that was dropped is judged in user space. When the
+// deny marks alone are too many, none is kept: every write is judged in
+// user space.
+func limitMarks(marks []tracer.Mark, limit int) []tracer.Mark {
+	if len(marks) <= limit {
+		return marks
+	}
+	kept := make([]tracer.Mark, 0, limit)
+	for _, m := range marks {
+		if m.Kind&tracer.MarkDeny != 0 {
+			kept = append(kept, m)
+		}
+	}
+	if len(kept) > limit {
+		return nil
+	}
+	for _, m := range marks {
+		if m.Kind&tracer.MarkDeny == 0 && len(kept) < limit {
+			kept = append(kept, m)
+		}
+	}
+	return kept
 }
 
 // Marks are the plan's marks for the BPF programs: an allowed mark on
@@ -88,13 +126,18 @@ func ObserveMarks(entries []allowlist.Entry) []tracer.Mark {
 // hard link into a granted directory does not free it.
 func (p *Plan) Marks() []tracer.Mark {
 	var marks []tracer.Mark
+	in := p.inodes
+	if in == nil {
+		in = newInodes(nil)
+	}
 	add := func(path string, kind tracer.MarkKind) {
-		if m, ok := mark(path, kind); ok {
+		if m, ok := in.mark(path, kind); ok {
 			marks = append(marks, m)
 		}
 	}
-	// No grant lies at or under a denied path, so reaching a grant
-	// decides: every grant is final.
+	// Reaching a grant decides: every grant is final. A grant may lie
+	// under a denied path (the project's own tests/ under the project a
+	// default covers), never above one: the nearest mark decides.
 	for _, g := range p.Grants {
 		add(g.Path, tracer.MarkAllow|tracer.MarkFinal)
 	}
@@ -105,12 +148,12 @@ func (p *Plan) Marks() []tracer.Mark {
 }
 
 // mark marks the inode at path, if there is one.
-func mark(path string, kind tracer.MarkKind) (tracer.Mark, bool) {
-	var st syscall.Stat_t
-	if syscall.Stat(path, &st) != nil {
+func (c *inodes) mark(path string, kind tracer.MarkKind) (tracer.Mark, bool) {
+	in, ok := c.stat(path)
+	if !ok {
 		return tracer.Mark{}, false
 	}
-	return tracer.Mark{Dev: st.Dev, Ino: st.Ino, Kind: kind}, true
+	return tracer.Mark{Dev: in.Dev, Ino: in.Ino, Kind: kind}, true
 }
 
 // literalPrefix is the part of a pattern before its first glob segment.

@@ -67,3 +67,41 @@ func TestLiteralPrefix(t *testing.T) {
 		}
 	}
 }
+
+// More marks than the kernel is given: every deny mark stays, then the
+// allow marks that fit; when the deny marks alone are too many, none.
+func TestLimitMarks(t *testing.T) {
+	a := func(ino uint64) tracer.Mark { return tracer.Mark{Ino: ino, Kind: tracer.MarkAllow | tracer.MarkFinal} }
+	d := func(ino uint64) tracer.Mark { return tracer.Mark{Ino: ino, Kind: tracer.MarkDeny} }
+	marks := []tracer.Mark{a(1), a(2), d(3), a(4), d(5), a(6)}
+	for _, tc := range []struct {
+		limit int
+		want  []tracer.Mark
+	}{
+		{6, marks},
+		{4, []tracer.Mark{d(3), d(5), a(1), a(2)}},
+		{2, []tracer.Mark{d(3), d(5)}},
+		{1, nil},
+	} {
+		if got := limitMarks(marks, tc.limit); !slices.Equal(got, tc.want) {
+			t.Errorf("limit %d: %v, want %v", tc.limit, got, tc.want)
+		}
+	}
+}
+
+// ObserveMarks keeps within maxMarks.
+func TestObserveMarksWithinTheLimit(t *testing.T) {
+	root := tree(t, "a/", "b/", "c/", "d/", "deny/")
+	defer func(n int) { maxMarks = n }(maxMarks)
+	maxMarks = 3
+	var entries []allowlist.Entry
+	for _, d := range []string{"a", "b", "c", "d"} {
+		entries = append(entries, allowlist.Entry{Kind: allowlist.Allow, Pattern: root + "/" + d})
+	}
+	entries = append(entries, allowlist.Entry{Kind: allowlist.Deny, Pattern: root + "/deny"})
+	// The deny entry marks itself and the directory above it.
+	marks := ObserveMarks(entries)
+	if len(marks) != 3 || marks[0].Kind != tracer.MarkDeny || marks[1].Kind != tracer.MarkDeny || marks[2].Kind&tracer.MarkAllow == 0 {
+		t.Errorf("marks %v: want the two deny marks, then an allow mark", marks)
+	}
+}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -146,5 +147,131 @@ func TestPlanAllows(t *testing.T) {
 	}
 	if !(&Plan{Grants: []Grant{{Path: "/", Dir: true}}}).Allows()("/etc/passwd") {
 		t.Error("a grant of / must allow everything")
+	}
+}
+
+// A project in the temp dir: the tmp default is granted around the
+// project, the project's own entries inside it are granted as written,
+// and the project itself is refused.
+func TestPlanProjectInTempDir(t *testing.T) {
+	tmp := tree(t, "proj/tests/sub/", "proj/src/", "proj/keep.txt", "other/", "file")
+	proj := filepath.Join(tmp, "proj")
+	writeConfig(t, proj, "allow:\n  - tests/**\n  - missing/\n")
+	list, err := allowlist.Load(allowlist.Options{WorkDir: proj, Getenv: envOf("TMPDIR=" + tmp)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(list.Entries())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := grants(p, tmp)
+	for _, want := range []string{"/proj/tests/", "/other/", "/file"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("%s not granted: %v", want, got)
+		}
+	}
+	allows := p.Allows()
+	for path, want := range map[string]bool{
+		"proj":               false,
+		"proj/new":           false,
+		"proj/keep.txt":      false,
+		"proj/src/a.go":      false,
+		"proj/tests/new":     true,
+		"proj/tests/sub/x/y": true,
+		"other/x":            true,
+		"file":               true,
+	} {
+		if allows(filepath.Join(tmp, path)) != want {
+			t.Errorf("%s: granted %v, want %v", path, !want, want)
+		}
+		if ok, _ := list.Match(filepath.Join(tmp, path)); want && !ok {
+			t.Errorf("%s granted, but the allowlist does not allow it", path)
+		}
+	}
+	if !slices.Contains(p.Denied, proj) {
+		t.Errorf("the project is not marked denied: %v", p.Denied)
+	}
+	for _, e := range p.Entries {
+		if e.Entry.Source == list.ConfigFile()+":2" && e.How != Exact {
+			t.Errorf("tests/**: %v, want exact", e.Describe(landlock))
+		}
+	}
+}
+
+func writeConfig(t *testing.T, dir, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, allowlist.ConfigFileName), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// envOf is a Getenv of the variables given as KEY=VALUE.
+func envOf(kv ...string) func(string) string {
+	return func(key string) string {
+		for _, s := range kv {
+			if k, v, _ := strings.Cut(s, "="); k == key {
+				return v
+			}
+		}
+		return ""
+	}
+}
+
+// A grant that is itself a symbolic link is matched where it leads too.
+func TestPlanAllowsThroughALinkedGrant(t *testing.T) {
+	root := tree(t, "real/dir/", "real/file")
+	for _, l := range []string{"dir", "file"} {
+		if err := os.Symlink(filepath.Join(root, "real", l), filepath.Join(root, "link-"+l)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries := []allowlist.Entry{entry(allowlist.Allow, root+"/link-dir"), entry(allowlist.Allow, root+"/link-file")}
+	p, err := NewPlan(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allows := p.Allows()
+	for path, want := range map[string]bool{
+		"link-dir/x":  true,
+		"real/dir/x":  true,
+		"real/file":   true,
+		"link-file":   true,
+		"real/file/x": false,
+		"real/other":  false,
+	} {
+		if got := allows(filepath.Join(root, path)); got != want {
+			t.Errorf("allows(%s) = %v, want %v", path, got, want)
+		}
+	}
+}
+
+// More grants than the kernel is given: the directories made for COMMAND
+// and the first grants are kept, the entries whose grants go beyond say
+// so, and what they name beyond is refused: never more is granted.
+func TestPlanTooManyGrants(t *testing.T) {
+	root := tree(t, "run/", "f0", "f1", "f2", "f3", "f4")
+	defer func(n int) { maxGrants = n }(maxGrants)
+	maxGrants = 4
+	entries := []allowlist.Entry{entry(allowlist.Allow, root+"/run")}
+	for i := range 5 {
+		entries = append(entries, entry(allowlist.Allow, fmt.Sprintf("%s/f%d", root, i)))
+	}
+	p, err := NewPlan(entries, root+"/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := grants(p, root), []string{"/f0", "/f1", "/f2", "/run/"}; !slices.Equal(got, want) {
+		t.Errorf("grants %v, want %v", got, want)
+	}
+	var hows []How
+	for _, e := range p.Entries {
+		hows = append(hows, e.How)
+	}
+	if want := []How{Exact, Exact, Exact, Exact, TooMany, TooMany}; !slices.Equal(hows, want) {
+		t.Errorf("hows %v, want %v", hows, want)
+	}
+	if s := p.Entries[4].Describe(landlock); !strings.Contains(s, "more than 4 grants") || !strings.Contains(s, "refused") {
+		t.Errorf("TooMany described as %q", s)
 	}
 }

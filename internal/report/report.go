@@ -107,6 +107,11 @@ type Violation struct {
 	// DeniedBy is the source of the deny entry that matched, e.g.
 	// ".writewatch.yaml:7", or "" when no deny rule matched.
 	DeniedBy string `json:"denied_by,omitempty"`
+	// NotEnforced is the source of the allow entry that allows the
+	// write, when --enforce refused it all the same: the kernel cannot
+	// grant that entry exactly (a glob, a path missing at start, a deny
+	// entry inside it; see --print-config). "" otherwise.
+	NotEnforced string `json:"not_enforced,omitempty"`
 	// Via is "" for a syscall, ViaIOUring for an io_uring request.
 	Via string `json:"via,omitempty"`
 

@@ -148,6 +148,10 @@ func enforcedReport() *Report {
 		Op: "unlink", Path: "/home/dev/proj/go.mod", RequestedPath: "../go.mod", Errno: "EACCES",
 		PID: 4243, PPID: 4100, Comm: "rm", Cmdline: []string{"rm", "../go.mod"},
 		Chain: []Proc{goTest}, Count: 1, First: t0.Add(2 * time.Second), Action: ActionBlockedKilled,
+	}, {
+		Op: "creat", Path: "/home/dev/proj/gen/new.go", RequestedPath: "gen/new.go", Errno: "EACCES",
+		PID: 4244, PPID: 4100, Comm: "gen", Cmdline: []string{"gen"}, NotEnforced: ".writewatch.yaml:3",
+		Chain: []Proc{goTest}, Count: 1, First: t0.Add(3 * time.Second), Action: ActionBlockedKilled,
 	}}
 	return r
 }

@@ -238,6 +238,9 @@ func (t *textWriter) violation(v *Violation) {
 	if v.DeniedBy != "" {
 		op += "; denied by " + displayText(v.DeniedBy)
 	}
+	if v.NotEnforced != "" {
+		op += "; allowed by " + displayText(v.NotEnforced) + ", but --enforce cannot grant it exactly (see --print-config)"
+	}
 	switch v.Action {
 	case ActionBlocked:
 		op += "; blocked"
@@ -361,16 +364,20 @@ func (t *textWriter) howToFix(r *Report) {
 	}
 	dir := configDir(r)
 	var (
-		paths     []string // to allow, relative to dir when under it
-		seen      = make(map[string]bool)
-		denied    int
-		truncated int
+		paths      []string // to allow, relative to dir when under it
+		seen       = make(map[string]bool)
+		denied     int
+		unenforced int
+		truncated  int
 	)
 	for i := range r.Violations {
 		v := &r.Violations[i]
 		switch {
 		case v.DeniedBy != "":
 			denied++
+			continue
+		case v.NotEnforced != "":
+			unenforced++
 			continue
 		case v.Truncated:
 			truncated++
@@ -419,6 +426,11 @@ func (t *textWriter) howToFix(r *Report) {
 	}
 	if denied > 0 {
 		t.line("  - Writes marked \"denied by\" match a deny rule: an allow entry does not lift it; change that rule if they are expected.")
+	}
+	if unenforced > 0 {
+		t.line("  - Writes marked \"allowed by …, but --enforce cannot grant it exactly\" are allowed by an entry the kernel cannot")
+		t.line("    grant as written (writewatch --print-config says how each entry is enforced): name the directory")
+		t.line("    literally in the config and create it before the run.")
 	}
 	if r.LostRefusals > 0 {
 		t.line("  - To see every refused write, run again with a larger ring buffer (--ringbuf-mib).")

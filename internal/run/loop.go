@@ -213,6 +213,7 @@ func (s *session) violation(ev *tracer.Event, v *judge.Verdict) report.Violation
 		Action:        policy.Action(ev.Action),
 		Exe:           p.Exe,
 		DeniedBy:      v.DeniedBy(),
+		NotEnforced:   v.NotEnforced(),
 	}
 	if ev.Op == ops.Open || ev.Op == ops.Creat {
 		viol.Flags = judge.OpenFlags(ev.Flags)

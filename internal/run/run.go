@@ -81,6 +81,9 @@ func Run(cfg Config) (*report.Report, error) {
 	env, cleanup, goNotes := runners.PrepareEnv(cfg.Env)
 	defer cleanup()
 	cfg.Env = env
+	if cfg.Enforce != nil {
+		cfg.Env = cfg.Enforce.Env(cfg.Env)
+	}
 	opts, landlock := tracerOptions(cfg)
 	tr, err := tracer.New(opts)
 	if err != nil {
@@ -120,8 +123,9 @@ func tracerOptions(cfg Config) (tracer.Options, *launch.Landlock) {
 	var landlock *launch.Landlock
 	switch {
 	case cfg.Enforce != nil:
-		opts.Marks, opts.Enforce = cfg.Enforce.Kernel()
 		landlock = cfg.Enforce.Landlock()
+		landlock.Prepare() // built while the BPF programs load
+		opts.Marks, opts.Enforce = cfg.Enforce.Kernel()
 		opts.Enforce.MetadataGuarded = cfg.Enforce.GuardMetadata() && !cfg.IgnoreMetadata
 	case cfg.Allow != nil:
 		opts.Marks = policy.ObserveMarks(cfg.Allow.Entries())

@@ -142,6 +142,15 @@ func New(opts Options) (*Tracer, error) {
 		spec.Maps["events"].MaxEntries = opts.RingBufferBytes
 	}
 	ringBytes := spec.Maps["events"].MaxEntries
+	// The marks and the allowed prefixes take as many entries as given.
+	if n := uint32(len(opts.Marks)); n > spec.Maps["marks"].MaxEntries {
+		spec.Maps["marks"].MaxEntries = n
+	}
+	if e := opts.Enforce; e != nil {
+		if n := uint32(len(e.Prefixes) + len(e.Exact)); n > spec.Maps["prefixes"].MaxEntries {
+			spec.Maps["prefixes"].MaxEntries = n
+		}
+	}
 	consts := map[string]any{
 		"use_marks":      len(opts.Marks) > 0 || opts.Enforce != nil,
 		"watch_metadata": !opts.IgnoreMetadata,
@@ -253,6 +262,7 @@ func (t *Tracer) loadLSM(kill bool) error {
 	if err := spec.Variables["enforce_kill"].Set(kill); err != nil {
 		return fmt.Errorf("set enforce_kill: %w", err)
 	}
+	spec.Maps["marks"].MaxEntries = t.objs.Marks.MaxEntries() // sized by New
 	t.lsm = &enforceObjects{}
 	err = spec.LoadAndAssign(t.lsm, &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{
 		"tasks": t.objs.Tasks, "marks": t.objs.Marks, "dir_verdicts": t.objs.DirVerdicts, "stats": t.objs.Stats,
@@ -276,43 +286,72 @@ func (t *Tracer) loadLSM(kill bool) error {
 // setPrefixes fills the allowed-prefix trie: a directory as "DIR/", a path
 // allowed itself with its NUL, so that it matches only itself.
 func (t *Tracer) setPrefixes(dirs, exact []string) error {
-	put := func(s string) error {
+	keys := make([]writewatchPrefixKey, 0, len(dirs)+len(exact))
+	put := func(s string) {
 		var key writewatchPrefixKey
 		if len(s) > len(key.Data) {
-			return nil // refused: the kernel keeps no longer prefix
+			return // refused: the kernel keeps no longer prefix
 		}
 		for i := range len(s) {
 			key.Data[i] = int8(s[i])
 		}
 		key.Prefixlen = uint32(8 * len(s))
-		if err := t.objs.Prefixes.Update(key, uint32(1), ebpf.UpdateAny); err != nil {
-			return fmt.Errorf("set allowed prefix %q: %w", s, err)
-		}
-		return nil
+		keys = append(keys, key)
 	}
 	for _, d := range dirs {
-		if err := put(d); err != nil {
-			return err
-		}
+		put(d)
 	}
 	for _, p := range exact {
-		if err := put(p + "\x00"); err != nil {
-			return err
-		}
+		put(p + "\x00")
+	}
+	values := make([]uint32, len(keys))
+	for i := range values {
+		values[i] = 1
+	}
+	if err := batchUpdate(t.objs.Prefixes, keys, values); err != nil {
+		return fmt.Errorf("set allowed prefixes: %w", err)
 	}
 	return nil
 }
 
+// setMarks fills the marks map, the kinds of marks on one inode or'ed
+// together.
 func (t *Tracer) setMarks(marks []Mark) error {
+	kinds := make(map[writewatchInodeKey]uint32, len(marks))
 	for _, m := range marks {
-		key := writewatchInodeKey{Ino: m.Ino, Dev: kernelDev(m.Dev)}
-		var old uint32
-		if err := t.objs.Marks.Lookup(key, &old); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
-			return fmt.Errorf("read mark: %w", err)
+		kinds[writewatchInodeKey{Ino: m.Ino, Dev: kernelDev(m.Dev)}] |= uint32(m.Kind)
+	}
+	keys := make([]writewatchInodeKey, 0, len(kinds))
+	values := make([]uint32, 0, len(kinds))
+	for k, v := range kinds {
+		keys = append(keys, k)
+		values = append(values, v)
+	}
+	if err := batchUpdate(t.objs.Marks, keys, values); err != nil {
+		return fmt.Errorf("set marks: %w", err)
+	}
+	return nil
+}
+
+// batchUpdate puts keys and values into m, in batches where the kernel
+// takes them, else one by one.
+func batchUpdate[K, V any](m *ebpf.Map, keys []K, values []V) error {
+	const chunk = 1 << 14
+	for len(keys) > 0 {
+		n := min(len(keys), chunk)
+		_, err := m.BatchUpdate(keys[:n], values[:n], nil)
+		if errors.Is(err, ebpf.ErrNotSupported) {
+			for i := range keys {
+				if err := m.Update(keys[i], values[i], ebpf.UpdateAny); err != nil {
+					return err
+				}
+			}
+			return nil
 		}
-		if err := t.objs.Marks.Update(key, old|uint32(m.Kind), ebpf.UpdateAny); err != nil {
-			return fmt.Errorf("set mark on inode %d: %w", m.Ino, err)
+		if err != nil {
+			return err
 		}
+		keys, values = keys[n:], values[n:]
 	}
 	return nil
 }
