@@ -163,29 +163,26 @@ func (j *Judge) target(ev *tracer.Event, op, role string, ps, ds tracer.Slot) Ve
 	req := slotView(ev, ps)
 	t := Verdict{Op: op, Role: role, Requested: req, Truncated: ev.Truncated(ps)}
 	if strings.HasPrefix(req, "/") {
-		t.Path = filepath.Clean(req)
+		t.Path = req
 	} else {
 		b := ev.AppendDir(j.scratch(), ds)
 		b = append(b, '/')
 		b = append(b, req...)
-		t.Path = filepath.Clean(j.view(b))
+		t.Path = j.view(b)
 		t.Truncated = t.Truncated || ev.Truncated(ds) || !ev.Has(ds)
 	}
 	return t
 }
 
-// resolved follows symlinks in the directories above the path, as the
-// kernel did when it looked the path up; the last component itself is
-// what the operation acted on. The path stays as it is when its directory
-// is gone.
+// resolved turns the path as passed, made absolute, into the entry the
+// kernel acted on: symlinks in the directories above it followed before
+// any ".." after them (resolveParents). A cut path is only cleaned.
 func (t Verdict) resolved() Verdict {
-	dir, base := filepath.Split(t.Path)
-	if dir == "/" || dir == "" || t.Truncated {
+	if t.Truncated {
+		t.Path = filepath.Clean(t.Path)
 		return t
 	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		t.Path = filepath.Join(real, base)
-	}
+	t.Path = resolveParents(t.Path)
 	return t
 }
 
