@@ -47,6 +47,11 @@ func (v *Verdict) DeniedBy() string {
 // callers that keep one must clone it. A Judge is not safe for
 // concurrent use.
 type Judge struct {
+	// Held, when set, finds the file a hard link was made from when the
+	// call named it by a descriptor the process holds (see written):
+	// ok is false when that descriptor's file has no other name.
+	Held func(ev *tracer.Event, fdPath, linkPath string) (path string, ok bool)
+
 	allow    *allowlist.List
 	bufs     [2][]byte
 	n        int // the next buffer to use
@@ -108,13 +113,23 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 	switch ev.Op {
 	case tracer.OpRename, tracer.OpLink:
 		// A hard link to a file is a new way to write that file: the
-		// file linked is judged too, unless it is a file the process
-		// holds open (the O_TMPFILE idiom: linkat of /proc/self/fd/N, or
-		// of "" with AT_EMPTY_PATH), which was judged when it was opened.
-		if ev.Op == tracer.OpRename || !heldOpen(slotView(ev, tracer.SlotPath)) {
+		// file linked is judged too. One the process names by a
+		// descriptor it holds (linkat of /proc/self/fd/N, or of "" with
+		// AT_EMPTY_PATH) is most often an O_TMPFILE, which has no other
+		// name; but a file opened read-only can be linked the same way,
+		// so Held is asked which file it was.
+		src := slotView(ev, tracer.SlotPath)
+		if ev.Op == tracer.OpRename || !heldOpen(src) {
 			out = append(out, j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir).resolved())
+			return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved())
 		}
-		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved())
+		linked := j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved()
+		if j.Held != nil && ev.Ret >= 0 && !ev.ViaIOUring && src != "" && !linked.Truncated {
+			if p, ok := j.Held(ev, src, linked.Path); ok {
+				out = append(out, Verdict{Op: op, Role: report.RoleOld, Path: p, Requested: src})
+			}
+		}
+		return append(out, linked)
 	case tracer.OpSymlink:
 		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath, tracer.SlotDir).resolved())
 	}

@@ -238,3 +238,31 @@ func TestRecordSymlinkThenDotDot(t *testing.T) {
 		t.Fatalf("verdicts %+v, want one for %s/config.toml", got, proj)
 	}
 }
+
+// A hard link made from a descriptor the process holds is judged by the
+// file Held finds behind it; without Held, or when Held finds no other
+// name (an O_TMPFILE), only the new name is.
+func TestHeldOpenLink(t *testing.T) {
+	ev := event(t, tracer.OpLink, 0, 0x400, []byte("/proc/self/fd/3\x00"), nil, []byte("/proj/tests/h\x00"))
+	var j Judge
+	if got := j.written(ev, nil); len(got) != 1 || got[0].Path != "/proj/tests/h" {
+		t.Errorf("without Held: %+v", got)
+	}
+	var asked []string
+	j.Held = func(_ *tracer.Event, fdPath, linkPath string) (string, bool) {
+		asked = append(asked, fdPath, linkPath)
+		return "/proj/config.toml", true
+	}
+	got := j.written(ev, nil)
+	if len(got) != 2 || got[0].Path != "/proj/config.toml" || got[0].Role != "old" || got[0].Requested != "/proc/self/fd/3" ||
+		got[1].Path != "/proj/tests/h" || got[1].Role != "new" {
+		t.Errorf("with Held: %+v", got)
+	}
+	if len(asked) != 2 || asked[0] != "/proc/self/fd/3" || asked[1] != "/proj/tests/h" {
+		t.Errorf("Held asked %q", asked)
+	}
+	j.Held = func(*tracer.Event, string, string) (string, bool) { return "", false }
+	if got := j.written(ev, nil); len(got) != 1 {
+		t.Errorf("Held finding nothing: %+v", got)
+	}
+}
