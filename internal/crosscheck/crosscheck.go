@@ -238,6 +238,7 @@ func (c *Checker) Close() { c.outside.close() }
 // 0 when not known) is of the tree.
 func (c *Checker) Joined(tgid, nspid uint32) {
 	if c.opts.InitialPIDNS {
+		tgid = max(tgid, nspid)
 		nspid = tgid
 	}
 	if nspid != 0 {
@@ -264,16 +265,17 @@ func (c *Checker) Barrier() (id uint64, ok bool) { return c.members.barrier() }
 func (c *Checker) BarrierReached(id uint64) { c.members.reached(id) }
 
 // Noted records that the run reported a violation group for a write of
-// process tgid (seen by the filesystem alone when fsOnly).
+// process tgid (seen by the filesystem alone when fsOnly). g's strings
+// may be views of buffers the caller reuses: Noted copies what it keeps.
 func (c *Checker) Noted(tgid uint32, g Group, fsOnly bool) {
-	k := notedKey{tgid, g.Path}
-	n := c.noted[k]
+	n := c.noted[notedKey{tgid, g.Path}]
 	if n == nil {
 		if len(c.noted) >= maxNoted {
 			clear(c.noted)
 		}
+		g.Path = strings.Clone(g.Path)
 		n = &noted{fsOnly: fsOnly}
-		c.noted[k] = n
+		c.noted[notedKey{tgid, g.Path}] = n
 	}
 	if !fsOnly && n.fsOnly {
 		// A record explains the path after all.
@@ -287,6 +289,7 @@ func (c *Checker) Noted(tgid uint32, g Group, fsOnly bool) {
 			return
 		}
 	}
+	g.Path = strings.Clone(g.Path)
 	n.groups = append(n.groups, g)
 }
 

@@ -102,6 +102,14 @@ func Run(cfg Config) (*report.Report, error) {
 		builder:  &report.Builder{Limit: cfg.MaxViolations},
 		repeatOf: map[tracer.RepeatKey][]group{},
 	}
+	// The filesystem witness watches from before COMMAND runs.
+	fs, removePrivate := startWatch(cfg, tr)
+	defer removePrivate()
+	defer fs.Close()
+	s.fs, s.judge.Held = fs, fs.HeldFile
+	if fs.Active() {
+		s.events = stream.New(tr, fs.Source)
+	}
 	if err := s.launch(path, landlock, opts.Enforce != nil && opts.Enforce.MetadataGuarded); err != nil {
 		return nil, err
 	}
@@ -185,6 +193,9 @@ func (s *session) launch(path string, landlock *launch.Landlock, guarded bool) e
 		}
 	}
 	s.proc = proc
+	if s.fs.Active() {
+		s.fs.Joined(0, uint32(proc.Pid()))
+	}
 	s.tree = attribution.NewTree(uint32(proc.Pid()), uint32(os.Getpid()), s.cfg.Args)
 	s.tests = attribution.NewTests(s.tree)
 	s.tests.OnCurrent = func(running []string) { s.live.SetTest(runningText(running)) }
@@ -266,6 +277,7 @@ func (s *session) finish(rep *report.Report) error {
 	rep.Notes = append(rep.Notes, s.tests.Notes()...)
 	rep.Packages = s.tests.Packages()
 	rep.ToolchainWrites = s.toolchain
+	s.witnessReport(rep)
 	return errors.Join(err, rerr, serr)
 }
 

@@ -81,7 +81,7 @@ func (s *WitnessSource) Barrier(id uint64) {
 }
 
 func (s *WitnessSource) push(it witnessItem) {
-	it.boot, it.wall = bootNow(), time.Now()
+	it.boot, it.wall = BootNow(), time.Now()
 	s.mu.Lock()
 	for len(s.queue)-s.head >= maxQueued && !s.closed {
 		s.space.Wait()
@@ -104,8 +104,9 @@ func (s *WitnessSource) signal() {
 	}
 }
 
-// bootNow is CLOCK_BOOTTIME, the clock of the kernel's record stamps.
-func bootNow() uint64 {
+// BootNow is CLOCK_BOOTTIME, the clock of the kernel's record stamps,
+// in nanoseconds.
+func BootNow() uint64 {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
 		return 0

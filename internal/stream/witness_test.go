@@ -14,7 +14,7 @@ import (
 // the kernel's boot clock, each with its change; a barrier after them.
 func TestWitnessSourceOrder(t *testing.T) {
 	s := NewWitnessSource()
-	before := bootNow()
+	before := BootNow()
 	s.Handle(witness.Event{Pid: 7, Op: witness.Delete, Path: "/p/a", Ino: 11})
 	s.Handle(witness.Event{Pid: 8, Op: witness.Create | witness.Modify, Path: "/p/b"})
 	s.Barrier(3)
@@ -89,9 +89,9 @@ func TestWitnessSourceWaits(t *testing.T) {
 // a record stamped before a change comes before it.
 func TestWitnessSourceInStream(t *testing.T) {
 	w := NewWitnessSource()
-	fork := bootNow()
+	fork := BootNow()
 	w.Handle(witness.Event{Pid: 9, Path: "/p/a"})
-	later := bootNow() + uint64(time.Second)
+	later := BootNow() + uint64(time.Second)
 	tr := newFake(fork, later)
 	s := New(tr, w)
 	var ev tracer.Event
