@@ -263,3 +263,31 @@ func openAppend(t *testing.T, path string) *os.File {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// Without CAP_SYS_ADMIN (CAP_BPF and CAP_PERFMON only, as ambient
+// capabilities give them) the witness is off: the report says so, in its
+// notes and its witness account, and that alone does not make the run
+// one that could not see everything.
+func TestVerdictWitnessOffWithoutCapSysAdmin(t *testing.T) {
+	u := makeUser(t)
+	root, bin := userProject(t, u)
+	ww := filepath.Join(bin, "writewatch")
+	copyFile(t, wwBin, ww)
+	jsonPath := filepath.Join(root, "tests", "report.json")
+	code, stderr := runAs(t, u, root, u.env(),
+		[]string{"--inh-caps=+bpf,+perfmon", "--ambient-caps=+bpf,+perfmon"},
+		ww, "--json", jsonPath, "--", "true")
+	if code != 0 {
+		t.Fatalf("exit code %d, want 0\n%s", code, stderr)
+	}
+	rep := readReport(t, jsonPath)
+	if w := rep.Witness; w == nil || w.Active || !strings.Contains(w.Unavailable, "CAP_SYS_ADMIN") {
+		t.Errorf("witness account %+v, want it off for want of CAP_SYS_ADMIN", w)
+	}
+	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "filesystem witness") }) {
+		t.Errorf("notes %q say nothing of the witness", rep.Notes)
+	}
+	if len(rep.Incomplete) > 0 {
+		t.Errorf("incomplete: %q", rep.Incomplete)
+	}
+}
