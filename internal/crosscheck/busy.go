@@ -18,16 +18,39 @@ import (
 // elsewhere, whose link is judged from the tracer's record. Renames in
 // and out of it stay reported (witness.Ignore), and a directory moved
 // elsewhere by the tree is judged at its new path by that rename.
+//
+// A file outside the allowlist that the run already reported, and whose
+// writes the witness keeps seeing (a loop rewriting it), is ignored too,
+// for its writes and attribute changes only: they would add no path to
+// the report. Its names' creation, removal and renames stay reported.
 const (
 	busyAfter  = 16
+	quietAfter = 4    // changes of a reported file before it is ignored
 	maxBusy    = 4096 // directories counted at once
-	maxIgnored = 1024 // ignore marks placed in a run
+	maxIgnored = 1024 // ignore marks placed in a run, of each kind
 )
 
 type busyDirs struct {
 	counts  map[string]int // -1: ignored, or not to be
 	ignored map[string]bool
+	files   int // files ignored
 	off     bool
+}
+
+// quieten ignores the data and attribute changes of a reported file
+// outside the allowlist once the witness has seen quietAfter of them.
+func (c *Checker) quieten(path string, changes int) {
+	b := &c.busy
+	if changes != quietAfter || b.off || c.opts.IgnoreFile == nil || b.files >= maxIgnored {
+		return
+	}
+	if err := c.opts.IgnoreFile(path); err != nil {
+		if errors.Is(err, witness.ErrUnsupported) || errors.Is(err, witness.ErrClosed) {
+			b.off = true
+		}
+		return
+	}
+	b.files++
 }
 
 // busyDir counts a change, inside the allowlist, of an entry of a

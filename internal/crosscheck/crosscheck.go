@@ -66,6 +66,9 @@ type Options struct {
 	// Ignore asks the witness to drop the events of a directory's
 	// entries in the kernel (witness.Ignore); nil: never.
 	Ignore func(dir string) error
+	// IgnoreFile asks the witness to drop a file's writes and attribute
+	// changes in the kernel (witness.IgnoreFile); nil: never.
+	IgnoreFile func(path string) error
 	// Roots are where HeldFile looks for the other names of a file: the
 	// project, the home directory.
 	Roots []string
@@ -157,6 +160,9 @@ type notedKey struct {
 type noted struct {
 	groups []Group
 	fsOnly bool // the groups were found by the filesystem alone
+	// changes counts the data and attribute changes of the path the
+	// witness saw since it was reported.
+	changes int
 }
 
 type pending struct {
@@ -184,8 +190,9 @@ type Stats struct {
 	Overflows   uint64
 	// Unresolved are the tree's changes the witness found no path for.
 	Unresolved uint64
-	// Ignored are the directories whose events the kernel drops.
-	Ignored int
+	// Ignored are the directories whose events the kernel drops;
+	// IgnoredFiles the reported files whose writes it drops.
+	Ignored, IgnoredFiles int
 }
 
 // New returns a Checker.
@@ -474,6 +481,10 @@ func (c *Checker) explained(path, role string, we *witness.Event, tgid uint32, a
 	if n == nil || len(n.groups) == 0 {
 		return Finding{}, false
 	}
+	if we.Name != "" && !we.IsDir && we.Op&^(witness.Modify|witness.CloseWrite|witness.Attrib) == 0 {
+		n.changes++
+		c.quieten(path, n.changes)
+	}
 	if !n.fsOnly {
 		return Finding{Seen: n.groups}, true
 	}
@@ -592,7 +603,7 @@ func (c *Checker) Flush() []Finding {
 // Stats returns the counts so far.
 func (c *Checker) Stats() Stats {
 	s := c.stats
-	s.Ignored = len(c.busy.ignored)
+	s.Ignored, s.IgnoredFiles = len(c.busy.ignored), c.busy.files
 	return s
 }
 

@@ -410,3 +410,20 @@ func TestHeldFileTmpfile(t *testing.T) {
 		t.Errorf("incomplete: %q", c.Incomplete())
 	}
 }
+
+// A reported file the witness keeps seeing written is ignored for its
+// writes, once; its removal is still judged.
+func TestReportedFileQuietened(t *testing.T) {
+	var files []string
+	c := checker(t, Options{IgnoreFile: func(p string) error { files = append(files, p); return nil }})
+	c.Noted(100, Group{Op: "open", Path: "/proj/loop.txt"}, false)
+	for range 3 * quietAfter {
+		if fs := c.Change(change(witness.Modify|witness.CloseWrite, "/proj/loop.txt"), 1, time.Now()); len(fs) != 1 || fs[0].Seen == nil {
+			t.Fatalf("findings %+v", fs)
+		}
+	}
+	c.Change(change(witness.Delete, "/proj/loop.txt"), 1, time.Now())
+	if !slices.Equal(files, []string{"/proj/loop.txt"}) || c.Stats().IgnoredFiles != 1 {
+		t.Errorf("ignored %q (stats %+v)", files, c.Stats())
+	}
+}

@@ -83,7 +83,7 @@ func StartWatch(opts Options, paths []string, syncDir string) *Watch {
 		return w
 	}
 	w.w, w.Source = wit, src
-	w.opts.Ignore = wit.Ignore
+	w.opts.Ignore, w.opts.IgnoreFile = wit.Ignore, wit.IgnoreFile
 	w.info.Active = true
 	for _, fs := range wit.Filesystems() {
 		f := report.WitnessFilesystem{Paths: fs.Paths, Type: fs.Type, Watched: fs.Err == nil}
