@@ -303,6 +303,7 @@ func TestWanted(t *testing.T) {
 	}
 	sleeper.Process.Kill()
 	sleeper.Wait()
+	time.Sleep(2 * reapEvery) // Wanted asks which exited once a millisecond
 	if !c.Wanted(pid) {
 		t.Error("a process gone (its pid may be reused) not wanted")
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -90,29 +91,57 @@ func (m *members) reached(id uint64) {
 
 // outside remembers processes known to be outside the tree, each by a
 // pidfd, so that a reused pid is never taken for the process it was:
-// while the pidfd's process has not exited, the pid is still its. Used
-// by Wanted only, from the witness's goroutine.
+// while the pidfd's process has not exited, the pid is still its. The
+// pidfds wait in an epoll set, which says which of them exited; it is
+// asked at most once a millisecond, and the kernel needs far longer to
+// hand out a pid again. Used by Wanted only, from the witness's
+// goroutine.
 type outside struct {
-	fds map[int32]int
+	fds    map[int32]int
+	epfd   int // the epoll set, made with fds
+	events []unix.EpollEvent
+	asked  time.Time
+	broken bool // no epoll: remember nothing
 }
 
 // maxOutside bounds the descriptors held; past it they are all closed.
 const maxOutside = 1024
 
+// reapEvery is how often the epoll set is asked which processes exited.
+const reapEvery = time.Millisecond
+
 // has reports whether pid is a process known to be outside the tree.
 func (o *outside) has(pid int32) bool {
-	fd, ok := o.fds[pid]
-	if !ok {
+	if len(o.fds) == 0 {
 		return false
 	}
-	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	if n, err := unix.Poll(pfd, 0); err == nil && n == 0 {
-		return true
+	if now := time.Now(); now.Sub(o.asked) >= reapEvery {
+		o.asked = now
+		o.reap()
 	}
-	// It exited: the pid may be someone else's now.
-	unix.Close(fd)
-	delete(o.fds, pid)
-	return false
+	_, ok := o.fds[pid]
+	return ok
+}
+
+// reap forgets the processes that exited: their pids may be someone
+// else's now.
+func (o *outside) reap() {
+	for {
+		n, err := unix.EpollWait(o.epfd, o.events, 0)
+		if err != nil || n <= 0 {
+			return
+		}
+		for _, ev := range o.events[:n] {
+			pid := ev.Fd
+			if fd, ok := o.fds[pid]; ok {
+				unix.Close(fd) // closing removes it from the set
+				delete(o.fds, pid)
+			}
+		}
+		if n < len(o.events) {
+			return
+		}
+	}
 }
 
 // add remembers pid as outside the tree, given that the kernel does not
@@ -120,6 +149,17 @@ func (o *outside) has(pid int32) bool {
 // zombie (then it may be a process of the tree that exited, whose
 // change the loop decides on).
 func (o *outside) add(pid int32) bool {
+	if o.broken {
+		return false
+	}
+	if o.fds == nil {
+		epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		if err != nil {
+			o.broken = true
+			return false
+		}
+		o.epfd, o.fds, o.events = epfd, map[int32]int{}, make([]unix.EpollEvent, 64)
+	}
 	fd, err := unix.PidfdOpen(int(pid), 0)
 	if err != nil {
 		return false
@@ -128,9 +168,15 @@ func (o *outside) add(pid int32) bool {
 		unix.Close(fd)
 		return false
 	}
-	if o.fds == nil || len(o.fds) >= maxOutside {
-		o.close()
-		o.fds = map[int32]int{}
+	if len(o.fds) >= maxOutside {
+		for p, f := range o.fds {
+			unix.Close(f)
+			delete(o.fds, p)
+		}
+	}
+	if unix.EpollCtl(o.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: pid}) != nil {
+		unix.Close(fd)
+		return false
 	}
 	o.fds[pid] = fd
 	return true
@@ -139,6 +185,9 @@ func (o *outside) add(pid int32) bool {
 func (o *outside) close() {
 	for _, fd := range o.fds {
 		unix.Close(fd)
+	}
+	if o.fds != nil {
+		unix.Close(o.epfd)
 	}
 	o.fds = nil
 }
