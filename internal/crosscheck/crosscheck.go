@@ -444,9 +444,12 @@ func (c *Checker) change(we *witness.Event, tgid uint32, at time.Time) []Finding
 		// judged.
 		return nil
 	}
-	var out []Finding
+	var (
+		out []Finding
+		ts  [2]target
+	)
 	all := true
-	for _, t := range targets(we) {
+	for _, t := range targets(we, &ts) {
 		if c.opts.Allow == nil || c.opts.Allow.Allowed(t.path) {
 			continue
 		}
@@ -639,17 +642,21 @@ func times(n uint64) string {
 
 type target struct{ path, role string }
 
-// targets are the paths a change touched, with their roles in a move.
-func targets(we *witness.Event) []target {
+// targets are the paths a change touched, with their roles in a move,
+// in ts.
+func targets(we *witness.Event, ts *[2]target) []target {
 	switch {
 	case we.Op&witness.Rename != 0 && we.OldPath != "":
-		return []target{{we.OldPath, report.RoleOld}, {we.Path, report.RoleNew}}
+		ts[0], ts[1] = target{we.OldPath, report.RoleOld}, target{we.Path, report.RoleNew}
+		return ts[:2]
 	case we.Op&witness.MoveFrom != 0:
-		return []target{{we.Path, report.RoleOld}}
+		ts[0] = target{we.Path, report.RoleOld}
 	case we.Op&witness.MoveTo != 0:
-		return []target{{we.Path, report.RoleNew}}
+		ts[0] = target{we.Path, report.RoleNew}
+	default:
+		ts[0] = target{we.Path, ""}
 	}
-	return []target{{we.Path, ""}}
+	return ts[:1]
 }
 
 // tmpfileName says the change's entry is an O_TMPFILE's: the kernel

@@ -19,7 +19,7 @@ import (
 
 const proj = "/proj"
 
-func list(t *testing.T, config string) *allowlist.List {
+func list(t testing.TB, config string) *allowlist.List {
 	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "ww.yaml")
 	if err := os.WriteFile(cfg, []byte(config+"defaults: false\n"), 0o644); err != nil {
