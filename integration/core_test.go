@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/writewatch/writewatch/internal/report"
 )
 
 // The scenario of the core issue: a stray file from the shell, one from a
@@ -295,8 +297,9 @@ func TestSudoRunsCommandAsInvokingUser(t *testing.T) {
 }
 
 // A directory deeper than the kernel buffers hold is reported as a
-// truncated path, never silently cut or let through. (Under an allowed
-// directory the kernel still tells by inode that it is allowed.)
+// truncated path, never silently cut or let through; the filesystem
+// witness, where it watches, reports the whole path besides. (Under an
+// allowed directory the kernel still tells by inode that it is allowed.)
 func TestLongPathIsMarkedTruncated(t *testing.T) {
 	root, _ := project(t)
 	name := strings.Repeat("d", 250)
@@ -309,6 +312,12 @@ func TestLongPathIsMarkedTruncated(t *testing.T) {
 	for _, v := range res.rep.Violations {
 		if v.Op == "open" && v.RequestedPath == "f.txt" {
 			found = true
+			if slices.Equal(v.SeenBy, []string{report.SeenByFilesystem}) {
+				if whole := root + strings.Repeat("/"+name, 20) + "/f.txt"; v.Truncated || v.Path != whole {
+					t.Errorf("deep write seen on disk: truncated=%v path=%q, want %q", v.Truncated, v.Path, whole)
+				}
+				continue
+			}
 			if !v.Truncated || !strings.HasSuffix(v.Path, name+"/f.txt") {
 				t.Errorf("deep write: truncated=%v path=%q", v.Truncated, v.Path)
 			}

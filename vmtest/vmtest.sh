@@ -14,7 +14,8 @@
 #   VMTEST_CACHE    where kernels are kept (default /var/cache/writewatch-vmtest, or $XDG_CACHE_HOME/writewatch-vmtest)
 #   VMTEST_TIMEOUT  seconds one boot may take (default 600)
 #   VMTEST_RUN      tests to run (default: the enforcement tests, two tracing
-#                   ones and Go test attribution)
+#                   ones, Go test attribution and the exact-verdict cases,
+#                   which the filesystem witness catches)
 #   VMTEST_TIER     the tier the tests force (default lsm; another one shows that the checks can fail)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,7 @@ die() {
 }
 
 timeout_s=${VMTEST_TIMEOUT:-600}
-run=${VMTEST_RUN:-'^(TestEnforce|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$)'}
+run=${VMTEST_RUN:-'^(TestEnforce|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdict)'}
 if [ -n "${VMTEST_CACHE:-}" ]; then
 	cache=$VMTEST_CACHE
 elif [ "$(id -u)" = 0 ]; then

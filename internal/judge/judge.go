@@ -54,6 +54,11 @@ func (v *Verdict) NotEnforced() string {
 // callers that keep one must clone it. A Judge is not safe for
 // concurrent use.
 type Judge struct {
+	// Held, when set, finds the file a hard link was made from when the
+	// call named it by a descriptor the process holds (see written):
+	// ok is false when that descriptor's file has no other name.
+	Held func(ev *tracer.Event, fdPath, linkPath string) (path string, ok bool)
+
 	allow    *allowlist.List
 	bufs     [2][]byte
 	n        int // the next buffer to use
@@ -115,13 +120,23 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 	switch ev.Op {
 	case ops.Rename, ops.Link:
 		// A hard link to a file is a new way to write that file: the
-		// file linked is judged too, unless it is a file the process
-		// holds open (the O_TMPFILE idiom: linkat of /proc/self/fd/N, or
-		// of "" with AT_EMPTY_PATH), which was judged when it was opened.
-		if ev.Op == ops.Rename || !heldOpen(slotView(ev, tracer.SlotPath)) {
+		// file linked is judged too. One the process names by a
+		// descriptor it holds (linkat of /proc/self/fd/N, or of "" with
+		// AT_EMPTY_PATH) is most often an O_TMPFILE, which has no other
+		// name; but a file opened read-only can be linked the same way,
+		// so Held is asked which file it was.
+		src := slotView(ev, tracer.SlotPath)
+		if ev.Op == ops.Rename || !heldOpen(src) {
 			out = append(out, j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir).resolved())
+			return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved())
 		}
-		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved())
+		linked := j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved()
+		if j.Held != nil && ev.Ret >= 0 && !ev.ViaIOUring && src != "" && !linked.Truncated {
+			if p, ok := j.Held(ev, src, linked.Path); ok {
+				out = append(out, Verdict{Op: op, Role: report.RoleOld, Path: p, Requested: src})
+			}
+		}
+		return append(out, linked)
 	case ops.Symlink:
 		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath, tracer.SlotDir).resolved())
 	}
@@ -170,29 +185,26 @@ func (j *Judge) target(ev *tracer.Event, op, role string, ps, ds tracer.Slot) Ve
 	req := slotView(ev, ps)
 	t := Verdict{Op: op, Role: role, Requested: req, Truncated: ev.Truncated(ps)}
 	if strings.HasPrefix(req, "/") {
-		t.Path = filepath.Clean(req)
+		t.Path = req
 	} else {
 		b := ev.AppendDir(j.scratch(), ds)
 		b = append(b, '/')
 		b = append(b, req...)
-		t.Path = filepath.Clean(j.view(b))
+		t.Path = j.view(b)
 		t.Truncated = t.Truncated || ev.Truncated(ds) || !ev.Has(ds)
 	}
 	return t
 }
 
-// resolved follows symlinks in the directories above the path, as the
-// kernel did when it looked the path up; the last component itself is
-// what the operation acted on. The path stays as it is when its directory
-// is gone.
+// resolved turns the path as passed, made absolute, into the entry the
+// kernel acted on: symlinks in the directories above it followed before
+// any ".." after them (resolveParents). A cut path is only cleaned.
 func (t Verdict) resolved() Verdict {
-	dir, base := filepath.Split(t.Path)
-	if dir == "/" || dir == "" || t.Truncated {
+	if t.Truncated {
+		t.Path = filepath.Clean(t.Path)
 		return t
 	}
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		t.Path = filepath.Join(real, base)
-	}
+	t.Path = resolveParents(t.Path)
 	return t
 }
 

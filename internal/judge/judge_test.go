@@ -3,6 +3,7 @@ package judge
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
@@ -167,5 +168,102 @@ func TestRecord(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A symlink in a path is followed before a ".." after it, as the kernel
+// does: tests/x/../config.toml with tests/x -> . is the project's
+// config.toml.
+func TestResolveParents(t *testing.T) {
+	proj := t.TempDir()
+	proj, _ = filepath.EvalSymlinks(proj)
+	other := t.TempDir()
+	other, _ = filepath.EvalSymlinks(other)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(proj, "tests", "deep"), 0o755))
+	must(os.MkdirAll(filepath.Join(other, "a", "b"), 0o755))
+	must(os.Symlink(".", filepath.Join(proj, "tests", "x")))
+	must(os.Symlink(filepath.Join(other, "a", "b"), filepath.Join(proj, "tests", "away")))
+	must(os.Symlink("../deep/../x/..", filepath.Join(proj, "tests", "deep", "up")))
+	must(os.Symlink("loop", filepath.Join(proj, "tests", "loop")))
+	for _, c := range []struct{ in, want string }{
+		{proj + "/tests/x/../config.toml", proj + "/config.toml"},
+		{proj + "/tests/x/x/x/../config.toml", proj + "/config.toml"},
+		{proj + "/tests/away/../c.txt", other + "/a/c.txt"},
+		{proj + "/tests/deep/up/../f", "/" + strings.Trim(filepath.Dir(proj), "/") + "/f"},
+		{proj + "/tests/x", proj + "/tests/x"}, // the last component is not followed
+		{proj + "/tests/away/..", other + "/a"},
+		{proj + "//tests/./deep/", proj + "/tests/deep"},
+		{proj + "/gone/../tests/x/../f", proj + "/tests/f"}, // a missing component: the rest as text
+		{proj + "/tests/loop/../f", proj + "/tests/f"},
+		{"/proc/self/cwd/../x", "/proc/self/x"},
+		{"/", "/"},
+		{"/..", "/"},
+	} {
+		if got := resolveParents(c.in); got != c.want {
+			t.Errorf("resolveParents(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// The judge reports the unlink of tests/x/../config.toml as the
+// project's config.toml, which the allowlist protects.
+func TestRecordSymlinkThenDotDot(t *testing.T) {
+	proj := t.TempDir()
+	proj, _ = filepath.EvalSymlinks(proj)
+	if err := os.MkdirAll(filepath.Join(proj, "tests"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".", filepath.Join(proj, "tests", "x")); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(proj, "ww.yaml")
+	if err := os.WriteFile(cfg, []byte("allow:\n  - tests/**\ndefaults: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list, err := allowlist.Load(allowlist.Options{ConfigPath: cfg, WorkDir: proj, Home: "/home/u", Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirSlot []string
+	for d := proj; d != "/"; d = filepath.Dir(d) {
+		dirSlot = append(dirSlot, filepath.Base(d))
+	}
+	got := New(list).Record(event(t, ops.Unlink, 0, 0, []byte("tests/x/../config.toml\x00"), comps(dirSlot...)))
+	if len(got) != 1 || got[0].Path != proj+"/config.toml" {
+		t.Fatalf("verdicts %+v, want one for %s/config.toml", got, proj)
+	}
+}
+
+// A hard link made from a descriptor the process holds is judged by the
+// file Held finds behind it; without Held, or when Held finds no other
+// name (an O_TMPFILE), only the new name is.
+func TestHeldOpenLink(t *testing.T) {
+	ev := event(t, ops.Link, 0, 0x400, []byte("/proc/self/fd/3\x00"), nil, []byte("/proj/tests/h\x00"))
+	var j Judge
+	if got := j.written(ev, nil); len(got) != 1 || got[0].Path != "/proj/tests/h" {
+		t.Errorf("without Held: %+v", got)
+	}
+	var asked []string
+	j.Held = func(_ *tracer.Event, fdPath, linkPath string) (string, bool) {
+		asked = append(asked, fdPath, linkPath)
+		return "/proj/config.toml", true
+	}
+	got := j.written(ev, nil)
+	if len(got) != 2 || got[0].Path != "/proj/config.toml" || got[0].Role != "old" || got[0].Requested != "/proc/self/fd/3" ||
+		got[1].Path != "/proj/tests/h" || got[1].Role != "new" {
+		t.Errorf("with Held: %+v", got)
+	}
+	if len(asked) != 2 || asked[0] != "/proc/self/fd/3" || asked[1] != "/proj/tests/h" {
+		t.Errorf("Held asked %q", asked)
+	}
+	j.Held = func(*tracer.Event, string, string) (string, bool) { return "", false }
+	if got := j.written(ev, nil); len(got) != 1 {
+		t.Errorf("Held finding nothing: %+v", got)
 	}
 }

@@ -44,6 +44,8 @@ func NewBuilder() *Builder {
 // its Count. v.Count is the number of occurrences v stands for, 1 when it
 // is zero. An empty Action is set to ActionReported.
 //
+// A repeat seen another way (SeenBy) adds that way to the group's.
+//
 // Adding a repeat costs a map lookup and does not allocate.
 func (b *Builder) Add(v Violation) {
 	n := v.Count
@@ -53,6 +55,9 @@ func (b *Builder) Add(v Violation) {
 	k := groupKey{op: v.Op, path: v.Path, role: v.Role, who: whoKey(&v)}
 	if i, ok := b.index[k]; ok {
 		b.groups[i].Count += n
+		for _, by := range v.SeenBy {
+			b.seen(i, by)
+		}
 		return
 	}
 	if b.Full() {
@@ -90,6 +95,37 @@ func (b *Builder) RepeatN(op, path, role, who string, n int) bool {
 		b.groups[i].Count += n
 	}
 	return ok
+}
+
+// MarkSeen adds a way the group of (op, path, role) by who (see WhoKey)
+// was seen (a SeenBy constant), without counting an occurrence, and
+// reports whether there is such a group.
+func (b *Builder) MarkSeen(op, path, role, who, by string) bool {
+	i, ok := b.index[groupKey{op: op, path: path, role: role, who: who}]
+	if ok {
+		b.seen(i, by)
+	}
+	return ok
+}
+
+// seen adds by to group i's SeenBy, keeping SeenBySyscall first.
+func (b *Builder) seen(i int, by string) {
+	g := &b.groups[i]
+	if slices.Contains(g.SeenBy, by) {
+		return
+	}
+	g.SeenBy = append(slices.Clip(g.SeenBy), by)
+	slices.SortFunc(g.SeenBy, func(a, c string) int { return cmp.Compare(seenRank(a), seenRank(c)) })
+}
+
+func seenRank(by string) int {
+	switch by {
+	case SeenBySyscall:
+		return 0
+	case SeenByFilesystem:
+		return 1
+	}
+	return 2
 }
 
 // Violations returns the groups sorted by Path, then Op, then Role. The

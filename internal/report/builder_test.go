@@ -108,3 +108,27 @@ func TestBuilderLimit(t *testing.T) {
 		t.Error("a report with only unlisted violations must fail")
 	}
 }
+
+// A group seen by a system call and then by the filesystem says both,
+// in that order, whichever came first; marking it seen counts nothing.
+func TestBuilderSeenBy(t *testing.T) {
+	b := NewBuilder()
+	b.Add(Violation{Op: "unlink", Path: "/p/a", SeenBy: []string{SeenByFilesystem}})
+	b.Add(Violation{Op: "unlink", Path: "/p/a", SeenBy: []string{SeenBySyscall}})
+	b.Add(Violation{Op: "open", Path: "/p/b", SeenBy: []string{SeenBySyscall}})
+	if !b.MarkSeen("open", "/p/b", "", "", SeenByFilesystem) || !b.MarkSeen("open", "/p/b", "", "", SeenByFilesystem) {
+		t.Fatal("MarkSeen found no group")
+	}
+	if b.MarkSeen("open", "/p/c", "", "", SeenByFilesystem) {
+		t.Error("MarkSeen found a group never added")
+	}
+	vs := b.Violations()
+	for _, v := range vs {
+		if len(v.SeenBy) != 2 || v.SeenBy[0] != SeenBySyscall || v.SeenBy[1] != SeenByFilesystem {
+			t.Errorf("%s: seen by %q", v.Path, v.SeenBy)
+		}
+	}
+	if vs[0].Count != 2 || vs[1].Count != 1 {
+		t.Errorf("counts %d, %d", vs[0].Count, vs[1].Count)
+	}
+}

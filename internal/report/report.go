@@ -48,6 +48,24 @@ const (
 // request: seen when submitted, its result unknown.
 const ViaIOUring = "io_uring"
 
+// How a violation was seen (Violation.SeenBy).
+const (
+	// SeenBySyscall: a record of the system call (or io_uring request)
+	// that made the write, judged by the path it named.
+	SeenBySyscall = "syscall"
+	// SeenByFilesystem: the kernel's own notification that the file
+	// changed (the filesystem witness), with the path the kernel acted on.
+	SeenByFilesystem = "filesystem"
+)
+
+// Operations only the filesystem witness names: a change that no system
+// call record explains, whose call is not known.
+const (
+	OpCreate = "create" // a name was made: a file, a link, a socket, a device node
+	OpWrite  = "write"  // the file's data changed (written, truncated, allocated)
+	OpAttrib = "attrib" // its mode, owner, times or extended attributes changed
+)
+
 // Roles of a path in a two-path operation (Violation.Role).
 const (
 	RoleOld = "old" // rename: the path renamed away; link: the file linked
@@ -114,6 +132,13 @@ type Violation struct {
 	NotEnforced string `json:"not_enforced,omitempty"`
 	// Via is "" for a syscall, ViaIOUring for an io_uring request.
 	Via string `json:"via,omitempty"`
+	// SeenBy says how the write was seen: SeenBySyscall,
+	// SeenByFilesystem, or both, in that order. A write seen by the
+	// filesystem alone has the path the kernel changed; its Op is that
+	// of the system call record that explains it, when one does, else
+	// one of the Op constants the witness names (OpCreate, OpWrite,
+	// OpAttrib, or OpUnlink, OpRmdir, OpMkdir, OpRename).
+	SeenBy []string `json:"seen_by,omitempty"`
 
 	// Exe is the program file of the process that wrote, when known.
 	Exe string `json:"exe,omitempty"`
@@ -259,6 +284,41 @@ type Report struct {
 	// Notes are things writewatch did or saw that the reader should
 	// know, e.g. that it disabled go test's result cache.
 	Notes []string `json:"notes,omitempty"`
+	// Witness says what the filesystem witness watched; nil when the run
+	// did not try it.
+	Witness *WitnessInfo `json:"witness,omitempty"`
+}
+
+// WitnessInfo is what the filesystem witness, the second account of
+// what changed on disk, watched and saw.
+type WitnessInfo struct {
+	// Active: it watched at least one filesystem for the whole run.
+	Active bool `json:"active"`
+	// Unavailable says why it watched nothing ("" when Active), e.g.
+	// that watching whole filesystems needs CAP_SYS_ADMIN.
+	Unavailable string `json:"unavailable,omitempty"`
+	// Filesystems are those it was asked to watch, watched or not.
+	Filesystems []WitnessFilesystem `json:"filesystems,omitempty"`
+	// Events counts the changes by the tree it saw.
+	Events uint64 `json:"events"`
+	// Unexplained counts those no system call record explained whose
+	// path is outside the allowlist: each is in Violations.
+	Unexplained uint64 `json:"unexplained,omitempty"`
+	// Overflows counts the times the kernel's queue overflowed and
+	// changes were lost; Unresolved the tree's changes whose path could
+	// not be found. Either makes the run Incomplete.
+	Overflows  uint64 `json:"overflows,omitempty"`
+	Unresolved uint64 `json:"unresolved,omitempty"`
+}
+
+// WitnessFilesystem is one filesystem the witness was asked to watch.
+type WitnessFilesystem struct {
+	// Paths are the paths it was asked to watch that lie on it.
+	Paths   []string `json:"paths"`
+	Type    string   `json:"type,omitempty"`
+	Watched bool     `json:"watched"`
+	// Error says why it is not watched.
+	Error string `json:"error,omitempty"`
 }
 
 // Failed reports whether the run found writes outside the allowlist.

@@ -181,6 +181,36 @@ var cases = []struct {
 	{"tests", testsReport},
 	{"enforced", enforcedReport},
 	{"lost-refusals", lostRefusalsReport},
+	{"witnessed", witnessedReport},
+}
+
+// witnessedReport has a write the filesystem witness alone saw (a path
+// the judge called allowed), one both saw, and the witness's account.
+func witnessedReport() *Report {
+	r := emptyReport()
+	r.ExitCode = 86
+	rm := Proc{PID: 4301, PPID: 4300, Comm: "rm", Exe: "/usr/bin/rm", Cmdline: []string{"rm", "tests/x/../config.toml"}}
+	r.Violations = []Violation{{
+		Op: "unlink", Path: "/home/dev/proj/config.toml", RequestedPath: "tests/x/../config.toml",
+		PID: rm.PID, PPID: rm.PPID, Comm: rm.Comm, Exe: rm.Exe, Cmdline: rm.Cmdline, Chain: []Proc{goTest},
+		Count: 1, First: t0.Add(time.Second), Action: ActionReported, SeenBy: []string{SeenByFilesystem},
+	}, {
+		Op: OpWrite, Path: "/home/dev/proj/out.log",
+		PID: 4242, PPID: 4100, Comm: "pkg.test", Cmdline: pkgTest.Cmdline, Chain: []Proc{goTest},
+		Count: 2, First: t0.Add(2 * time.Second), Action: ActionReported, SeenBy: []string{SeenByFilesystem},
+	}, {
+		Op: "open", Path: "/home/dev/proj/state.json", RequestedPath: "state.json", Flags: "O_WRONLY|O_CREAT|O_TRUNC",
+		PID: 4242, PPID: 4100, Comm: "pkg.test", Cmdline: pkgTest.Cmdline, Chain: []Proc{goTest},
+		Count: 1, First: t0.Add(3 * time.Second), Action: ActionReported, SeenBy: []string{SeenBySyscall, SeenByFilesystem},
+	}}
+	r.Witness = &WitnessInfo{
+		Active: true, Events: 57, Unexplained: 3,
+		Filesystems: []WitnessFilesystem{
+			{Paths: []string{"/", "/home/dev", "/home/dev/proj"}, Type: "ext4", Watched: true},
+			{Paths: []string{"/srv/data"}, Type: "overlay", Error: "the filesystem cannot encode or decode file handles: operation not supported"},
+		},
+	}
+	return r
 }
 
 // testsReport has violations attributed to Go and pytest tests, a

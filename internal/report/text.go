@@ -232,6 +232,9 @@ func (t *textWriter) violation(v *Violation) {
 	if v.Via != "" {
 		op += " (via " + displayText(v.Via) + ", result unknown)"
 	}
+	if len(v.SeenBy) == 1 && v.SeenBy[0] == SeenByFilesystem {
+		op += " (seen only on disk)"
+	}
 	if v.Count > 1 {
 		op += " ×" + strconv.Itoa(v.Count)
 	}

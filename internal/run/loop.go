@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/writewatch/writewatch/internal/attribution"
+	"github.com/writewatch/writewatch/internal/crosscheck"
 	"github.com/writewatch/writewatch/internal/judge"
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/live"
@@ -34,7 +35,9 @@ type session struct {
 	cfg      Config
 	live     *live.Counters
 	tr       *tracer.Tracer
-	events   *stream.Stream // the tracer's records, and any other source's
+	events   *stream.Stream // the tracer's records, and the witness's changes
+	fs       *crosscheck.Watch
+	settled  bool // the witness handed over every change of the tree
 	proc     *launch.Process
 	guard    *metaguard.Guard // nil: no metadata guard
 	tee      *runners.GoJSON  // nil: not go test -json
@@ -66,6 +69,7 @@ func (s *session) loop(exited <-chan int, signals <-chan os.Signal) error {
 		case err == nil:
 			s.handle(&ev)
 		case errors.Is(err, tracer.ErrTimeout):
+			s.tick()
 			s.events.SetDeadline(time.Now().Add(poll))
 		default:
 			return err
@@ -77,6 +81,7 @@ func (s *session) loop(exited <-chan int, signals <-chan os.Signal) error {
 			if st, err := s.tr.Stats(); err == nil {
 				s.live.SetKernel(kernelCounters(st))
 			}
+			s.tick()
 		case code := <-exited:
 			done, s.exit = true, code
 			graceEnds = time.Now().Add(s.cfg.Grace)
@@ -97,12 +102,19 @@ func (s *session) loop(exited <-chan int, signals <-chan os.Signal) error {
 	}
 }
 
-// drain handles the records already waiting.
+// drain handles the records already waiting, and the witness's changes
+// up to the end of the tree.
 func (s *session) drain(ev *tracer.Event) error {
+	if s.fs.Active() {
+		if err := s.settle(ev); err != nil {
+			return err
+		}
+	}
 	s.events.SetDeadline(time.Now())
 	for {
 		err := s.events.Next(ev)
 		if errors.Is(err, tracer.ErrTimeout) {
+			s.found(s.fs.Flush())
 			return nil
 		}
 		if err != nil {
@@ -115,10 +127,17 @@ func (s *session) drain(ev *tracer.Event) error {
 // markerPrefix starts the path of a test-boundary announcement.
 var markerPrefix = []byte(attribution.MarkerPrefix)
 
-// handle takes one record into account.
+// handle takes one record, or one change the witness saw, into account.
 func (s *session) handle(ev *tracer.Event) {
+	if ev.Kind == stream.KindFilesystem {
+		s.witnessed(ev)
+		return
+	}
 	if s.observe(ev) {
 		s.write(ev)
+	}
+	if s.fs.Active() {
+		s.found(s.fs.Caught(ev.BootNS))
 	}
 }
 
@@ -127,9 +146,13 @@ func (s *session) handle(ev *tracer.Event) {
 func (s *session) observe(ev *tracer.Event) bool {
 	if ev.Kind == tracer.KindFork && ev.Flags == 1 {
 		s.tree.SetRoot(ev.TGID)
+		if s.fs.Active() {
+			s.fs.Joined(ev.TGID, uint32(s.proc.Pid()))
+		}
 		return false
 	}
 	s.tree.Observe(ev)
+	s.member(ev)
 	if n := s.tree.Seen(); n != s.seen {
 		s.seen = n
 		s.live.SetProcesses(n)
@@ -153,13 +176,36 @@ func (s *session) observe(ev *tracer.Event) bool {
 	return false
 }
 
+// member tells the witness's Checker who joins and leaves the tree.
+func (s *session) member(ev *tracer.Event) {
+	if !s.fs.Active() {
+		return
+	}
+	switch ev.Kind {
+	case tracer.KindFork:
+		s.fs.Joined(ev.TGID, 0)
+	case tracer.KindExit:
+		if p := s.tree.Proc(ev.TGID); p != nil {
+			s.fs.Left(ev.TGID, p.NSTGID)
+		}
+	}
+}
+
 // write judges a write record, and counts and reports each path it wrote
-// outside the allowlist.
+// outside the allowlist; then the witness's Checker keeps it to explain
+// the changes it made.
 func (s *session) write(ev *tracer.Event) {
 	s.writes++
 	s.live.AddEvent()
 	s.refused.Count(ev.Action)
-	verdicts := s.judge.Record(ev)
+	s.report(ev, s.judge.Record(ev))
+	if s.fs.Active() {
+		s.found(s.fs.Record(ev))
+	}
+}
+
+// report counts and reports the verdicts of a write record.
+func (s *session) report(ev *tracer.Event, verdicts []judge.Verdict) {
 	if len(verdicts) == 0 {
 		return
 	}
@@ -171,6 +217,9 @@ func (s *session) write(ev *tracer.Event) {
 	rk, repeatable := ev.RepeatKey()
 	for i := range verdicts {
 		v := &verdicts[i]
+		if s.fs.Active() {
+			s.fs.Noted(ev.TGID, crosscheck.Group{Op: v.Op, Path: v.Path, Role: v.Role, Who: whoKey}, false)
+		}
 		switch {
 		case s.builder.Repeat(v.Op, v.Path, v.Role, whoKey):
 			s.live.Violation(v.Op, act, false)
@@ -214,6 +263,7 @@ func (s *session) violation(ev *tracer.Event, v *judge.Verdict) report.Violation
 		Exe:           p.Exe,
 		DeniedBy:      v.DeniedBy(),
 		NotEnforced:   v.NotEnforced(),
+		SeenBy:        []string{report.SeenBySyscall},
 	}
 	if ev.Op == ops.Open || ev.Op == ops.Creat {
 		viol.Flags = judge.OpenFlags(ev.Flags)

@@ -105,6 +105,14 @@ func Run(cfg Config) (*report.Report, error) {
 		builder:  &report.Builder{Limit: cfg.MaxViolations},
 		repeatOf: map[tracer.RepeatKey][]group{},
 	}
+	// The filesystem witness watches from before COMMAND runs.
+	fs, removePrivate := startWatch(cfg, tr)
+	defer removePrivate()
+	defer fs.Close()
+	s.fs, s.judge.Held = fs, fs.HeldFile
+	if fs.Active() {
+		s.events = stream.New(tr, fs.Source)
+	}
 	if err := s.launch(path, landlock, opts.Enforce != nil && opts.Enforce.MetadataGuarded); err != nil {
 		return nil, err
 	}
@@ -189,6 +197,9 @@ func (s *session) launch(path string, landlock *launch.Landlock, guarded bool) e
 		}
 	}
 	s.proc = proc
+	if s.fs.Active() {
+		s.fs.Joined(0, uint32(proc.Pid()))
+	}
 	s.tree = attribution.NewTree(uint32(proc.Pid()), uint32(os.Getpid()), s.cfg.Args)
 	s.tests = attribution.NewTests(s.tree)
 	s.tests.OnCurrent = func(running []string) { s.live.SetTest(runningText(running)) }
@@ -262,7 +273,7 @@ func (s *session) finish(rep *report.Report) error {
 		if s.cfg.Enforce != nil {
 			rep.LostRefusals = s.cfg.Enforce.Tier.LostRefusals(stats, s.refused)
 		}
-		rep.Incomplete = incomplete(stats, s.cfg.Enforce != nil)
+		rep.Incomplete = stats.Incomplete(s.cfg.Enforce != nil)
 	}
 	if s.tee != nil {
 		s.tee.Results(time.Second, s.tests)
@@ -270,6 +281,7 @@ func (s *session) finish(rep *report.Report) error {
 	rep.Tests = s.tests.Results()
 	rep.Notes = append(rep.Notes, s.tests.Notes()...)
 	rep.Packages = s.tests.Packages()
+	s.witnessReport(rep)
 	return errors.Join(err, rerr, serr)
 }
 

@@ -3,11 +3,11 @@
 //
 // A source is anything that delivers tracer.Events stamped with the
 // kernel's CLOCK_BOOTTIME (Event.BootNS, and Event.Time on the wall
-// clock): the syscall tracepoints' ring buffer (tracer.Tracer) is one.
-// Programs with a ring buffer of their own, the metadata guard's
-// refusals or a filesystem-notification witness would each be one more;
-// a source that learns of an event in user space stamps it with
-// CLOCK_BOOTTIME when it does.
+// clock): the syscall tracepoints' ring buffer (tracer.Tracer) is one,
+// the filesystem witness's notifications (WitnessSource) another.
+// Programs with a ring buffer of their own, or the metadata guard's
+// refusals, would each be one more; a source that learns of an event in
+// user space stamps it with CLOCK_BOOTTIME when it does.
 package stream
 
 import (

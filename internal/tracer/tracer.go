@@ -397,6 +397,13 @@ func (t *Tracer) Tracked() ([]uint32, error) {
 	return tids, nil
 }
 
+// IsTracked reports whether the kernel counts process tgid (initial PID
+// namespace) in the tree now: from its fork, before it ran, to its exit.
+func (t *Tracer) IsTracked(tgid uint32) bool {
+	var val writewatchProc
+	return t.objs.Procs.Lookup(&tgid, &val) == nil
+}
+
 // SetDeadline makes Next return ErrTimeout once t has passed and no record
 // is waiting. A zero time waits forever.
 func (t *Tracer) SetDeadline(d time.Time) { t.rd.SetDeadline(d) }

@@ -93,7 +93,8 @@
 // by the witness. Wanted lets the caller decline events by pid before
 // they are resolved; Ignore drops a busy directory's direct entries in
 // the kernel (FAN_MARK_IGNORE, Linux 6.0), at the price described
-// there. BenchmarkOutsideWriter measures a writer outside the tree that
+// there, and IgnoreFile one file's writes and attribute changes.
+// BenchmarkOutsideWriter measures a writer outside the tree that
 // creates, writes, closes and unlinks small files in a loop.
 //
 // Measured on a shared 2-core VM (Linux 6.18, ext4, load average about

@@ -564,6 +564,29 @@ func (w *Witness) Ignore(dir string) error {
 	return nil
 }
 
+// IgnoreFile asks the kernel to drop the data and attribute changes of
+// the file at path (its writes, closes after writing and attribute
+// changes), for a caller that has learnt all it needs of them. Creates,
+// deletes and renames of its names are events of their directories and
+// stay reported. The mark is on the inode: a file that replaces it at
+// path is not ignored. Needs FAN_MARK_IGNORE (Linux 6.0).
+func (w *Witness) IgnoreFile(path string) error {
+	select {
+	case <-w.done:
+		return ErrClosed
+	default:
+	}
+	err := unix.FanotifyMark(w.fd, unix.FAN_MARK_ADD|unix.FAN_MARK_IGNORE_SURV|unix.FAN_MARK_DONT_FOLLOW,
+		unix.FAN_MODIFY|unix.FAN_CLOSE_WRITE|unix.FAN_ATTRIB, unix.AT_FDCWD, path)
+	if err == unix.EINVAL {
+		return fmt.Errorf("witness: ignore %s: %w (FAN_MARK_IGNORE needs Linux 6.0)", path, ErrUnsupported)
+	}
+	if err != nil {
+		return fmt.Errorf("witness: ignore %s: %w", path, markError(err))
+	}
+	return nil
+}
+
 // Close stops the witness: the reader stops after the batch it is
 // handling, the marks go with the fanotify descriptor, and the private
 // directory is removed.

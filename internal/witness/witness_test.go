@@ -532,6 +532,35 @@ func TestIgnoreDropsDirectEntriesOnly(t *testing.T) {
 	}
 }
 
+// IgnoreFile drops a file's writes and attribute changes, not the
+// creation or removal of its names, nor other files' events.
+func TestIgnoreFileDropsItsChangesOnly(t *testing.T) {
+	dir := tempDir(t)
+	w, c := start(t, dir, Options{})
+	must(t, os.WriteFile(dir+"/ign", nil, 0o644))
+	if err := w.IgnoreFile(dir + "/ign"); err != nil {
+		if errors.Is(err, ErrUnsupported) {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	pid := runChild(t, nil,
+		"append", dir+"/ign", ",",
+		"chmod", dir+"/ign", "600", ",",
+		"write", dir+"/kept", ",",
+		"unlink", dir+"/ign")
+	sync1(t, w)
+	evs := c.events()
+	expect(t, evs,
+		want{op: Create | Modify | CloseWrite, path: dir + "/kept", pid: pid},
+		want{op: Delete, path: dir + "/ign", pid: pid})
+	for _, ev := range evs {
+		if ev.Pid == pid && ev.Path == dir+"/ign" && ev.Op&(Modify|CloseWrite|Attrib) != 0 {
+			t.Errorf("a change of the ignored file: %v %s", ev.Op, ev.Path)
+		}
+	}
+}
+
 // Handles resolve through the mount of the given path first, then
 // through one of the filesystem's root: through a bind mount of a
 // subdirectory, a directory outside it would read as "/".

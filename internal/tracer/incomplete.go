@@ -1,17 +1,15 @@
-package run
+package tracer
 
 import (
 	"fmt"
-
-	"github.com/writewatch/writewatch/internal/tracer"
 )
 
-// incomplete says, from the kernel's counters, why writewatch could not
+// Incomplete says, from the kernel's counters, why writewatch could not
 // see everything the tree did: one reason per counter that means a write
 // outside the allowlist may have gone unseen (report.Report.Incomplete).
 // enforcing says the run was under --enforce.
 //
-// Each counter of tracer.Stats (enum ww_stat, bpf/writewatch.h), and what
+// Each counter of Stats (enum ww_stat, bpf/writewatch.h), and what
 // it does to the verdict:
 //
 //   - LostWrites (of RingbufFull): write records dropped, the ring buffer
@@ -45,7 +43,7 @@ import (
 //     lost fail the run by themselves (report.Report.LostRefusals).
 //   - Unmarked: refusals by the LSM programs of calls no record
 //     describes: refusals, counted with the tier's unseen refusals.
-func incomplete(st tracer.Stats, enforcing bool) []string {
+func (st Stats) Incomplete(enforcing bool) []string {
 	var why []string
 	if st.LostWrites > 0 {
 		why = append(why, fmt.Sprintf("%s lost: the ring buffer was full (writewatch fell behind, or was stopped)",

@@ -1,0 +1,320 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The operations of the exact-verdict suite (integration/verdict_test.go):
+// writes that no hooked call names the way the kernel resolves them.
+func init() {
+	for name, op := range map[string]func(a []string) error{
+		"link-fd":        linkFD,
+		"writefd":        writeFD,
+		"race-unlink":    raceUnlink,
+		"uring-write-fd": uringWriteFD,
+		"uring-rename": func(a []string) error {
+			return uringPaths(ioringOpRenameat, a[0], a[1])
+		},
+		"uring-unlink":  func(a []string) error { return uringPaths(ioringOpUnlinkat, a[0], "") },
+		"chroot":        func(a []string) error { return chrootTo(a[0]) },
+		"mount-ns-bind": mountNSBind,
+		"open-tree":     openTree,
+		"by-handle":     byHandle,
+		"acct":          acct,
+		"core":          coreDump,
+		"bind":          bindSocket,
+	} {
+		edgeOps[name] = op
+	}
+}
+
+// linkFD OLD NEW: a hard link made from a read-only descriptor of OLD
+// (linkat of /proc/self/fd/N, AT_SYMLINK_FOLLOW).
+func linkFD(a []string) error {
+	fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, a[1], unix.AT_SYMLINK_FOLLOW)
+}
+
+// writeFD N: write a line to descriptor N, which the process inherited.
+func writeFD(a []string) error {
+	n, err := strconv.Atoi(a[0])
+	if err != nil {
+		return err
+	}
+	_, err = unix.Write(n, []byte("written through an inherited descriptor\n"))
+	return err
+}
+
+// raceUnlink DIR N: unlink DIR/f000 ... DIR/fN-1, each through a path
+// buffer that another thread keeps rewriting to an allowed name of the
+// same length (tests/zzz...) between the call's entry and exit. A call
+// that read the decoy fails (it does not exist) and is made again. The
+// path names DIR/./././.../fNNN, whose thousand components keep the
+// kernel looking it up for tens of microseconds: time for the other
+// thread to rewrite it.
+func raceUnlink(a []string) error {
+	n, err := strconv.Atoi(a[1])
+	if err != nil {
+		return err
+	}
+	name := func(i int) string { return fmt.Sprintf("%s/%sf%03d", a[0], strings.Repeat("./", 1000), i) }
+	width := len(name(n))
+	buf := make([]byte, width+1)
+	real := make([]byte, width+1)
+	decoy := make([]byte, width+1)
+	copy(decoy, "tests/"+strings.Repeat("z", width-len("tests/")))
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer close(done)
+		for !stop.Load() {
+			// Each name stays a while: a call that read the real one at
+			// its entry finds the decoy at its exit about half the time.
+			copy(buf, decoy)
+			spin()
+			copy(buf, real)
+			spin()
+		}
+	}()
+	defer func() {
+		stop.Store(true)
+		<-done
+	}()
+	for i := range n {
+		clear(real)
+		copy(real, name(i))
+		for start := time.Now(); ; {
+			copy(buf, real)
+			cwd := unix.AT_FDCWD
+			_, _, errno := unix.Syscall(unix.SYS_UNLINKAT, uintptr(cwd), uintptr(unsafe.Pointer(&buf[0])), 0)
+			if errno == 0 {
+				break
+			}
+			if time.Since(start) > 20*time.Second {
+				return fmt.Errorf("unlink %s: %w", name(i), errno)
+			}
+			// On one CPU, let the other thread put the real name back.
+			unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		}
+	}
+	return nil
+}
+
+// spin busies the thread for a few microseconds.
+func spin() {
+	for i := 0; i < 2000; i++ {
+		spinSink.Add(1)
+	}
+}
+
+var spinSink atomic.Uint64
+
+const (
+	ioringOpWrite    = 23
+	ioringOpRenameat = 35
+	ioringOpUnlinkat = 36
+)
+
+// uringWriteFD N: an io_uring write request on descriptor N.
+func uringWriteFD(a []string) error {
+	n, err := strconv.Atoi(a[0])
+	if err != nil {
+		return err
+	}
+	data := []byte("written through io_uring\n")
+	return uringSubmit(func(sqe []byte) {
+		sqe[0] = ioringOpWrite
+		*(*int32)(unsafe.Pointer(&sqe[4])) = int32(n)
+		*(*uint64)(unsafe.Pointer(&sqe[8])) = ^uint64(0) // the file's position
+		*(*uint64)(unsafe.Pointer(&sqe[16])) = uint64(uintptr(unsafe.Pointer(&data[0])))
+		*(*uint32)(unsafe.Pointer(&sqe[24])) = uint32(len(data))
+	}, data)
+}
+
+// uringPaths submits a RENAMEAT (old, new) or UNLINKAT (old) request,
+// relative to the working directory.
+func uringPaths(opcode uint8, old, new string) error {
+	o, err := unix.BytePtrFromString(old)
+	if err != nil {
+		return err
+	}
+	nw, err := unix.BytePtrFromString(new)
+	if err != nil {
+		return err
+	}
+	return uringSubmit(func(sqe []byte) {
+		sqe[0] = opcode
+		*(*int32)(unsafe.Pointer(&sqe[4])) = unix.AT_FDCWD
+		*(*uint64)(unsafe.Pointer(&sqe[16])) = uint64(uintptr(unsafe.Pointer(o)))
+		if opcode == ioringOpRenameat {
+			*(*int32)(unsafe.Pointer(&sqe[24])) = unix.AT_FDCWD                       // len: the new dirfd
+			*(*uint64)(unsafe.Pointer(&sqe[8])) = uint64(uintptr(unsafe.Pointer(nw))) // off: the new path
+		}
+	}, o, nw)
+}
+
+// uringSubmit submits one request that fill describes and waits for it;
+// keep stays alive until then.
+func uringSubmit(fill func(sqe []byte), keep ...any) error {
+	var p uringParams
+	fd, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 4, uintptr(unsafe.Pointer(&p)), 0)
+	if errno != 0 {
+		return fmt.Errorf("io_uring_setup: %w", errno)
+	}
+	defer unix.Close(int(fd))
+	ringSize := int(max(p.SqOff.Array+p.SqEntries*4, p.CqOff.Cqes+p.CqEntries*16))
+	ring, err := unix.Mmap(int(fd), 0, ringSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		return fmt.Errorf("mmap ring: %w", err)
+	}
+	defer unix.Munmap(ring)
+	sqes, err := unix.Mmap(int(fd), 0x10000000, int(p.SqEntries*64), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	if err != nil {
+		return fmt.Errorf("mmap sqes: %w", err)
+	}
+	defer unix.Munmap(sqes)
+	sqe := sqes[:64]
+	clear(sqe)
+	fill(sqe)
+	tail := (*uint32)(unsafe.Pointer(&ring[p.SqOff.Tail]))
+	mask := *(*uint32)(unsafe.Pointer(&ring[p.SqOff.RingMask]))
+	*(*uint32)(unsafe.Pointer(&ring[p.SqOff.Array+(*tail&mask)*4])) = 0
+	*tail = *tail + 1
+	if _, _, errno := unix.Syscall6(unix.SYS_IO_URING_ENTER, fd, 1, 1, 1 /* GETEVENTS */, 0, 0); errno != 0 {
+		return fmt.Errorf("io_uring_enter: %w", errno)
+	}
+	runtime.KeepAlive(keep)
+	head := *(*uint32)(unsafe.Pointer(&ring[p.CqOff.Head]))
+	cqMask := *(*uint32)(unsafe.Pointer(&ring[p.CqOff.RingMask]))
+	if res := *(*int32)(unsafe.Pointer(&ring[p.CqOff.Cqes+(head&cqMask)*16+8])); res < 0 {
+		return fmt.Errorf("io_uring request: %w", unix.Errno(-res))
+	}
+	return nil
+}
+
+// chrootTo DIR: chroot into DIR and go to its root; the next
+// operations' absolute paths start there.
+func chrootTo(dir string) error {
+	if err := unix.Chroot(dir); err != nil {
+		return err
+	}
+	return unix.Chdir("/")
+}
+
+// mountNSBind SRC DST: a private mount namespace (unshare -m) where SRC
+// is bind-mounted on DST; then write DST/NAME for each further argument.
+func mountNSBind(a []string) error {
+	runtime.LockOSThread() // the namespace is this thread's
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return err
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return err
+	}
+	if err := unix.Mount(a[0], a[1], "", unix.MS_BIND, ""); err != nil {
+		return err
+	}
+	for _, name := range a[2:] {
+		if err := openWrite(filepath.Join(a[1], name), unix.O_WRONLY|unix.O_APPEND); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openTree DIR NAME: a detached copy of the mount of DIR (open_tree
+// OPEN_TREE_CLONE), and NAME written through it.
+func openTree(a []string) error {
+	tree, err := unix.OpenTree(unix.AT_FDCWD, a[0], unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(tree)
+	fd, err := unix.Openat(tree, a[1], unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	_, err = unix.Write(fd, []byte("written through a detached mount\n"))
+	return err
+}
+
+// byHandle PATH: PATH's file handle, then the file opened by it
+// (open_by_handle_at) and written.
+func byHandle(a []string) error {
+	h, _, err := unix.NameToHandleAt(unix.AT_FDCWD, a[0], 0)
+	if err != nil {
+		return err
+	}
+	mnt, err := unix.Open(filepath.Dir(a[0]), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(mnt)
+	fd, err := unix.OpenByHandleAt(mnt, h, unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	_, err = unix.Write(fd, []byte("written by handle\n"))
+	return err
+}
+
+// acct PATH: process accounting into PATH (acct(2)) while a child
+// process runs and exits, then off.
+func acct(a []string) error {
+	p, err := unix.BytePtrFromString(a[0])
+	if err != nil {
+		return err
+	}
+	if _, _, errno := unix.Syscall(unix.SYS_ACCT, uintptr(unsafe.Pointer(p)), 0, 0); errno != 0 {
+		return fmt.Errorf("acct: %w", errno)
+	}
+	runErr := exec.Command(os.Args[0], "read", "/dev/null").Run()
+	if _, _, errno := unix.Syscall(unix.SYS_ACCT, 0, 0, 0); errno != 0 {
+		return fmt.Errorf("acct off: %w", errno)
+	}
+	return runErr
+}
+
+// coreDump DIR: a child that dumps core in DIR (the kernel writes the
+// core file there when core_pattern is a plain name).
+func coreDump(a []string) error {
+	if err := unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{Cur: unix.RLIM_INFINITY, Max: unix.RLIM_INFINITY}); err != nil {
+		return err
+	}
+	cmd := exec.Command("/bin/sh", "-c", "kill -SEGV $$")
+	cmd.Dir = a[0]
+	err := cmd.Run()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.CoreDump() {
+		return nil
+	}
+	return fmt.Errorf("no core dumped (%v)", err)
+}
+
+// bindSocket PATH: an AF_UNIX socket bound at PATH, which makes a file.
+func bindSocket(a []string) error {
+	s, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(s)
+	return unix.Bind(s, &unix.SockaddrUnix{Name: a[0]})
+}

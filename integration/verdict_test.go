@@ -1,0 +1,293 @@
+package integration
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/writewatch/writewatch/internal/report"
+)
+
+// The exact-verdict suite: writes that change a file outside the
+// allowlist although no hooked call names it the way the kernel resolved
+// it. Each must be in the report with the path the kernel changed, and
+// the run must fail (86); the filesystem witness is what sees most of
+// them. A project allows tests/**; config.toml in its root is protected.
+
+// verdictRun runs writewatch in the project with flags, then COMMAND;
+// stdout, when not nil, is COMMAND's stdout (a descriptor opened outside
+// the tree).
+func verdictRun(t *testing.T, dir string, flags []string, stdout *os.File, command ...string) result {
+	t.Helper()
+	jsonPath := filepath.Join(t.TempDir(), "report.json")
+	args := append(append([]string{"--json", jsonPath}, flags...), "--")
+	cmd := exec.Command(wwBin, append(args, command...)...)
+	cmd.Dir = dir
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
+	err := cmd.Run()
+	res := result{stderr: stderr.String(), stdout: out.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		res.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run writewatch: %v", err)
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatalf("no report (exit %d): %v\n%s", res.code, err, res.stderr)
+	}
+	if err := json.Unmarshal(data, &res.rep); err != nil {
+		t.Fatalf("parse report: %v\n%s", err, data)
+	}
+	if w := res.rep.Witness; w != nil && !w.Active {
+		t.Skipf("the filesystem witness is off here: %s", w.Unavailable)
+	}
+	return res
+}
+
+// verdictProject is project() with a protected config.toml.
+func verdictProject(t *testing.T) (root, outside string) {
+	root, outside = project(t)
+	file(t, root+"/config.toml")
+	return root, outside
+}
+
+// wantViolation fails unless the report lists a write to path (op, when
+// not "") and the run failed as a gate run does.
+func wantViolation(t *testing.T, res result, gate bool, op, path string) *report.Violation {
+	t.Helper()
+	var found *report.Violation
+	for i, v := range res.rep.Violations {
+		if v.Path == path && (op == "" || v.Op == op) {
+			found = &res.rep.Violations[i]
+			break
+		}
+	}
+	if found == nil {
+		t.Errorf("no %s of %s reported; got %v\n%s", cmp(op, "write"), path, keys(res.rep), res.stderr)
+	}
+	want := 0
+	if gate {
+		want = 86
+	}
+	if res.code != want {
+		t.Errorf("exit code %d, want %d\n%s", res.code, want, res.stderr)
+	}
+	return found
+}
+
+func cmp(s, or string) string {
+	if s == "" {
+		return or
+	}
+	return s
+}
+
+// seenOnDisk checks that the filesystem witness saw v.
+func seenOnDisk(t *testing.T, v *report.Violation) {
+	t.Helper()
+	if v != nil && !slices.Contains(v.SeenBy, report.SeenByFilesystem) {
+		t.Errorf("%s %s: seen by %q, want the filesystem among them", v.Op, v.Path, v.SeenBy)
+	}
+}
+
+// Case 1: `ln -s . tests/x; rm tests/x/../config.toml` removes the
+// project's config.toml (the kernel follows tests/x before ".."), not
+// tests/config.toml. Also when the link is gone before writewatch reads
+// the record, and under --audit.
+func TestVerdictSymlinkThenDotDot(t *testing.T) {
+	root, _ := verdictProject(t)
+	for _, c := range []struct {
+		name  string
+		flags []string
+		cmd   []string
+	}{
+		{"shell", nil, []string{"sh", "-c", "ln -s . tests/x; rm tests/x/../config.toml"}},
+		{"audit", []string{"--audit"}, []string{"sh", "-c", "ln -s . tests/x; rm tests/x/../config.toml"}},
+		{"link gone at once", nil, []string{opBin, "symlink", ".", "tests/x", ",", "unlink", "tests/x/../config.toml", ",", "unlink", "tests/x"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(root + "/tests/x")
+			file(t, root+"/config.toml")
+			res := verdictRun(t, root, c.flags, nil, c.cmd...)
+			v := wantViolation(t, res, len(c.flags) == 0, "unlink", root+"/config.toml")
+			if v != nil && v.RequestedPath != "tests/x/../config.toml" {
+				t.Errorf("requested as %q", v.RequestedPath)
+			}
+			if slices.ContainsFunc(res.rep.Violations, func(v report.Violation) bool { return v.Path == root+"/tests/config.toml" }) {
+				t.Errorf("tests/config.toml reported: %v", keys(res.rep))
+			}
+		})
+	}
+}
+
+// Case 2: a symlinked directory replaced right after the write, and a
+// thread that rewrites the path buffer between the call's entry and exit
+// while 300 protected files are deleted: every one is reported.
+func TestVerdictPathsChangedAfterTheCall(t *testing.T) {
+	root, outside := verdictProject(t)
+	t.Run("symlinked directory replaced", func(t *testing.T) {
+		file(t, outside+"/victim")
+		res := verdictRun(t, root, nil, nil, opBin, "symlink", outside, "tests/d", ",", "unlink", "tests/d/victim",
+			",", "unlink", "tests/d", ",", "mkdir", "tests/d")
+		seenOnDisk(t, wantViolation(t, res, true, "unlink", outside+"/victim"))
+	})
+	t.Run("path buffer rewritten", func(t *testing.T) {
+		const n = 300
+		dir := filepath.Join(root, "many")
+		must(t, os.Mkdir(dir, 0o755))
+		for i := range n {
+			file(t, fmt.Sprintf("%s/f%03d", dir, i))
+		}
+		res := verdictRun(t, root, nil, nil, opBin, "race-unlink", dir, fmt.Sprint(n))
+		var missing []string
+		for i := range n {
+			p := fmt.Sprintf("%s/f%03d", dir, i)
+			if !slices.ContainsFunc(res.rep.Violations, func(v report.Violation) bool { return v.Path == p && v.Op == "unlink" }) {
+				missing = append(missing, filepath.Base(p))
+			}
+		}
+		if len(missing) > 0 {
+			t.Errorf("%d of %d deletes not reported: %s", len(missing), n, strings.Join(missing, " "))
+		}
+		if res.code != 86 {
+			t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
+		}
+	})
+}
+
+// Case 5: writes that pass no hooked call.
+func TestVerdictWritesNoCallNames(t *testing.T) {
+	root, _ := verdictProject(t)
+	cfg := root + "/config.toml"
+	fresh := func(t *testing.T) {
+		reset(t, root, "")
+		file(t, cfg)
+	}
+	t.Run("hard link from a read-only descriptor, then written", func(t *testing.T) {
+		fresh(t)
+		res := verdictRun(t, root, nil, nil, opBin, "link-fd", "config.toml", "tests/h", ",", "append", "tests/h")
+		wantViolation(t, res, true, "", cfg)
+	})
+	t.Run("descriptor inherited from outside the tree", func(t *testing.T) {
+		fresh(t)
+		out := openAppend(t, cfg)
+		res := verdictRun(t, root, []string{"--quiet"}, out, opBin, "writefd", "1")
+		seenOnDisk(t, wantViolation(t, res, true, "", cfg))
+	})
+	t.Run("io_uring write through an inherited descriptor", func(t *testing.T) {
+		fresh(t)
+		out := openAppend(t, cfg)
+		res := verdictRun(t, root, []string{"--quiet"}, out, opBin, "uring-write-fd", "1")
+		seenOnDisk(t, wantViolation(t, res, true, "", cfg))
+	})
+	t.Run("io_uring rename and unlink through a symlink gone at once", func(t *testing.T) {
+		fresh(t)
+		file(t, root+"/a.toml")
+		file(t, root+"/b.toml")
+		res := verdictRun(t, root, nil, nil, opBin, "symlink", ".", "tests/x", ",", "uring-rename", "tests/x/../a.toml", "tests/moved",
+			",", "uring-unlink", "tests/x/../b.toml", ",", "unlink", "tests/x")
+		seenOnDisk(t, wantViolation(t, res, true, "rename", root+"/a.toml"))
+		seenOnDisk(t, wantViolation(t, res, true, "unlink", root+"/b.toml"))
+	})
+}
+
+// Case 5, as root: ways around path names that only root has.
+func TestVerdictRootWritesNoCallNames(t *testing.T) {
+	root, _ := verdictProject(t)
+	cfg := root + "/config.toml"
+	for _, c := range []struct {
+		name  string
+		setup func(t *testing.T)
+		cmd   []string
+		path  string // "": cfg
+	}{
+		{name: "chroot", cmd: []string{opBin, "chroot", root, ",", "append", "/config.toml"}},
+		{name: "a bind mount in a mount namespace", setup: func(t *testing.T) { must(t, os.Mkdir(root+"/tests/mnt", 0o755)) },
+			cmd: []string{opBin, "mount-ns-bind", root, "tests/mnt", "config.toml"}},
+		{name: "open_tree", cmd: []string{opBin, "open-tree", root, "config.toml"}},
+		{name: "open_by_handle_at", cmd: []string{opBin, "by-handle", cfg}},
+		{name: "acct", setup: func(t *testing.T) { file(t, root+"/acct.log") }, cmd: []string{opBin, "acct", root + "/acct.log"}, path: root + "/acct.log"},
+		{name: "AF_UNIX bind", cmd: []string{opBin, "bind", root + "/sock"}, path: root + "/sock"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reset(t, root, "")
+			file(t, cfg)
+			if c.setup != nil {
+				c.setup(t)
+			}
+			res := verdictRun(t, root, nil, nil, c.cmd...)
+			if res.code != 86 && strings.Contains(res.stderr, "wwop") {
+				t.Skipf("the kernel refused it here: %s", res.stderr)
+			}
+			seenOnDisk(t, wantViolation(t, res, true, "", cmp(c.path, cfg)))
+		})
+	}
+	t.Run("core dump", func(t *testing.T) {
+		if pattern, err := os.ReadFile("/proc/sys/kernel/core_pattern"); err != nil || strings.ContainsAny(strings.TrimSpace(string(pattern)), "|/") {
+			t.Skipf("core_pattern %q does not dump into the working directory", pattern)
+		}
+		reset(t, root, "")
+		res := verdictRun(t, root, nil, nil, opBin, "core", root)
+		var core *report.Violation
+		for i, v := range res.rep.Violations {
+			if strings.HasPrefix(v.Path, root+"/core") {
+				core = &res.rep.Violations[i]
+			}
+		}
+		if core == nil {
+			t.Errorf("no core file reported: %v\n%s", keys(res.rep), res.stderr)
+		}
+		seenOnDisk(t, core)
+		if res.code != 86 {
+			t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
+		}
+	})
+}
+
+func openAppend(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+// Without CAP_SYS_ADMIN (CAP_BPF and CAP_PERFMON only, as ambient
+// capabilities give them) the witness is off: the report says so, in its
+// notes and its witness account, and that alone does not make the run
+// one that could not see everything.
+func TestVerdictWitnessOffWithoutCapSysAdmin(t *testing.T) {
+	u := makeUser(t)
+	root, bin := userProject(t, u)
+	ww := filepath.Join(bin, "writewatch")
+	copyFile(t, wwBin, ww)
+	jsonPath := filepath.Join(root, "tests", "report.json")
+	code, stderr := runAs(t, u, root, u.env(),
+		[]string{"--inh-caps=+bpf,+perfmon", "--ambient-caps=+bpf,+perfmon"},
+		ww, "--json", jsonPath, "--", "true")
+	if code != 0 {
+		t.Fatalf("exit code %d, want 0\n%s", code, stderr)
+	}
+	rep := readReport(t, jsonPath)
+	if w := rep.Witness; w == nil || w.Active || !strings.Contains(w.Unavailable, "CAP_SYS_ADMIN") {
+		t.Errorf("witness account %+v, want it off for want of CAP_SYS_ADMIN", w)
+	}
+	if !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "filesystem witness") }) {
+		t.Errorf("notes %q say nothing of the witness", rep.Notes)
+	}
+	if len(rep.Incomplete) > 0 {
+		t.Errorf("incomplete: %q", rep.Incomplete)
+	}
+}

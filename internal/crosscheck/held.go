@@ -1,0 +1,142 @@
+package crosscheck
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/writewatch/writewatch/internal/tracer"
+	"golang.org/x/sys/unix"
+)
+
+// maxVisits bounds the entries HeldFile reads looking for a file's
+// other names.
+const maxVisits = 100_000
+
+// errFound stops a walk.
+var errFound = errors.New("found")
+
+// HeldFile finds the file a hard link was made from when the call named
+// it by a descriptor the process held (/proc/self/fd/N with
+// AT_SYMLINK_FOLLOW): a file the process may have opened read-only,
+// which the tracer saw no write to. linkPath is the new name.
+//
+// It reads the descriptor's link in /proc while the process still has
+// it. A file with no name then (O_TMPFILE, the usual idiom) is no
+// other file: ok is false. When the descriptor is gone, a file with one
+// link has no other name either; for a file with more, the other names
+// are looked for under Options.Roots, the first outside the allowlist
+// returned; when not all are found, the run could not see everything
+// (Incomplete).
+func (c *Checker) HeldFile(ev *tracer.Event, fdPath, linkPath string) (string, bool) {
+	if target, ok := c.heldByDescriptor(ev, fdPath, linkPath); ok {
+		if !strings.HasPrefix(target, "/") || strings.HasSuffix(target, " (deleted)") {
+			return "", false
+		}
+		return target, true
+	}
+	var st unix.Stat_t
+	if unix.Lstat(linkPath, &st) != nil || st.Nlink < 2 || st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return "", false
+	}
+	names := c.otherNames(st.Dev, st.Ino, linkPath, int(st.Nlink)-1)
+	for _, n := range names {
+		if c.opts.Allow == nil || !c.opts.Allow.Allowed(n) {
+			return n, true
+		}
+	}
+	if len(names) < int(st.Nlink)-1 {
+		c.Incompletely("a hard link was made to a file held open (" + linkPath + "), whose other names writewatch could not find: writes through it may have changed a file outside the allowlist")
+	}
+	return "", false
+}
+
+// heldByDescriptor reads the link of the descriptor fdPath names, in the
+// writing process's /proc, when it still has it and it still is the
+// file linked.
+func (c *Checker) heldByDescriptor(ev *tracer.Event, fdPath, linkPath string) (string, bool) {
+	rest, ok := strings.CutPrefix(fdPath, "/proc/")
+	if !ok {
+		return "", false
+	}
+	who, rest, _ := strings.Cut(rest, "/")
+	switch who {
+	case "self", "thread-self":
+		pid := ev.NSTGID
+		if c.opts.InitialPIDNS || pid == 0 {
+			pid = ev.TGID
+		}
+		who = strconv.FormatUint(uint64(pid), 10)
+	}
+	n, ok := strings.CutPrefix(rest, "fd/")
+	if !ok {
+		return "", false
+	}
+	fd := "/proc/" + who + "/fd/" + n
+	target, err := os.Readlink(fd)
+	if err != nil {
+		return "", false
+	}
+	// The descriptor may have been closed and its number reused: it
+	// counts only while it is the file linked.
+	var held, linked unix.Stat_t
+	if unix.Stat(fd, &held) == nil && unix.Lstat(linkPath, &linked) == nil &&
+		(held.Dev != linked.Dev || held.Ino != linked.Ino) {
+		return "", false
+	}
+	return target, true
+}
+
+// otherNames looks for up to want names of file (dev, ino) other than
+// known under the roots, on the same filesystem.
+func (c *Checker) otherNames(dev, ino uint64, known string, want int) []string {
+	var (
+		names  []string
+		visits int
+	)
+	seen := map[string]bool{}
+	for _, root := range c.opts.Roots {
+		if root == "" || seen[root] {
+			continue
+		}
+		seen[root] = true
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if visits++; visits > maxVisits {
+				return filepath.SkipAll
+			}
+			var st unix.Stat_t
+			if unix.Lstat(p, &st) != nil || st.Dev != dev {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if st.Ino == ino && !d.IsDir() && p != known && !contains(names, p) {
+				names = append(names, p)
+				if len(names) >= want {
+					return errFound
+				}
+			}
+			return nil
+		})
+		if len(names) >= want {
+			break
+		}
+	}
+	return names
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

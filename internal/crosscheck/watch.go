@@ -1,0 +1,183 @@
+package crosscheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/internal/stream"
+	"github.com/writewatch/writewatch/internal/witness"
+)
+
+// FinalBarrier is the id of the barrier Finish places.
+const FinalBarrier = ^uint64(0)
+
+// Watch is the witness in a run: the fanotify witness, the stream source
+// its events go through, and the Checker that matches them. Its Checker
+// works without the witness too (HeldFile).
+type Watch struct {
+	*Checker
+	// Source is the witness's events as a stream source; nil when the
+	// witness is not active.
+	Source *stream.WitnessSource
+
+	w      *witness.Witness
+	info   report.WitnessInfo
+	ctx    context.Context
+	cancel context.CancelFunc
+	syncs  sync.WaitGroup
+	final  chan error
+}
+
+// WatchPaths are the paths whose filesystems hold what the allowlist
+// protects: the project, the home directory, /, and the nearest existing
+// directory above each deny entry.
+func WatchPaths(allow *allowlist.List, project, home string) []string {
+	paths := []string{project, home, "/"}
+	if allow != nil {
+		for _, e := range allow.Entries() {
+			if e.Kind != allowlist.Deny {
+				continue
+			}
+			dir := e.Pattern
+			if i := strings.IndexAny(dir, `*?[\`); i >= 0 {
+				dir = dir[:i]
+			}
+			for dir = filepath.Dir(dir); dir != "/"; dir = filepath.Dir(dir) {
+				if st, err := os.Stat(dir); err == nil && st.IsDir() {
+					break
+				}
+			}
+			paths = append(paths, dir)
+		}
+	}
+	out := paths[:0]
+	for _, p := range paths {
+		if p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// StartWatch starts the witness on the filesystems of paths, its private
+// directory under syncDir. The witness may be unavailable (not root, an
+// old kernel, no filesystem it can watch): the Watch then says why
+// (Info) and its Source is nil.
+func StartWatch(opts Options, paths []string, syncDir string) *Watch {
+	w := &Watch{Checker: New(opts)}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	src := stream.NewWitnessSource()
+	wo := witness.Options{Paths: paths, Handle: src.Handle, Wanted: w.Wanted, SyncDir: syncDir}
+	wit, err := witness.New(wo)
+	if err != nil {
+		w.info.Unavailable = unavailable(err)
+		return w
+	}
+	w.w, w.Source = wit, src
+	w.opts.Ignore, w.opts.IgnoreFile = wit.Ignore, wit.IgnoreFile
+	w.info.Active = true
+	for _, fs := range wit.Filesystems() {
+		f := report.WitnessFilesystem{Paths: fs.Paths, Type: fs.Type, Watched: fs.Err == nil}
+		if fs.Err != nil {
+			f.Error = fs.Err.Error()
+		}
+		w.info.Filesystems = append(w.info.Filesystems, f)
+	}
+	return w
+}
+
+// unavailable says why the witness watches nothing, in a user's words.
+func unavailable(err error) string {
+	switch {
+	case errors.Is(err, witness.ErrNeedsRoot):
+		return "watching whole filesystems needs CAP_SYS_ADMIN (root)"
+	case errors.Is(err, witness.ErrUnsupported):
+		return "the kernel lacks fanotify events with directory handles and names (Linux 5.9 or later)"
+	}
+	return strings.TrimPrefix(err.Error(), "witness: ")
+}
+
+// Active says the witness watches at least one filesystem.
+func (w *Watch) Active() bool { return w != nil && w.Source != nil }
+
+// PlaceBarrier places the barrier the Checker asks for, if any: Sync,
+// then the barrier behind the changes Sync waited for.
+func (w *Watch) PlaceBarrier() {
+	if !w.Active() {
+		return
+	}
+	id, ok := w.Barrier()
+	if !ok {
+		return
+	}
+	w.syncs.Go(func() {
+		if w.w.Sync(w.ctx) == nil {
+			w.Source.Barrier(id)
+		}
+	})
+}
+
+// Finish places the final barrier, behind every change the kernel
+// queued before it was called, and returns a channel that receives nil
+// once it is placed, or why it could not be within patience.
+func (w *Watch) Finish(patience time.Duration) <-chan error {
+	w.final = make(chan error, 1)
+	w.syncs.Go(func() {
+		ctx, cancel := context.WithTimeout(w.ctx, patience)
+		defer cancel()
+		err := w.w.Sync(ctx)
+		if err == nil {
+			w.Source.Barrier(FinalBarrier)
+		}
+		w.final <- err
+	})
+	return w.final
+}
+
+// Close stops the witness and releases what the Checker holds.
+func (w *Watch) Close() error {
+	w.cancel()
+	var err error
+	if w.w != nil {
+		err = w.w.Close()
+		w.Source.Close()
+	}
+	w.syncs.Wait()
+	w.Checker.Close()
+	return err
+}
+
+// Info is the witness's account for the report.
+func (w *Watch) Info() *report.WitnessInfo {
+	info := w.info
+	st := w.Stats()
+	info.Events, info.Unexplained = st.Changes, st.Unexplained
+	info.Overflows, info.Unresolved = st.Overflows, st.Unresolved
+	return &info
+}
+
+// Notes are what the report's notes say of the witness: that it watched
+// nothing, or not some filesystem.
+func (w *Watch) Notes() []string {
+	if !w.info.Active {
+		return []string{"the filesystem witness, a second account of what changed on disk, is off: " + w.info.Unavailable +
+			"; writes are seen through their system calls only"}
+	}
+	var notes []string
+	for _, fs := range w.info.Filesystems {
+		if !fs.Watched {
+			notes = append(notes, fmt.Sprintf("the filesystem witness cannot watch the filesystem of %s (%s): %s; writes there are seen through their system calls only",
+				strings.Join(fs.Paths, ", "), fs.Type, fs.Error))
+		}
+	}
+	return notes
+}

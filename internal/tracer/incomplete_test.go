@@ -1,0 +1,40 @@
+package tracer
+
+import (
+	"strings"
+	"testing"
+)
+
+// Only the counters that mean a write may have gone unseen make a run
+// incomplete; those that weaken attribution or exactness do not.
+func TestIncomplete(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		st        Stats
+		enforcing bool
+		want      []string // a part of each reason, in order
+	}{
+		{"nothing", Stats{Events: 10, AllowedInKernel: 5, Repeats: 3, NotFiles: 1}, false, nil},
+		{"write records lost", Stats{RingbufFull: 7, LostWrites: 5}, false, []string{"5 write records were lost: the ring buffer was full"}},
+		{"one write record lost", Stats{RingbufFull: 1, LostWrites: 1}, false, []string{"1 write record was lost"}},
+		{"process records lost only", Stats{RingbufFull: 4}, false, nil},
+		{"processes not followed", Stats{ProcMapFull: 2}, false, []string{"2 processes or threads were not followed"}},
+		{"attribution only", Stats{GoroutineMapFull: 3, StopErrors: 1, Truncated: 2, ReadErrors: 1}, false, nil},
+		{"a kill failed", Stats{SignalErrors: 1, Blocked: 1}, true, []string{"1 writer outside the allowlist could not be killed"}},
+		{"refusals only", Stats{Blocked: 3, Killed: 3, Unmarked: 1}, true, nil},
+		{"everything", Stats{RingbufFull: 9, LostWrites: 9, ProcMapFull: 1, SignalErrors: 2}, true,
+			[]string{"9 write records", "1 process or thread was not followed", "2 writers"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.st.Incomplete(tc.enforcing)
+			if len(got) != len(tc.want) {
+				t.Fatalf("reasons %q, want %d", got, len(tc.want))
+			}
+			for i, w := range tc.want {
+				if !strings.Contains(got[i], w) {
+					t.Errorf("reason %q, want it to say %q", got[i], w)
+				}
+			}
+		})
+	}
+}
