@@ -43,11 +43,18 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# The Go releases TestGoTestAttribution builds test binaries with
+# (integration/tests_test.go): fetched here, before the tests, so that no
+# test waits on a download.
+GO_TEST_TOOLCHAINS := go1.24.0 go1.25.0 go1.27.3
+
 # Debian packages the tests run: promtool (package prometheus), the
 # Pushgateway, strace (ground truth for the edge-case suite), a C
 # compiler (its glibc clone3 helper), and pytest with pytest-xdist (the
 # pytest attribution tests). Installed only when missing; needs root then.
 test-deps:
+	@cd / && for v in $(GO_TEST_TOOLCHAINS); do GOTOOLCHAIN=$$v $(GO) version >/dev/null || \
+		{ echo "make test-deps: could not fetch the Go toolchain $$v from the module proxy"; exit 1; }; done
 	@missing=""; \
 	command -v prometheus-pushgateway >/dev/null 2>&1 || missing="$$missing prometheus-pushgateway"; \
 	/usr/bin/python3 -c "import pytest" >/dev/null 2>&1 || missing="$$missing python3-pytest"; \
