@@ -41,7 +41,7 @@ func TestBlindRunDoesNotPass(t *testing.T) {
 	if res.rep.LostWrites == 0 {
 		t.Fatalf("no write record was lost (lost %v): the test proves nothing\n%s", res.rep.Lost, res.stderr)
 	}
-	seen := violation(res.rep, "open", filepath.Join(root, "config.toml")) != nil
+	seen := violationAt(res.rep, filepath.Join(root, "config.toml")) != nil
 	switch {
 	case seen && res.code != 86:
 		t.Errorf("config.toml's write was seen: exit code %d, want 86\n%s", res.code, res.stderr)
@@ -72,7 +72,7 @@ func TestBlindRunDoesNotPass(t *testing.T) {
 		t.Fatalf("no write record was lost: the test proves nothing\n%s", res.stderr)
 	}
 	want := 3
-	if violation(res.rep, "open", filepath.Join(root, "config.toml")) != nil {
+	if violationAt(res.rep, filepath.Join(root, "config.toml")) != nil {
 		want = 86
 	}
 	if res.code != want {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -123,7 +124,7 @@ func ww(t *testing.T, dir string, flags []string, command ...string) result {
 // for COMMAND).
 func wwEnv(t *testing.T, dir string, env []string, flags []string, command ...string) result {
 	t.Helper()
-	jsonPath := filepath.Join(t.TempDir(), "report.json")
+	jsonPath := filepath.Join(outDir(t, env), "report.json")
 	args := append([]string{"--json", jsonPath}, flags...)
 	args = append(append(args, "--"), command...)
 	cmd := exec.Command(wwBin, args...)
@@ -153,6 +154,35 @@ func wwEnv(t *testing.T, dir string, env []string, flags []string, command ...st
 	return res
 }
 
+// outDir is a directory for writewatch's output files. Under sudo
+// (SUDO_UID in env) writewatch opens them with the invoking user's
+// rights, so the directory is that user's; t.TempDir() is root's, in a
+// parent only root can enter.
+func outDir(t *testing.T, env []string) string {
+	t.Helper()
+	uid, gid := -1, -1
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "SUDO_UID="); ok {
+			uid, _ = strconv.Atoi(v)
+		}
+		if v, ok := strings.CutPrefix(e, "SUDO_GID="); ok {
+			gid, _ = strconv.Atoi(v)
+		}
+	}
+	if uid < 0 {
+		return t.TempDir()
+	}
+	dir, err := os.MkdirTemp("", "writewatch-out-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chown(dir, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // key names one violation for comparisons.
 type key struct{ op, path, role string }
 
@@ -170,6 +200,18 @@ func keys(r report.Report) []key {
 func violation(r report.Report, op, path string) *report.Violation {
 	for i, v := range r.Violations {
 		if v.Op == op && v.Path == path {
+			return &r.Violations[i]
+		}
+	}
+	return nil
+}
+
+// violationAt finds a violation at path, whatever its op: the
+// filesystem witness may name a change the syscall records lost by
+// another op (a write, a create) than the open that made it.
+func violationAt(r report.Report, path string) *report.Violation {
+	for i, v := range r.Violations {
+		if v.Path == path {
 			return &r.Violations[i]
 		}
 	}
