@@ -44,6 +44,41 @@ const (
 	ActionBlockedKilled = "blocked+killed" // refused, and its process killed
 )
 
+// Severities (Violation.Severity), worst first: how much harm a write
+// did, from the kernel's facts at the time and what is on disk at the end
+// of the run (package severity).
+const (
+	// SeverityDataLoss: a file or directory that was there before the run
+	// was truncated, overwritten, appended to, removed, renamed, renamed
+	// over, or had its mode, owner, times or xattrs changed.
+	SeverityDataLoss = "data-loss"
+	// SeverityLeftBehind: created during the run and still there at its end.
+	SeverityLeftBehind = "left-behind"
+	// SeverityTransient: created and removed during the run.
+	SeverityTransient = "transient"
+	// SeverityAttempt: the call failed, and nothing changed.
+	SeverityAttempt = "attempt"
+)
+
+// Severities lists the severities, worst first.
+var Severities = []string{SeverityDataLoss, SeverityLeftBehind, SeverityTransient, SeverityAttempt}
+
+// SeverityRank orders severities, worst first; an unknown one ("") comes
+// first, as possibly the worst.
+func SeverityRank(s string) int {
+	switch s {
+	case SeverityDataLoss:
+		return 1
+	case SeverityLeftBehind:
+		return 2
+	case SeverityTransient:
+		return 3
+	case SeverityAttempt:
+		return 4
+	}
+	return 0
+}
+
 // ViaIOUring is the Violation.Via of a write submitted as an io_uring
 // request: seen when submitted, its result unknown.
 const ViaIOUring = "io_uring"
@@ -89,6 +124,8 @@ type Violation struct {
 	// Truncated reports that the path did not fit the kernel buffers:
 	// Path is then only a prefix of the real path.
 	Truncated bool `json:"truncated,omitempty"`
+	// Severity is one of the Severity constants, "" when unknown.
+	Severity string `json:"severity,omitempty"`
 	// PID and PPID are as seen in writewatch's PID namespace.
 	PID     int      `json:"pid"`
 	PPID    int      `json:"ppid"`

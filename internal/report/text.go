@@ -53,6 +53,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	}
 	t := &textWriter{color: opt.Color}
 	t.header(r)
+	t.severities(r)
 	t.warnings(r)
 	t.byTest(r)
 	for i := range r.Violations {
@@ -117,6 +118,49 @@ func (t *textWriter) header(r *Report) {
 	const by = " by `"
 	budget := lineWidth - width(head) - width(by) - 1
 	t.line(head, by, shortCmdline(r.Command, budget), "`")
+}
+
+// severityText says what each severity means, for the summary line.
+var severityText = map[string]string{
+	SeverityDataLoss:   "existed before",
+	SeverityLeftBehind: "still there",
+	SeverityTransient:  "gone at the end",
+	SeverityAttempt:    "failed",
+}
+
+// severities counts the violations by severity, worst first, and says
+// when nothing was left behind.
+func (t *textWriter) severities(r *Report) {
+	n := map[string]int{}
+	for i := range r.Violations {
+		n[r.Violations[i].Severity]++
+	}
+	var parts []string
+	for _, s := range Severities {
+		if n[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s (%s)", n[s], t.severityTag(s), severityText[s]))
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	line := "writewatch: " + strings.Join(parts, ", ")
+	if n[SeverityDataLoss] == 0 && n[SeverityLeftBehind] == 0 && n[""] == 0 {
+		line += "; nothing was left behind"
+	}
+	t.line(line)
+}
+
+// severityTag renders a severity, in red for data-loss and yellow for
+// left-behind.
+func (t *textWriter) severityTag(s string) string {
+	switch s {
+	case SeverityDataLoss:
+		return t.paint(ansiBold+ansiRed, s)
+	case SeverityLeftBehind:
+		return t.paint(ansiYellow, s)
+	}
+	return displayText(s)
 }
 
 func (t *textWriter) warnings(r *Report) {
@@ -190,8 +234,12 @@ func (t *textWriter) violation(v *Violation) {
 	}
 	t.line(head)
 
-	// What was done to it.
-	op := "  " + t.paint(ansiRed, displayText(v.Op))
+	// What was done to it, and the harm it did.
+	op := "  "
+	if v.Severity != "" {
+		op += "[" + t.severityTag(v.Severity) + "] "
+	}
+	op += t.paint(ansiRed, displayText(v.Op))
 	if v.Flags != "" {
 		op += " " + displayText(v.Flags)
 	}
@@ -654,7 +702,8 @@ func (t *textWriter) byTest(r *Report) {
 		return
 	}
 	slices.SortStableFunc(vs, func(a, b *Violation) int {
-		return cmp.Or(strings.Compare(a.Package, b.Package), strings.Compare(whoText(a), whoText(b)))
+		return cmp.Or(cmp.Compare(SeverityRank(a.Severity), SeverityRank(b.Severity)),
+			strings.Compare(a.Package, b.Package), strings.Compare(whoText(a), whoText(b)))
 	})
 	t.line()
 	t.line("By test:")
@@ -665,6 +714,9 @@ func (t *textWriter) byTest(r *Report) {
 		}
 		if v.Errno != "" {
 			what += ", failed: " + displayText(v.Errno)
+		}
+		if v.Severity != "" {
+			what += "; " + displayText(v.Severity)
 		}
 		via := v.Exe
 		if via == "" {

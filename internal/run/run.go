@@ -21,6 +21,7 @@ import (
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/runners"
+	"github.com/writewatch/writewatch/internal/severity"
 	"github.com/writewatch/writewatch/internal/stream"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
@@ -100,6 +101,7 @@ func Run(cfg Config) (*report.Report, error) {
 		events:   stream.New(tr),
 		judge:    judge.New(cfg.Allow),
 		builder:  &report.Builder{Limit: cfg.MaxViolations},
+		severity: severity.New(rep.Started),
 		repeatOf: map[tracer.RepeatKey][]group{},
 	}
 	if err := s.launch(path, landlock, opts.Enforce != nil && opts.Enforce.MetadataGuarded); err != nil {
@@ -241,6 +243,8 @@ func (s *session) finish(rep *report.Report) error {
 	rep.Processes = s.tree.Seen()
 	rep.Events = s.writes + stats.AllowedInKernel + stats.Repeats
 	rep.Violations = s.builder.Violations()
+	s.severity.Assign(rep.Violations)
+	report.SortBySeverity(rep.Violations)
 	rep.UnlistedViolations = s.builder.Unlisted
 	rep.Survivors = s.tree.Survivors(alive)
 	rep.SurvivorsKilled = s.cfg.KillSurvivors && len(alive) > 0
