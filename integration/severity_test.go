@@ -75,3 +75,24 @@ func TestSeverity(t *testing.T) {
 		t.Errorf("text summary lacks the severity:\n%s", res.stderr)
 	}
 }
+
+// os.Remove("") is an unlink of "", which fails with ENOENT: reported as
+// the empty path it is, never as the working directory, and no allow
+// entry is offered for it.
+func TestEmptyPath(t *testing.T) {
+	root, _ := project(t)
+	res := ww(t, root, nil, "sh", "-c", opBin+` unlink "" 2>/dev/null; true`)
+	if res.code != 86 {
+		t.Fatalf("exit %d, want 86\n%s", res.code, res.stderr)
+	}
+	if len(res.rep.Violations) != 1 {
+		t.Fatalf("%d violations, want 1: %+v", len(res.rep.Violations), res.rep.Violations)
+	}
+	v := res.rep.Violations[0]
+	if v.Op != "unlink" || v.Path != "" || v.RequestedPath != "" || v.Errno != "ENOENT" || v.Severity != report.SeverityAttempt {
+		t.Errorf("got %s %q (requested %q) %s %s, want unlink \"\" ENOENT attempt", v.Op, v.Path, v.RequestedPath, v.Errno, v.Severity)
+	}
+	if strings.Contains(res.stderr, root+"\n") || strings.Contains(res.stderr, "- .\n") {
+		t.Errorf("the working directory is reported:\n%s", res.stderr)
+	}
+}

@@ -389,6 +389,8 @@ func (t *textWriter) howToFix(r *Report) {
 	for i := range r.Violations {
 		v := &r.Violations[i]
 		switch {
+		case v.Path == "": // an empty path names nothing
+			continue
 		case v.DeniedBy != "":
 			denied++
 			continue
