@@ -55,9 +55,16 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	t.header(r)
 	t.severities(r)
 	t.warnings(r)
-	t.byTest(r)
-	for i := range r.Violations {
-		t.violation(&r.Violations[i])
+	items := collapse(r.Violations)
+	t.byTest(items)
+	for _, it := range items {
+		if it.v != nil {
+			t.violation(it.v)
+			continue
+		}
+		t.line()
+		t.line(t.collapsedLine(it.group))
+		t.prev = nil
 	}
 	t.survivors(r)
 	t.notes(r)
@@ -690,14 +697,15 @@ func pick(cond bool, a, b string) string {
 }
 
 // byTest lists the violations that a test runner's boundaries attribute,
-// one line each, grouped by test:
+// one line each, grouped by test (those collapsed into one line are
+// shown by that line):
 //
 //	TestSave (pkg example.com/app) wrote /home/u/.config/app/config.toml (open O_WRONLY|O_TRUNC) via /usr/bin/git
-func (t *textWriter) byTest(r *Report) {
+func (t *textWriter) byTest(items []item) {
 	var vs []*Violation
-	for i := range r.Violations {
-		if v := &r.Violations[i]; attributed(v) {
-			vs = append(vs, v)
+	for _, it := range items {
+		if it.v != nil && attributed(it.v) {
+			vs = append(vs, it.v)
 		}
 	}
 	if len(vs) == 0 {
