@@ -81,20 +81,32 @@ func keyOf(v *Violation) (collapseKey, bool) {
 // nameGlob is a pattern covering every name: their common prefix and
 // suffix around a '*', or the one name when all are the same.
 func nameGlob(names []string) string {
-	if len(names) == 0 {
-		return "*"
+	prefix, suffix, one := nameParts(names)
+	if one {
+		return prefix
 	}
-	prefix, suffix := names[0], names[0]
-	same := true
+	return prefix + "*" + suffix
+}
+
+// nameParts is what every name shares: the one name (one is true), or
+// the common prefix and suffix around what varies. A run of digits at
+// the edge of what varies is part of it: "run-10" and "run-12" share
+// "run-", not "run-1".
+func nameParts(names []string) (prefix, suffix string, one bool) {
+	if len(names) == 0 {
+		return "", "", false
+	}
+	prefix, suffix = names[0], names[0]
+	one = true
 	for _, n := range names[1:] {
 		if n != names[0] {
-			same = false
+			one = false
 		}
 		prefix = commonPrefix(prefix, n)
 		suffix = commonSuffix(suffix, n)
 	}
-	if same {
-		return names[0]
+	if one {
+		return names[0], "", true
 	}
 	// The prefix and suffix must not overlap in the shortest name.
 	short := len(names[0])
@@ -104,11 +116,7 @@ func nameGlob(names []string) string {
 	if len(prefix)+len(suffix) > short {
 		suffix = suffix[len(prefix)+len(suffix)-short:]
 	}
-	// A run of digits at the edge of the '*' is part of what varies:
-	// "run-10" and "run-12" are "run-*", not "run-1*".
-	prefix = strings.TrimRight(prefix, "0123456789")
-	suffix = strings.TrimLeft(suffix, "0123456789")
-	return prefix + "*" + suffix
+	return strings.TrimRight(prefix, "0123456789"), strings.TrimLeft(suffix, "0123456789"), false
 }
 
 func commonPrefix(a, b string) string {

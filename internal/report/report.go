@@ -232,7 +232,10 @@ type Report struct {
 	EnforcementNote string   `json:"enforcement_note,omitempty"`
 	Command         []string `json:"command"`
 	WorkDir         string   `json:"workdir"`
-	ConfigFile      string   `json:"config_file"` // "" when none
+	// Home is the home directory of the user COMMAND ran as (its HOME),
+	// which "How to fix" writes as "~".
+	Home       string `json:"home,omitempty"`
+	ConfigFile string `json:"config_file"` // "" when none
 	// ExitCode is writewatch's own exit code.
 	ExitCode int `json:"exit_code"`
 	// CommandExit is the traced command's exit code, 128+N for signal N;

@@ -24,6 +24,7 @@ func emptyReport() *Report {
 		Mode:        ModeGate,
 		Command:     []string{"go", "test", "./..."},
 		WorkDir:     "/home/dev/proj",
+		Home:        "/home/dev",
 		ConfigFile:  "/home/dev/proj/.writewatch.yaml",
 		ExitCode:    0,
 		CommandExit: 0,
@@ -85,6 +86,7 @@ func richReport() *Report {
 		Mode:           ModeGate,
 		Command:        []string{"make", "test"},
 		WorkDir:        "/home/dev/proj",
+		Home:           "/home/dev",
 		ConfigFile:     "/home/dev/proj/.writewatch.yaml",
 		ExitCode:       1,
 		CommandExit:    0,
@@ -183,6 +185,7 @@ var cases = []struct {
 func testsReport() *Report {
 	r := emptyReport()
 	r.Command = []string{"go", "test", "./..."}
+	r.Home = "/home/u"
 	bin := Proc{PID: 5000, PPID: 4990, Comm: "app.test", Exe: "/tmp/go-build1/b001/app.test", Cmdline: []string{"/tmp/go-build1/b001/app.test", "-test.paniconexit0"}}
 	chain := []Proc{{PID: 4990, PPID: 4900, Comm: "go", Exe: "/usr/local/go/bin/go", Cmdline: []string{"go", "test", "./..."}}}
 	v := func(path, exe string, mod func(*Violation)) Violation {

@@ -386,51 +386,46 @@ func (t *textWriter) howToFix(r *Report) {
 	if !r.Failed() {
 		return
 	}
-	dir := configDir(r)
-	var (
-		paths     []string // to allow, relative to dir when under it
-		seen      = make(map[string]bool)
-		denied    int
-		truncated int
-	)
-	for i := range r.Violations {
-		v := &r.Violations[i]
-		switch {
-		case v.Path == "": // an empty path names nothing
-			continue
-		case v.DeniedBy != "":
-			denied++
-			continue
-		case v.Truncated:
-			truncated++
-			continue
-		case seen[v.Path]:
-			continue
-		}
-		seen[v.Path] = true
-		p := v.Path
-		if rel, ok := relUnder(p, dir); ok {
-			p = rel
-		}
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
-	entries := make([]string, len(paths)) // YAML list items
-	for i, p := range paths {
-		if s, ok := yamlScalar(allowlist.Literal(p)); ok {
-			entries[i] = "- " + s
-		} else {
-			entries[i] = "# " + displayPath(p) + " is not valid UTF-8: allow a directory above it"
-		}
-	}
-
 	t.line()
 	t.line("How to fix:")
+	if fixes := testFixes(r); len(fixes) > 0 {
+		t.line("  - Make the tests write under a temporary directory:")
+		for _, f := range fixes {
+			t.line("      ", f)
+		}
+	} else {
+		t.line("  - Make the tests write under a temporary directory: t.TempDir() in Go, the tmp_path fixture in pytest.")
+	}
+	suggested, unsuggested := Suggest(r)
+	var denied, truncated int
+	for i := range r.Violations {
+		switch v := &r.Violations[i]; {
+		case v.DeniedBy != "":
+			denied++
+		case v.Truncated && v.Errno == "":
+			truncated++
+		}
+	}
+	var entries []string // YAML list items
+	for _, s := range suggested {
+		if e, ok := yamlScalar(s.Entry); ok {
+			entries = append(entries, "- "+e)
+		}
+	}
+	for _, v := range unsuggested {
+		if !utf8.ValidString(v.Path) {
+			p := v.Path
+			if rel, ok := relUnder(p, configDir(r)); ok {
+				p = rel
+			}
+			entries = append(entries, "# "+displayPath(p)+" is not valid UTF-8: allow a directory above it")
+		}
+	}
 	if len(entries) > 0 {
 		if r.ConfigFile == "" {
-			t.line("  - If these writes are expected, create ", allowlist.ConfigFileName, " in ", displayPath(r.WorkDir), " with:")
+			t.line("  - Or, if these writes are expected, create ", allowlist.ConfigFileName, " in ", displayPath(r.WorkDir), " with:")
 		} else {
-			t.line("  - If these writes are expected, add them to the allow list in ", displayPath(configName(r)), ":")
+			t.line("  - Or, if these writes are expected, add them to the allow list in ", displayPath(configName(r)), ":")
 		}
 		t.line()
 		t.line("        allow:")
@@ -443,8 +438,12 @@ func (t *textWriter) howToFix(r *Report) {
 				" not listed: allow a directory above ", pick(truncated == 1, "it", "them"), " instead.")
 		}
 	} else if truncated > 0 {
-		t.line("  - If these writes are expected, allow a directory above the truncated ",
+		t.line("  - Or, if these writes are expected, allow a directory above the truncated ",
 			pick(truncated == 1, "path", "paths"), " in ", pick(r.ConfigFile == "", allowlist.ConfigFileName, displayPath(configName(r))), ".")
+	}
+	if broad := len(unsuggested) - invalidUTF8(unsuggested); broad > 0 {
+		t.line("    ", plural(broad, "write", "writes"), " to the project, the home directory or a directory above them ",
+			pick(broad == 1, "gets", "get"), " no entry: fix the test.")
 	}
 	if denied > 0 {
 		t.line("  - Writes marked \"denied by\" match a deny rule: an allow entry does not lift it; change that rule if they are expected.")
@@ -452,8 +451,16 @@ func (t *textWriter) howToFix(r *Report) {
 	if r.LostRefusals > 0 {
 		t.line("  - To see every refused write, run again with a larger ring buffer (--ringbuf-mib).")
 	}
-	t.line("  - Otherwise make the tests write under a temporary directory instead:")
-	t.line("    t.TempDir() in Go, the tmp_path fixture in pytest.")
+}
+
+func invalidUTF8(vs []*Violation) int {
+	n := 0
+	for _, v := range vs {
+		if !utf8.ValidString(v.Path) {
+			n++
+		}
+	}
+	return n
 }
 
 // configDir is the directory that allow entries are relative to: the
@@ -654,12 +661,12 @@ func yamlPlainOK(s string) bool {
 	}
 	for _, r := range s {
 		ok := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' ||
-			strings.ContainsRune("_./+=~-@", r)
+			strings.ContainsRune("_./+=~-@*", r)
 		if !ok {
 			return false
 		}
 	}
-	if s[0] == '@' || s[0] == '-' {
+	if s[0] == '@' || s[0] == '-' || s[0] == '*' {
 		return false
 	}
 	if strings.Contains(s, "/") {

@@ -138,6 +138,7 @@ func newReport(cfg Config) *report.Report {
 		Mode:    cfg.Mode,
 		Command: cfg.Args,
 		WorkDir: cfg.WorkDir,
+		Home:    launch.Getenv(cfg.Env, "HOME"),
 		Started: time.Now(),
 	}
 	if cfg.Enforce != nil {
