@@ -78,12 +78,13 @@ func TestSeverity(t *testing.T) {
 
 // os.Remove("") is an unlink of "", which fails with ENOENT: reported as
 // the empty path it is, never as the working directory, and no allow
-// entry is offered for it.
+// entry is offered for it. A failed call that changed nothing does not
+// fail the run.
 func TestEmptyPath(t *testing.T) {
 	root, _ := project(t)
 	res := ww(t, root, nil, "sh", "-c", opBin+` unlink "" 2>/dev/null; true`)
-	if res.code != 86 {
-		t.Fatalf("exit %d, want 86\n%s", res.code, res.stderr)
+	if res.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", res.code, res.stderr)
 	}
 	if len(res.rep.Violations) != 1 {
 		t.Fatalf("%d violations, want 1: %+v", len(res.rep.Violations), res.rep.Violations)

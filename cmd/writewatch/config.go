@@ -61,6 +61,8 @@ type Config struct {
 	Version        bool
 	IgnoreMetadata bool
 	MaxViolations  int
+	// SuggestConfig is --suggest-config: where to write a proposed config.
+	SuggestConfig string
 
 	MetricsAddr     string
 	Pushgateway     string
@@ -150,6 +152,7 @@ func (c *Config) flagSet() *flag.FlagSet {
 	fs.UintVar(&c.RingbufMiB, "ringbuf-mib", 8, "size of the kernel ring buffer in MiB (a power of two)")
 	fs.BoolVar(&c.IgnoreMetadata, "ignore-metadata", false, "do not report chmod, chown, utimes and xattr changes")
 	fs.IntVar(&c.MaxViolations, "max-violations", 10000, "list at most `N` paths written outside the allowlist; writes to more are counted (0: no limit)")
+	fs.StringVar(&c.SuggestConfig, "suggest-config", "", "write a proposed .writewatch.yaml to `FILE`: the config in use plus the fewest allow entries that let this run's writes pass, each commented with its tests and severity (write it in the project's directory: relative entries are relative to the config's)")
 	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on http://`ADDR`/metrics (host:port) while COMMAND runs")
 	fs.StringVar(&c.Pushgateway, "pushgateway", "", "when the run ends, push its metrics to the Pushgateway at `URL`, grouped under job=writewatch and the --metrics-label labels")
@@ -240,7 +243,7 @@ func (c *Config) check() error {
 // checkCombinations finds flags that mean nothing together, or alone.
 func (c *Config) checkCombinations(t task) error {
 	outputs := map[string]string{}
-	for _, o := range []struct{ flag, path string }{{"--json", c.JSONFile}, {"--junit", c.JUnitFile}, {"--metrics-textfile", c.MetricsTextfile}} {
+	for _, o := range []struct{ flag, path string }{{"--json", c.JSONFile}, {"--junit", c.JUnitFile}, {"--metrics-textfile", c.MetricsTextfile}, {"--suggest-config", c.SuggestConfig}} {
 		if o.path == "" {
 			continue
 		}

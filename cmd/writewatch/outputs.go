@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/writewatch/writewatch/internal/metrics"
 	"github.com/writewatch/writewatch/internal/report"
@@ -64,6 +65,12 @@ func (c *Config) outputs(getenv func(string) string) []output {
 	}
 	if c.JUnitFile != "" {
 		outs = append(outs, output{name: "--junit", file: c.JUnitFile, write: writeJUnit, fail: failRun})
+	}
+	if c.SuggestConfig != "" {
+		// Written at the end, through a new file renamed into place: FILE
+		// may be the config in use, which is read at the end.
+		outs = append(outs, output{name: "--suggest-config", check: func() error { return checkSuggestion(c.SuggestConfig) },
+			write: writeSuggestion, fail: failRun})
 	}
 	if getenv("GITHUB_ACTIONS") == "true" {
 		// Annotations go to stderr, which the runner reads for workflow
@@ -147,7 +154,7 @@ func writeOutputs(o *writing, outs []output, files []*os.File) int {
 // nothing to say.
 func writeSummary(o *writing, _ *os.File) error {
 	rep := o.out.rep
-	if o.cfg.Quiet && !rep.Failed() && rep.LostEvents == 0 {
+	if o.cfg.Quiet && !rep.Failed() && len(rep.Violations) == 0 && rep.LostEvents == 0 {
 		return nil
 	}
 	return report.WriteText(o.stderr, rep, report.TextOptions{Color: o.color})
@@ -160,6 +167,47 @@ func writeJSON(o *writing, f *os.File) error {
 }
 
 func writeJUnit(o *writing, f *os.File) error { return report.WriteJUnit(f, o.out.rep) }
+
+// checkSuggestion checks, before COMMAND starts, that a file can be
+// made in the directory of the proposed config.
+func checkSuggestion(path string) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".writewatch-suggest-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// writeSuggestion writes the proposed config: the config the run used,
+// read now, with the entries the run needs. It replaces the file at once
+// (a new file renamed over it), so FILE may be that config itself.
+func writeSuggestion(o *writing, _ *os.File) error {
+	var config []byte
+	if path := o.out.rep.ConfigFile; path != "" && path != os.DevNull {
+		var err error
+		if config, err = os.ReadFile(path); err != nil {
+			return err
+		}
+	}
+	path := o.cfg.SuggestConfig
+	f, err := os.CreateTemp(filepath.Dir(path), ".writewatch-suggest-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // once renamed, a no-op
+	err = report.WriteSuggestedConfig(f, o.out.rep, config)
+	if err == nil {
+		err = f.Chmod(0o644)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
 
 func writeAnnotations(o *writing, _ *os.File) error {
 	return report.WriteGitHubAnnotations(o.stderr, o.out.rep, os.Getenv("GITHUB_WORKSPACE"))

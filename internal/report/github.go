@@ -67,7 +67,7 @@ func ghLevel(s string) string {
 func WriteGitHubSummary(w io.Writer, r *Report) error {
 	var b strings.Builder
 	b.WriteString("### writewatch\n\n")
-	if !r.Failed() {
+	if !r.Failed() && len(r.Violations) == 0 {
 		fmt.Fprintf(&b, "No writes outside the allowlist (%s, %s).\n\n",
 			plural(r.Events, "write event", "write events"), plural(r.Processes, "process", "processes"))
 		_, err := io.WriteString(w, b.String())

@@ -294,9 +294,23 @@ type Report struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// Failed reports whether the run found writes outside the allowlist.
+// Failed reports whether the run found writes outside the allowlist that
+// fail it (see Violation.Fails).
 func (r *Report) Failed() bool {
-	return len(r.Violations) > 0 || r.UnlistedViolations > 0 || r.LostRefusals > 0
+	for i := range r.Violations {
+		if r.Violations[i].Fails() {
+			return true
+		}
+	}
+	return r.UnlistedViolations > 0 || r.LostRefusals > 0
+}
+
+// Fails reports whether v fails the run: every write outside the
+// allowlist does, except an attempt that enforcement did not refuse (a
+// call that failed by itself and changed nothing, such as
+// os.Remove("/does/not/exist")), which is reported only.
+func (v *Violation) Fails() bool {
+	return v.Severity != SeverityAttempt || (v.Action != "" && v.Action != ActionReported)
 }
 
 // MarshalJSON encodes p with "cmdline" as an array even when nil.

@@ -228,6 +228,20 @@ func TestFailed(t *testing.T) {
 	if !lostRefusalsReport().Failed() {
 		t.Error("a refused write whose record was lost: Failed() = false")
 	}
+	// A failed call that changed nothing is reported only, unless
+	// enforcement refused it.
+	r := emptyReport()
+	r.Violations = []Violation{{Op: "unlink", Path: "/d", Errno: "ENOENT", Severity: SeverityAttempt, Action: ActionReported}}
+	if r.Failed() {
+		t.Error("an attempt alone: Failed() = true")
+	}
+	r.Violations[0].Action = ActionBlocked
+	if !r.Failed() {
+		t.Error("a refused attempt: Failed() = false")
+	}
+	if !enforcedReport().Failed() {
+		t.Error("enforced report: Failed() = false")
+	}
 }
 
 func TestWriteJUnitGolden(t *testing.T) {

@@ -100,7 +100,7 @@ func (t *textWriter) paint(code, s string) string {
 }
 
 func (t *textWriter) header(r *Report) {
-	if !r.Failed() {
+	if !r.Failed() && len(r.Violations) == 0 {
 		t.line(fmt.Sprintf("writewatch: no writes outside the allowlist (%s, %s)",
 			plural(r.Events, "write event", "write events"),
 			plural(r.Processes, "process", "processes")))
@@ -156,6 +156,9 @@ func (t *textWriter) severities(r *Report) {
 		line += "; nothing was left behind"
 	}
 	t.line(line)
+	if !r.Failed() {
+		t.line("writewatch: none of them fails the run: failed calls that changed nothing")
+	}
 }
 
 // severityTag renders a severity, in red for data-loss and yellow for

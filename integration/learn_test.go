@@ -1,0 +1,77 @@
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// learnProject is a project holding testdata/learn, with a home
+// directory of its own beside it (HOME in env), where a config of the
+// suite's is there before the run. go keeps its real caches.
+func learnProject(t *testing.T) (root, home string, env []string) {
+	t.Helper()
+	root, outside := project(t)
+	copyDir(t, "../testdata/learn", root)
+	home = filepath.Join(outside, "home")
+	if err := os.MkdirAll(filepath.Join(home, ".config", "learn"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(home, ".config", "learn", "config.toml"), "from before the run\n")
+	env = []string{"HOME=" + home, "GOTOOLCHAIN=local"}
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		out, err := exec.Command("go", "env", k).Output()
+		if err != nil {
+			t.Fatalf("go env %s: %v", k, err)
+		}
+		env = append(env, k+"="+strings.TrimSpace(string(out)))
+	}
+	return root, home, env
+}
+
+// --suggest-config from one run proposes a handful of entries, commented
+// with their tests and severity, which make the next run pass.
+func TestSuggestConfig(t *testing.T) {
+	root, _, env := learnProject(t)
+	proposal := filepath.Join(root, ".writewatch.proposed.yaml")
+	res := wwEnv(t, root, env, []string{"--suggest-config", proposal}, "go", "test", "-run", "Test", "./...")
+	if res.code != 86 {
+		t.Fatalf("first run: exit %d, want 86\n%s", res.code, res.stderr)
+	}
+	data, err := os.ReadFile(proposal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	for _, want := range []string{
+		"\n  - tests/**\n", // the config in use, kept
+		"\n  - outline_demo_*.pdf\n",
+		"\n  - out\n",
+		"\n  - scratch-*.tmp\n",
+		"\n  - ~/.config/learn/config.toml\n",
+		"# DATA LOSS: these writes changed or removed files that were there before the run, by TestHomeConfig;",
+		"# left-behind, by TestNumberedNames\n",
+		"# transient, by TestScratch\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%q missing in the proposal:\n%s", want, text)
+		}
+	}
+	if n := strings.Count(text, "\n  - "); n != 5 {
+		t.Errorf("%d entries, want 5 (the config's own and four):\n%s", n, text)
+	}
+	for _, not := range []string{"hopefully", `""`, "- .\n"} {
+		if strings.Contains(text, not) {
+			t.Errorf("the proposal has %q, from a failed write:\n%s", not, text)
+		}
+	}
+
+	// The next run, with the proposal as its config, passes, although
+	// the numbered names and the scratch file's name are new.
+	res = wwEnv(t, root, env, []string{"--config", proposal}, "go", "test", "-run", "Test", "./...")
+	if res.code != 0 {
+		t.Errorf("second run: exit %d, want 0\n%s", res.code, res.stderr)
+	}
+}
