@@ -1,9 +1,11 @@
 package integration
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -73,5 +75,71 @@ func TestSuggestConfig(t *testing.T) {
 	res = wwEnv(t, root, env, []string{"--config", proposal}, "go", "test", "-run", "Test", "./...")
 	if res.code != 0 {
 		t.Errorf("second run: exit %d, want 0\n%s", res.code, res.stderr)
+	}
+}
+
+// --baseline with the report of an earlier run: the writes it lists pass
+// (the numbered names and the scratch file's are new at each run, but of
+// the same pattern), a new write fails the run, and the writes no longer
+// made are listed as fixed.
+func TestBaseline(t *testing.T) {
+	root, _, env := learnProject(t)
+	res := wwEnv(t, root, env, nil, "go", "test", "-run", "Test", "./...")
+	if res.code != 86 {
+		t.Fatalf("first run: exit %d, want 86\n%s", res.code, res.stderr)
+	}
+	data, err := json.Marshal(res.rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(t.TempDir(), "base.json")
+	writeFile(t, base, string(data))
+
+	// Tomorrow: TestOutputs is gone, and a new test writes a stray file.
+	writeFile(t, filepath.Join(root, "new_test.go"), `package learn
+
+import "testing"
+
+func TestNewStray(t *testing.T) {
+	if err := Save("new-stray.txt", "x"); err != nil {
+		t.Fatal(err)
+	}
+}
+`)
+	res = wwEnv(t, root, env, []string{"--baseline", base}, "go", "test", "-run", "Test", "-skip", "TestOutputs", "./...")
+	if res.code != 86 {
+		t.Fatalf("second run: exit %d, want 86 for the new write\n%s", res.code, res.stderr)
+	}
+	for _, v := range res.rep.Violations {
+		isNew := v.Test == "TestNewStray"
+		if v.Baselined == isNew {
+			t.Errorf("%s %s by %s: baselined %v", v.Op, v.Path, v.Test, v.Baselined)
+		}
+	}
+	if v := violation(res.rep, "open", filepath.Join(root, "new-stray.txt")); v == nil {
+		t.Errorf("the new write is not reported\n%s", res.stderr)
+	}
+	var fixed []string
+	for _, v := range res.rep.Fixed {
+		fixed = append(fixed, v.Test+" "+v.Op+" "+filepath.Base(v.Path))
+	}
+	for _, want := range []string{"TestOutputs open a.json", "TestOutputs open b.yaml", "TestOutputs open c.txt", "TestOutputs mkdir out"} {
+		if !slices.Contains(fixed, want) {
+			t.Errorf("%q not listed as fixed: %q", want, fixed)
+		}
+	}
+	if len(fixed) != 4 {
+		t.Errorf("fixed: %q, want TestOutputs's four writes", fixed)
+	}
+	if !strings.Contains(res.stderr, "Fixed since the baseline") {
+		t.Errorf("the summary lists nothing as fixed:\n%s", res.stderr)
+	}
+
+	// Without the new write, the run passes.
+	os.Remove(filepath.Join(root, "new_test.go"))
+	os.Remove(filepath.Join(root, "new-stray.txt"))
+	res = wwEnv(t, root, env, []string{"--baseline", base}, "go", "test", "-run", "Test", "./...")
+	if res.code != 0 {
+		t.Errorf("third run: exit %d, want 0\n%s", res.code, res.stderr)
 	}
 }

@@ -17,6 +17,7 @@ const collapseMin = 3
 // of the tests that made them, and the directory they are in.
 type collapseKey struct {
 	severity, op, role, suite, dir string
+	baselined                      bool
 }
 
 // item is one entry of the text summary: a violation, or a group of
@@ -75,7 +76,7 @@ func keyOf(v *Violation) (collapseKey, bool) {
 	if v.Truncated || v.Path == "" || v.DeniedBy != "" {
 		return collapseKey{}, false
 	}
-	return collapseKey{v.Severity, v.Op, v.Role, suiteOf(v), filepath.Dir(v.Path)}, true
+	return collapseKey{v.Severity, v.Op, v.Role, suiteOf(v), filepath.Dir(v.Path), v.Baselined}, true
 }
 
 // nameGlob is a pattern covering every name: their common prefix and
@@ -168,6 +169,9 @@ func (t *textWriter) collapsedLine(g []*Violation) string {
 	}
 	if first.Errno != "" {
 		s += " (failed)"
+	}
+	if first.Baselined {
+		s += " (in the baseline)"
 	}
 	s += " ×" + strconv.Itoa(events) + ", " + plural(len(names), "path", "paths") + " (e.g. " + examples(names, displayPath) + ")"
 	if tests := testsOf(g); len(tests) > 0 {

@@ -50,7 +50,8 @@ func (s *Suggestion) Tests() []string {
 }
 
 // Suggest proposes the fewest allow entries that would let the writes of
-// this run pass: only writes that succeeded (not attempts), not those a
+// this run pass: only writes that succeeded (not attempts) and are not in
+// the baseline, not those a
 // deny entry matched, not cut paths; an entry for a path is dropped when
 // an entry for a directory above it is proposed (an entry covers what is
 // below it); names of one directory become one glob of what they share
@@ -63,7 +64,7 @@ func Suggest(r *Report) (suggested []Suggestion, unsuggested []*Violation) {
 	var paths []string
 	for i := range r.Violations {
 		v := &r.Violations[i]
-		if v.Path == "" || v.Truncated || v.DeniedBy != "" || v.Errno != "" || v.Severity == SeverityAttempt {
+		if v.Path == "" || v.Truncated || v.DeniedBy != "" || v.Errno != "" || v.Severity == SeverityAttempt || v.Baselined {
 			continue
 		}
 		if tooBroad(v.Path, base, r.Home) || !utf8.ValidString(v.Path) {
@@ -96,8 +97,16 @@ func Suggest(r *Report) (suggested []Suggestion, unsuggested []*Violation) {
 		}
 		byDir[d] = append(byDir[d], filepath.Base(p))
 	}
+	slices.Sort(dirs)         // a directory before those below it
+	whole := map[string]int{} // directories allowed whole -> their suggestion
 	for _, d := range dirs {
 		names := byDir[d]
+		if i, ok := wholeAbove(whole, d); ok {
+			for _, n := range names {
+				suggested[i].Covers = append(suggested[i].Covers, byPath[filepath.Join(d, n)]...)
+			}
+			continue
+		}
 		globs := map[string][]string{} // entry -> names
 		prefix, suffix, _ := nameParts(names)
 		switch {
@@ -105,7 +114,14 @@ func Suggest(r *Report) (suggested []Suggestion, unsuggested []*Violation) {
 			globs[entryFor(d, escapeGlobText(prefix)+"*"+escapeGlobText(suffix), base, r.Home)] = names
 		case len(names) >= collapseMin && !tooBroad(d, base, r.Home):
 			// Nothing shared: the directory itself.
-			globs[entryFor(filepath.Dir(d), escapeGlobText(filepath.Base(d)), base, r.Home)] = names
+			e := entryFor(filepath.Dir(d), escapeGlobText(filepath.Base(d)), base, r.Home)
+			whole[d] = len(suggested)
+			s := Suggestion{Entry: e}
+			for _, n := range names {
+				s.Covers = append(s.Covers, byPath[filepath.Join(d, n)]...)
+			}
+			suggested = append(suggested, s)
+			continue
 		default:
 			for _, n := range names {
 				e := entryFor(d, randomGlob(n), base, r.Home)
@@ -125,6 +141,16 @@ func Suggest(r *Report) (suggested []Suggestion, unsuggested []*Violation) {
 		slices.SortStableFunc(suggested[i].Covers, func(a, b *Violation) int { return cmp.Compare(a.Path, b.Path) })
 	}
 	return suggested, unsuggested
+}
+
+// wholeAbove finds the directory allowed whole that d is in or below.
+func wholeAbove(whole map[string]int, d string) (int, bool) {
+	for dir, i := range whole {
+		if d == dir || under(d, dir) {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 // under reports whether p is below dir.

@@ -48,15 +48,20 @@ func WriteGitHubAnnotations(w io.Writer, r *Report, workspace string) error {
 		if via != "" {
 			msg += " via " + via
 		}
-		b.WriteString("::" + ghLevel(v.Severity) + " " + strings.Join(props, ",") + "::" + ghData(msg) + "\n")
+		b.WriteString("::" + ghLevel(v) + " " + strings.Join(props, ",") + "::" + ghData(msg) + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// ghLevel is the workflow command of an annotation for severity s.
-func ghLevel(s string) string {
-	if s == SeverityTransient || s == SeverityAttempt {
+// ghLevel is the workflow command of v's annotation: "notice" for a
+// write in the baseline, "warning" for one that left nothing or changed
+// nothing, "error" otherwise.
+func ghLevel(v *Violation) string {
+	switch {
+	case v.Baselined:
+		return "notice"
+	case v.Severity == SeverityTransient || v.Severity == SeverityAttempt:
 		return "warning"
 	}
 	return "error"
@@ -97,7 +102,11 @@ func WriteGitHubSummary(w io.Writer, r *Report) error {
 		if v.Exe != "" {
 			proc += " (" + filepath.Base(v.Exe) + ")"
 		}
-		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s |\n", mdCell(v.Severity), mdCell(who), mdCode(v.Path), mdCell(op), mdCell(proc))
+		sev := v.Severity
+		if v.Baselined {
+			sev += " (baseline)"
+		}
+		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s |\n", mdCell(sev), mdCell(who), mdCode(v.Path), mdCell(op), mdCell(proc))
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())

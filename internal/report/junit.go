@@ -113,6 +113,9 @@ func junitEntries(r *Report) []*junitEntry {
 	}
 	for i := range r.Violations {
 		v := &r.Violations[i]
+		if !v.Fails() { // an attempt, or in the baseline
+			continue
+		}
 		e := get(caseKey{suiteName(v.Runner, v.Package), junitCaseName(r, v)})
 		if e.c.File == "" {
 			e.c.File, e.c.Line = v.TestFile, lineAttr(v.TestLine)

@@ -126,6 +126,9 @@ type Violation struct {
 	Truncated bool `json:"truncated,omitempty"`
 	// Severity is one of the Severity constants, "" when unknown.
 	Severity string `json:"severity,omitempty"`
+	// Baselined reports that the --baseline report lists this write: it
+	// fails nothing.
+	Baselined bool `json:"baselined,omitempty"`
 	// PID and PPID are as seen in writewatch's PID namespace.
 	PID     int      `json:"pid"`
 	PPID    int      `json:"ppid"`
@@ -292,6 +295,12 @@ type Report struct {
 	// Notes are things writewatch did or saw that the reader should
 	// know, e.g. that it disabled go test's result cache.
 	Notes []string `json:"notes,omitempty"`
+	// Baseline is the --baseline report the violations were matched
+	// against, "" without one.
+	Baseline string `json:"baseline,omitempty"`
+	// Fixed are the baseline's violations that this run did not make
+	// again, as the baseline lists them.
+	Fixed []Violation `json:"fixed,omitempty"`
 }
 
 // Failed reports whether the run found writes outside the allowlist that
@@ -306,10 +315,13 @@ func (r *Report) Failed() bool {
 }
 
 // Fails reports whether v fails the run: every write outside the
-// allowlist does, except an attempt that enforcement did not refuse (a
+// allowlist does, except one the --baseline report lists, and an attempt that enforcement did not refuse (a
 // call that failed by itself and changed nothing, such as
 // os.Remove("/does/not/exist")), which is reported only.
 func (v *Violation) Fails() bool {
+	if v.Baselined {
+		return false
+	}
 	return v.Severity != SeverityAttempt || (v.Action != "" && v.Action != ActionReported)
 }
 

@@ -62,7 +62,7 @@ func testFixes(r *Report) []string {
 	byKey := map[string]*testFix{}
 	for i := range r.Violations {
 		v := &r.Violations[i]
-		if v.Test == "" || v.DeniedBy != "" {
+		if v.Test == "" || v.DeniedBy != "" || !v.Fails() {
 			continue
 		}
 		fix := fixFor(r, v)

@@ -68,6 +68,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	}
 	t.survivors(r)
 	t.notes(r)
+	t.fixed(r)
 	t.howToFix(r)
 	if r.Mode == ModeAudit && r.Failed() {
 		t.line()
@@ -156,8 +157,22 @@ func (t *textWriter) severities(r *Report) {
 		line += "; nothing was left behind"
 	}
 	t.line(line)
+	baselined := 0
+	for i := range r.Violations {
+		if r.Violations[i].Baselined {
+			baselined++
+		}
+	}
+	if baselined > 0 {
+		t.line(fmt.Sprintf("writewatch: %d of them in the baseline (%s) fail nothing; %d new",
+			baselined, displayPath(r.Baseline), len(r.Violations)-baselined))
+	}
 	if !r.Failed() {
-		t.line("writewatch: none of them fails the run: failed calls that changed nothing")
+		why := "failed calls that changed nothing"
+		if baselined > 0 {
+			why = "in the baseline, or failed calls that changed nothing"
+		}
+		t.line("writewatch: none of them fails the run: " + why)
 	}
 }
 
@@ -267,6 +282,9 @@ func (t *textWriter) violation(v *Violation) {
 	}
 	if v.DeniedBy != "" {
 		op += "; denied by " + displayText(v.DeniedBy)
+	}
+	if v.Baselined {
+		op += "; in the baseline"
 	}
 	switch v.Action {
 	case ActionBlocked:
@@ -738,6 +756,9 @@ func (t *textWriter) byTest(items []item) {
 		if v.Severity != "" {
 			what += "; " + displayText(v.Severity)
 		}
+		if v.Baselined {
+			what += ", in the baseline"
+		}
 		via := v.Exe
 		if via == "" {
 			via = v.Comm
@@ -828,5 +849,29 @@ func (t *textWriter) notes(r *Report) {
 	t.line()
 	for _, l := range lines {
 		t.line(l)
+	}
+}
+
+// maxFixed is the most baseline entries the summary lists as fixed.
+const maxFixed = 10
+
+// fixed lists the baseline's writes this run did not make again.
+func (t *textWriter) fixed(r *Report) {
+	if len(r.Fixed) == 0 {
+		return
+	}
+	t.line()
+	t.line(fmt.Sprintf("Fixed since the baseline (%s): %s no longer made:", displayPath(r.Baseline),
+		plural(len(r.Fixed), "write", "writes")))
+	for i := range r.Fixed[:min(len(r.Fixed), maxFixed)] {
+		v := &r.Fixed[i]
+		line := "  " + displayText(v.Op) + " " + displayPath(v.Path)
+		if attributed(v) {
+			line += " by " + whoText(v)
+		}
+		t.line(line)
+	}
+	if n := len(r.Fixed) - maxFixed; n > 0 {
+		t.line(fmt.Sprintf("  … and %d more (the JSON report lists them)", n))
 	}
 }

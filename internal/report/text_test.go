@@ -185,7 +185,7 @@ func TestTextHowToFix(t *testing.T) {
 	out = writeText(t, r)
 	for _, want := range []string{
 		"  - Make the tests write under a temporary directory:\n" +
-			`      /src/app/app_test.go:12: TestSaveConfig writes ~/.config/app/config.toml, ~/.config/app/locked: t.Setenv("HOME", t.TempDir())` + "\n",
+			`      /src/app/app_test.go:12: TestSaveConfig writes ~/.config/app/config.toml: t.Setenv("HOME", t.TempDir())` + "\n",
 		"      test_app.py::test_db writes /src/py/fixture.db: write under tmp_path\n",
 		"  - Or, if these writes are expected, add them to the allow list",
 		"\n          - ~/.config/app/config.toml\n",
