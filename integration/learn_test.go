@@ -143,3 +143,53 @@ func TestNewStray(t *testing.T) {
 		t.Errorf("third run: exit %d, want 0\n%s", res.code, res.stderr)
 	}
 }
+
+// Examples, benchmarks and fuzz targets are named like tests, at their
+// source lines; in a package without TestMain, no phase speaks of one.
+func TestGoExamplesBenchmarksFuzz(t *testing.T) {
+	root, _, env := learnProject(t)
+	res := wwEnv(t, root, env, nil, "go", "test", "-run", "Example|Fuzz", "-bench", ".", "-benchtime", "3x", "./...")
+	if res.code != 86 {
+		t.Fatalf("exit %d, want 86\n%s", res.code, res.stderr)
+	}
+	p := func(s string) string { return filepath.Join(root, s) }
+	const pkg = "example.com/learn"
+	for path, want := range map[string]who{
+		"example-out.txt": {pkg: pkg, test: "ExampleSave", phase: "test"},
+		"bench-out.txt":   {pkg: pkg, test: "BenchmarkSave", phase: "test"},
+		"fuzz-setup.txt":  {pkg: pkg, test: "FuzzSave", phase: "test"},
+		"fuzz-input.txt":  {pkg: pkg, test: "FuzzSave/seed#0", phase: "test"},
+	} {
+		got := whoWrote(t, res.rep, p(path))
+		if got.pkg != want.pkg || got.test != want.test || got.phase != want.phase || len(got.ambiguous) != 0 {
+			t.Errorf("%s: got %+v, want %+v", path, got, want)
+		}
+		for _, v := range res.rep.Violations {
+			if v.Path == p(path) && (filepath.Base(v.TestFile) != "kinds_test.go" || v.TestLine == 0) {
+				t.Errorf("%s: test source %s:%d, want kinds_test.go", path, v.TestFile, v.TestLine)
+			}
+		}
+	}
+	if strings.Contains(res.stderr, "TestMain") {
+		t.Errorf("the summary speaks of a TestMain the package does not have:\n%s", res.stderr)
+	}
+	var names []string
+	for _, tr := range res.rep.Tests {
+		names = append(names, tr.ID)
+	}
+	for _, want := range []string{"ExampleSave", "BenchmarkSave", "FuzzSave"} {
+		if n := countOf(names, want); n != 1 {
+			t.Errorf("%s listed %d times among the tests: %q", want, n, names)
+		}
+	}
+}
+
+func countOf(s []string, x string) int {
+	n := 0
+	for _, e := range s {
+		if e == x {
+			n++
+		}
+	}
+	return n
+}

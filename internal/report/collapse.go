@@ -9,8 +9,13 @@ import (
 )
 
 // collapseMin is the fewest violations of one kind, by the tests of one
-// package, under one directory, that the text summary shows as one line.
-const collapseMin = 3
+// package, under one directory, that the text summary shows as one line,
+// when it lists more than collapseOver: a summary of that many or fewer
+// shows each.
+const (
+	collapseMin  = 3
+	collapseOver = 10
+)
 
 // collapseKey is what the violations shown as one line share: their
 // severity and operation, the package (Go) or test directory (pytest)
@@ -40,11 +45,19 @@ func suiteOf(v *Violation) string {
 }
 
 // collapse turns the violations into the items of the text summary, in
-// the order of their first violation: groups of collapseMin or more
+// the order of their first violation: past collapseOver, groups of
+// collapseMin or more
 // violations of one kind, by the tests of one package, under one
 // directory, become one item. Truncated paths and the empty path stay
 // on their own.
 func collapse(vs []Violation) []item {
+	if len(vs) <= collapseOver {
+		out := make([]item, len(vs))
+		for i := range vs {
+			out[i] = item{v: &vs[i]}
+		}
+		return out
+	}
 	groups := map[collapseKey][]*Violation{}
 	for i := range vs {
 		v := &vs[i]

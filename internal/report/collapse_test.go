@@ -44,7 +44,7 @@ func xlsxReport(n int) *Report {
 
 func TestTextCollapseGolden(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteText(&buf, xlsxReport(5), TextOptions{}); err != nil {
+	if err := WriteText(&buf, xlsxReport(12), TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "collapsed.txt", buf.Bytes())

@@ -219,6 +219,10 @@ func junitCaseName(r *Report, v *Violation) string {
 		return "(package setup: init, TestMain)"
 	case v.Runner == RunnerGo && v.Phase == PhaseTeardown:
 		return "(package teardown: TestMain)"
+	case v.Runner == RunnerGo && v.Phase == PhaseInit:
+		return "(package init)"
+	case v.Runner == RunnerGo && v.Phase == PhaseAfter:
+		return "(package code after the tests)"
 	case v.Phase != "":
 		return "(" + v.Phase + ")"
 	}

@@ -186,8 +186,12 @@ const (
 const (
 	PhaseSetup    = "setup"    // Go: package init and TestMain before the tests
 	PhaseTeardown = "teardown" // Go: TestMain after the tests
-	PhaseTest     = "test"     // Go: the test function
-	PhaseCleanup  = "cleanup"  // Go: the test's Cleanup functions and after
+	// PhaseInit and PhaseAfter are PhaseSetup and PhaseTeardown of a
+	// package without TestMain.
+	PhaseInit    = "init"    // Go: package init before the tests
+	PhaseAfter   = "after"   // Go: after the tests: the testing package, goroutines left running
+	PhaseTest    = "test"    // Go: the test function (also an example's, a benchmark's, a fuzz target's)
+	PhaseCleanup = "cleanup" // Go: the test's Cleanup functions and after
 )
 
 // Test outcomes (TestResult.Outcome).
@@ -221,6 +225,8 @@ type PackageRun struct {
 	// Problem says why and its writes carry the package only.
 	Followed bool   `json:"followed"`
 	Problem  string `json:"problem,omitempty"`
+	// TestMain reports that the package defines TestMain.
+	TestMain bool `json:"test_main,omitempty"`
 }
 
 // Report is the result of one run.

@@ -92,7 +92,7 @@ func testFixes(r *Report) []string {
 		switch {
 		case done[k]:
 			continue
-		case len(g) < collapseMin:
+		case len(g) < collapseMin || len(fixes) <= collapseOver:
 			lines = append(lines, r.fixLine(f))
 			continue
 		}

@@ -803,6 +803,10 @@ func whoText(v *Violation) string {
 				p = "setup: init or TestMain before the tests"
 			case PhaseTeardown:
 				p = "teardown: TestMain after the tests"
+			case PhaseInit:
+				p = "init: before the tests"
+			case PhaseAfter:
+				p = "after the tests"
 			}
 		}
 		details = append(details, p)
