@@ -99,7 +99,31 @@ func nameGlob(names []string) string {
 	if one {
 		return prefix
 	}
-	return prefix + "*" + suffix
+	return joinGlob(numbered.ReplaceAllString(prefix, "*"), numbered.ReplaceAllString(suffix, "*"))
+}
+
+// joinGlob puts a '*' between prefix and suffix, once.
+func joinGlob(prefix, suffix string) string {
+	return strings.TrimSuffix(prefix, "*") + "*" + strings.TrimPrefix(suffix, "*")
+}
+
+// suiteTitle names the tests of g's suite: a Go package; for pytest, the
+// test file when they share one, else their directory.
+func suiteTitle(g []*Violation) (name string, strip string) {
+	first := g[0]
+	if first.Runner == RunnerGo {
+		return first.Package, ""
+	}
+	for _, v := range g {
+		if v.Package != first.Package {
+			dir := filepath.Dir(first.Package)
+			if dir == "." {
+				return "the top directory", ""
+			}
+			return dir, dir + "/"
+		}
+	}
+	return first.Package, first.Package + "::"
 }
 
 // nameParts is what every name shares: the one name (one is true), or
@@ -191,12 +215,9 @@ func (t *textWriter) collapsedLine(g []*Violation) string {
 		s += ", by " + plural(len(tests), "test", "tests")
 		short := displayText
 		if first.Package != "" {
-			pkg := first.Package
-			if first.Runner != RunnerGo {
-				pkg = filepath.Dir(pkg)
-				// Test ids without the directory just named.
-				short = func(id string) string { return displayText(strings.TrimPrefix(id, pkg+"/")) }
-			}
+			pkg, strip := suiteTitle(g)
+			// Test ids without the file or directory just named.
+			short = func(id string) string { return displayText(strings.TrimPrefix(id, strip)) }
 			s += " of " + displayText(pkg)
 		}
 		s += " (e.g. " + examples(tests, short) + ")"

@@ -95,6 +95,7 @@ func TestNameGlob(t *testing.T) {
 		{[]string{"aa", "aaa"}, "aa*"},
 		{[]string{"x.json", "y.yaml"}, "*"},
 		{[]string{"tmp1a2b.xlsx", "tmpzz9.xlsx"}, "tmp*.xlsx"},
+		{[]string{"chart000_31081.xlsx", "chart001_31081.xlsx"}, "chart*_*.xlsx"}, // a pid in every name
 	} {
 		if got := nameGlob(tt.names); got != tt.want {
 			t.Errorf("nameGlob(%q) = %q, want %q", tt.names, got, tt.want)

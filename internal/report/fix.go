@@ -111,7 +111,7 @@ func Suggest(r *Report) (suggested []Suggestion, unsuggested []*Violation) {
 		prefix, suffix, _ := nameParts(names)
 		switch {
 		case len(names) > 1 && prefix+suffix != "":
-			globs[entryFor(d, escapeGlobText(prefix)+"*"+escapeGlobText(suffix), base, r.Home)] = names
+			globs[entryFor(d, joinGlob(randomGlob(prefix), randomGlob(suffix)), base, r.Home)] = names
 		case len(names) >= collapseMin && !tooBroad(d, base, r.Home):
 			// Nothing shared: the directory itself.
 			e := entryFor(filepath.Dir(d), escapeGlobText(filepath.Base(d)), base, r.Home)

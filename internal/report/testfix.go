@@ -99,6 +99,9 @@ func testFixes(r *Report) []string {
 		done[k] = true
 		var names, where []string
 		pkg := f.suite[strings.IndexByte(f.suite, 0)+1:] // without the runner
+		if pkg == "." {
+			pkg = "the top directory"
+		}
 		for _, f := range g {
 			names = append(names, filepath.Base(f.paths[0]))
 			w := r.where(f)
@@ -106,7 +109,9 @@ func testFixes(r *Report) []string {
 				w, _, _ = strings.Cut(w, ": ")
 				w = strings.TrimPrefix(w, pkg+"/")
 			}
-			where = append(where, w)
+			if !slices.Contains(where, w) {
+				where = append(where, w)
+			}
 		}
 		slices.Sort(names)
 		names = slices.Compact(names)

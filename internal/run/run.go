@@ -79,7 +79,7 @@ func Run(cfg Config) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	env, cleanup, goNotes := runners.PrepareEnv(cfg.Env)
+	env, cleanup, goflags := runners.PrepareEnv(cfg.Env, cfg.Args, cfg.WorkDir)
 	defer cleanup()
 	cfg.Env = env
 	opts, landlock := tracerOptions(cfg)
@@ -109,8 +109,8 @@ func Run(cfg Config) (*report.Report, error) {
 	}
 	loopErr := s.follow()
 	err = s.finish(rep)
-	if len(rep.Packages) > 0 || runners.IsGoTest(cfg.Args) {
-		rep.Notes = append(rep.Notes, goNotes...)
+	if s.tree != nil {
+		rep.Notes = append(rep.Notes, goflags.Notes(runners.GoTests(s.tree.Cmdlines()))...)
 	}
 	return rep, errors.Join(loopErr, err)
 }
