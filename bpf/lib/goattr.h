@@ -157,6 +157,7 @@ static __always_inline int test_started(struct pt_regs *ctx, __u64 t, __u64 name
 		len = 0;
 	/* fn's code pointer, for the test's source file and line. */
 	__u64 pc = 0;
+	barrier_var(len); /* bounded here, for older verifiers (Linux 6.1) */
 	len &= PATH_SLOT - 1;
 	if (fn && bpf_probe_read_user(&pc, sizeof(pc), (void *)fn) == 0 &&
 	    bpf_probe_read_kernel(&e->data[len], sizeof(pc), &pc) == 0) {

@@ -147,7 +147,7 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 	// start from: os.Remove("") is no write to the working directory. A
 	// call that succeeded with one acted on its descriptor's file
 	// (AT_EMPTY_PATH), which the directory slot holds.
-	if ev.Has(tracer.SlotPath) && len(slotView(ev, tracer.SlotPath)) == 0 && (ev.Ret < 0 || ev.ViaIOUring) {
+	if len(slotView(ev, tracer.SlotPath)) == 0 && (ev.Ret < 0 || ev.ViaIOUring) {
 		return append(out, Verdict{Op: op})
 	}
 	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir).resolved()

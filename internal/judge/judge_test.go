@@ -62,6 +62,11 @@ func TestTargets(t *testing.T) {
 			[]Verdict{{Op: "unlink", Path: "", Requested: ""}},
 		},
 		{
+			"an empty path the kernel sent no slot for, that failed: nothing either, not /",
+			event(t, ops.Unlink, -2, 0),
+			[]Verdict{{Op: "unlink", Path: "", Requested: ""}},
+		},
+		{
 			"an empty path that succeeded (AT_EMPTY_PATH) names its descriptor's file",
 			event(t, ops.Chown, 0, 0, []byte("\x00"), comps("f", "proj")),
 			[]Verdict{{Op: "chown", Path: "/proj/f", Requested: ""}},
