@@ -87,14 +87,30 @@ int uring_submit(struct bpf_raw_tracepoint_args *ctx)
  * Uprobes in Go test binaries, attached per process by user space.
  */
 
-/* Entry of testing.tRunner(t *T, fn func(*T)). */
+/* Entry of testing.tRunner(t *T, fn func(*T)) and testing.fRunner(f *F,
+ * fn func(*F)). */
 SEC("uprobe/tRunner")
 int go_test_start(struct pt_regs *ctx)
 {
-	return test_started(ctx);
+	return runner_started(ctx);
 }
 
-/* Entry of testing.(*common).runCleanup or testing.tRunner.func1. */
+/* Entry of testing.(*B).runN(b *B, n int). */
+SEC("uprobe/runN")
+int go_bench_start(struct pt_regs *ctx)
+{
+	return bench_started(ctx);
+}
+
+/* Entry of testing.runExample(eg InternalExample). */
+SEC("uprobe/runExample")
+int go_example_start(struct pt_regs *ctx)
+{
+	return example_started(ctx);
+}
+
+/* Entry of testing.(*common).runCleanup, or of
+ * testing.(*InternalExample).processRunResult. */
 SEC("uprobe/tRunner.func1")
 int go_test_end(struct pt_regs *ctx)
 {

@@ -92,6 +92,11 @@ enum ww_meta_flag {
 	WW_META_FOLLOW = 1,
 };
 
+/* hdr.flags of an open (or creat) that succeeded, besides its open flags:
+ * the open created the file (the kernel's FMODE_CREATED), rather than
+ * opening one that was there. No open flag uses this bit. */
+#define WW_OPEN_CREATED (1u << 31)
+
 /* How --enforce enforces (set by the loader): WW_TIER_<NAME> is the tier internal/policy/<name>.go declares (checked by a test there). */
 enum ww_tier {
 	WW_TIER_NONE     = 0, /* report only */

@@ -45,6 +45,7 @@ static __always_inline bool compat_syscall(void)
 #define GO_SP_READ(regs) BPF_CORE_READ(regs, sp)
 #define GO_ARG1(regs)   ((regs)->ax)
 #define GO_ARG2(regs)   ((regs)->bx)
+#define GO_ARG3(regs)   ((regs)->cx)
 
 #elif defined(__TARGET_ARCH_arm64)
 /*
@@ -94,6 +95,7 @@ static __always_inline bool compat_syscall(void)
 #define GO_SP_READ(r) BPF_CORE_READ(ARM64_REGS(r), sp)
 #define GO_ARG1(r)   (ARM64_REGS(r)->regs[0])
 #define GO_ARG2(r)   (ARM64_REGS(r)->regs[1])
+#define GO_ARG3(r)   (ARM64_REGS(r)->regs[2])
 
 #else
 #error "writewatch: only x86-64 and arm64 are supported (syscall registers, Go's ABI)"

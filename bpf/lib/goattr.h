@@ -111,9 +111,13 @@ static __always_inline __u64 go_attr(struct event_hdr *h, struct pt_regs *regs)
  * arm64; the running g in R14 on amd64, R28 on arm64.
  */
 
-/* Entry of testing.tRunner(t *T, fn func(*T)): the goroutine it runs on
- * now works for test t. */
-static __always_inline int test_started(struct pt_regs *ctx)
+/*
+ * A test starts on the current goroutine: t identifies it (its *T, *B or
+ * *F, or an example's name), name and name_len are its full name, fn
+ * points at the func value it runs (0: unknown). The goroutine now works
+ * for it.
+ */
+static __always_inline int test_started(struct pt_regs *ctx, __u64 t, __u64 name, __u64 name_len, __u64 fn)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct goproc *gp = bpf_map_lookup_elem(&goprocs, &tgid);
@@ -122,22 +126,20 @@ static __always_inline int test_started(struct pt_regs *ctx)
 	struct gval *old;
 	struct event *e;
 	__u32 zero = 0;
-	__u64 *seq, name[2];
+	__u64 *seq;
 	__u32 len;
 
 	if (!gp || !read_goid(gp, GO_G(ctx), GO_SP(ctx), &k.goid))
 		return 0;
-	v.t = GO_ARG1(ctx);
+	v.t = t;
 	old = bpf_map_lookup_elem(&goroutines, &k);
 	if (old && old->t == v.t)
-		return 0; /* tRunner entered again after growing its stack */
+		return 0; /* entered again after growing its stack */
 	seq = bpf_map_lookup_elem(&tokens, &zero);
 	if (!seq)
 		return 0;
 	v.token = __sync_fetch_and_add(seq, 1) + 1;
-	if (bpf_probe_read_user(name, sizeof(name), (void *)(v.t + gp->name_off)))
-		name[1] = 0;
-	v.root = name[1] == 0;
+	v.root = name_len == 0;
 	if (bpf_map_update_elem(&goroutines, &k, &v, BPF_ANY))
 		count(WW_STAT_GOROUTINE_FULL);
 
@@ -148,15 +150,16 @@ static __always_inline int test_started(struct pt_regs *ctx)
 	e->hdr.test = v.token;
 	e->hdr.goid = k.goid;
 	e->hdr.go = WW_GO_PROC | WW_GO_G | WW_GO_TEST;
-	len = name[1] > PATH_SLOT - 1 ? PATH_SLOT - 1 : name[1];
-	if (len && bpf_probe_read_user(&e->data[0], len & (PATH_SLOT - 1), (void *)name[0]) == 0)
-		mark(e, WW_SLOT_PATH, 0, len, name[1] > len);
+	len = name_len > PATH_SLOT - 1 ? PATH_SLOT - 1 : name_len;
+	if (len && bpf_probe_read_user(&e->data[0], len & (PATH_SLOT - 1), (void *)name) == 0)
+		mark(e, WW_SLOT_PATH, 0, len, name_len > len);
 	else
 		len = 0;
 	/* fn's code pointer, for the test's source file and line. */
 	__u64 pc = 0;
+	barrier_var(len); /* bounded here, for older verifiers (Linux 6.1) */
 	len &= PATH_SLOT - 1;
-	if (bpf_probe_read_user(&pc, sizeof(pc), (void *)GO_ARG2(ctx)) == 0 &&
+	if (fn && bpf_probe_read_user(&pc, sizeof(pc), (void *)fn) == 0 &&
 	    bpf_probe_read_kernel(&e->data[len], sizeof(pc), &pc) == 0) {
 		mark(e, WW_SLOT_PATH2, len, len + sizeof(pc), false);
 		len += sizeof(pc);
@@ -165,8 +168,48 @@ static __always_inline int test_started(struct pt_regs *ctx)
 	return 0;
 }
 
-/* Entry of testing.(*common).runCleanup or testing.tRunner.func1, which
- * tRunner defers: the test function has returned (or panicked); its
+/* The name (a Go string: pointer and length) of the *T, *B or *F at t:
+ * its common.name; a zero length when it cannot be read. */
+static __always_inline void common_name(__u64 t, __u64 name[2])
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct goproc *gp = bpf_map_lookup_elem(&goprocs, &tgid);
+
+	if (!gp || bpf_probe_read_user(name, 2 * sizeof(__u64), (void *)(t + gp->name_off)))
+		name[0] = name[1] = 0;
+}
+
+/* Entry of testing.tRunner(t *T, fn func(*T)), or of testing.fRunner(f
+ * *F, fn func(*F)), which runs a fuzz target the same way. */
+static __always_inline int runner_started(struct pt_regs *ctx)
+{
+	__u64 name[2];
+
+	common_name(GO_ARG1(ctx), name);
+	return test_started(ctx, GO_ARG1(ctx), name[0], name[1], GO_ARG2(ctx));
+}
+
+/* Entry of testing.(*B).runN(b *B, n int): a round of a benchmark runs,
+ * on its own goroutine. */
+static __always_inline int bench_started(struct pt_regs *ctx)
+{
+	__u64 name[2];
+
+	common_name(GO_ARG1(ctx), name);
+	return test_started(ctx, GO_ARG1(ctx), name[0], name[1], 0);
+}
+
+/* Entry of testing.runExample(eg InternalExample): the struct comes in
+ * registers, Name (a string) in the first two, F (a func value) in the
+ * third. The name's pointer identifies the example. */
+static __always_inline int example_started(struct pt_regs *ctx)
+{
+	return test_started(ctx, GO_ARG1(ctx), GO_ARG1(ctx), GO_ARG2(ctx), GO_ARG3(ctx));
+}
+
+/* Entry of testing.(*common).runCleanup, which tRunner, fRunner and runN
+ * defer, or of testing.(*InternalExample).processRunResult, which
+ * runExample defers: the test function has returned (or panicked); its
  * cleanups run next. */
 static __always_inline int test_ended(struct pt_regs *ctx)
 {

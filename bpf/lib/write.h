@@ -141,6 +141,8 @@ static __always_inline bool counted_repeat(struct file *f, struct args *a, struc
 	return true;
 }
 
+#define FMODE_CREATED (1u << 20) /* include/linux/fs.h: the open created the file */
+
 /*
  * Send the record of one write: its paths, the directories relative paths
  * start from, and the file an open opened or an fd-based call acted on,
@@ -196,9 +198,12 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	if (a->path2)
 		off = put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, (const char *)a->path2, a->dfd2,
 				 true, kstr);
-	if (by_file)
+	if (by_file) {
 		off = put_file(e, off, WW_SLOT_RESOLVED, f);
-	else if (is_metadata(a->op) && (a->flags & WW_META_FOLLOW) && !kstr &&
+		/* Whether the open made the file. */
+		if (opened)
+			e->hdr.flags |= (BPF_CORE_READ(f, f_mode) & FMODE_CREATED) ? WW_OPEN_CREATED : 0;
+	} else if (is_metadata(a->op) && (a->flags & WW_META_FOLLOW) && !kstr &&
 		 (link_fd = record_fd_link(e->hdr.len[WW_SLOT_PATH])) >= 0)
 		off = put_file(e, off, WW_SLOT_RESOLVED, fd_file(link_fd));
 

@@ -64,6 +64,12 @@ type Config struct {
 	Version        bool
 	IgnoreMetadata bool
 	MaxViolations  int
+	// SuggestConfig is --suggest-config: where to write a proposed config.
+	SuggestConfig string
+	// Baseline is --baseline, a report of an earlier run; baseline is
+	// that report, read by check.
+	Baseline string
+	baseline *report.Report
 
 	MetricsAddr     string
 	Pushgateway     string
@@ -158,6 +164,8 @@ func (c *Config) flagSet() *flag.FlagSet {
 	fs.UintVar(&c.RingbufMiB, "ringbuf-mib", 8, "size of the kernel ring buffer in MiB (a power of two)")
 	fs.BoolVar(&c.IgnoreMetadata, "ignore-metadata", false, "do not report chmod, chown, utimes and xattr changes")
 	fs.IntVar(&c.MaxViolations, "max-violations", 10000, "list at most `N` paths written outside the allowlist; writes to more are counted (0: no limit)")
+	fs.StringVar(&c.SuggestConfig, "suggest-config", "", "write a proposed .writewatch.yaml to `FILE`: the config in use plus the fewest allow entries that let this run's writes pass, each commented with its tests and severity (write it in the project's directory: relative entries are relative to the config's)")
+	fs.StringVar(&c.Baseline, "baseline", "", "the --json report of an earlier run, `FILE`: writes it lists (same test, operation and path, or path pattern) are marked baselined and fail nothing; only new ones fail the run, and those no longer made are listed as fixed")
 	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on http://`ADDR`/metrics (host:port) while COMMAND runs")
 	fs.StringVar(&c.Pushgateway, "pushgateway", "", "when the run ends, push its metrics to the Pushgateway at `URL`, grouped under job=writewatch and the --metrics-label labels")
@@ -242,13 +250,18 @@ func (c *Config) check() error {
 	if err := c.checkCombinations(t); err != nil {
 		return err
 	}
+	if c.Baseline != "" {
+		if c.baseline, err = report.ReadBaseline(c.Baseline); err != nil {
+			return fmt.Errorf("--baseline: %w", err)
+		}
+	}
 	return c.checkValues()
 }
 
 // checkCombinations finds flags that mean nothing together, or alone.
 func (c *Config) checkCombinations(t task) error {
 	outputs := map[string]string{}
-	for _, o := range []struct{ flag, path string }{{"--json", c.JSONFile}, {"--junit", c.JUnitFile}, {"--metrics-textfile", c.MetricsTextfile}} {
+	for _, o := range []struct{ flag, path string }{{"--json", c.JSONFile}, {"--junit", c.JUnitFile}, {"--metrics-textfile", c.MetricsTextfile}, {"--suggest-config", c.SuggestConfig}} {
 		if o.path == "" {
 			continue
 		}

@@ -71,6 +71,12 @@ func (c *Config) outputs(getenv func(string) string) []output {
 	if c.JUnitFile != "" {
 		outs = append(outs, output{name: "--junit", file: c.JUnitFile, write: writeJUnit, fail: failRun})
 	}
+	if c.SuggestConfig != "" {
+		// Written at the end, through a new file renamed into place: FILE
+		// may be the config in use, which is read at the end.
+		outs = append(outs, output{name: "--suggest-config", file: c.SuggestConfig, mode: 0o644,
+			write: writeSuggestion, fail: failRun})
+	}
 	if getenv("GITHUB_ACTIONS") == "true" {
 		// Annotations go to stderr, which the runner reads for workflow
 		// commands too, so COMMAND's stdout stays untouched.
@@ -123,9 +129,13 @@ func closeAll(files []*outfile.File) {
 	}
 }
 
-// writeOutputs writes the outputs, notes in o.out those that failed, and
-// returns the exit code.
+// writeOutputs matches the report against the --baseline report, writes
+// the outputs, notes in o.out those that failed, and returns the exit
+// code.
 func writeOutputs(o *writing, outs []output, files []*outfile.File) int {
+	if o.cfg.baseline != nil && o.out.startErr == nil {
+		report.ApplyBaseline(o.out.rep, o.cfg.baseline, o.cfg.Baseline)
+	}
 	o.out.rep.ExitCode = exitCode(o.out)
 	for i, out := range outs {
 		if o.out.startErr != nil && !out.notStarted {
@@ -150,7 +160,7 @@ func writeOutputs(o *writing, outs []output, files []*outfile.File) int {
 // nothing to say.
 func writeSummary(o *writing, _ *outfile.File) error {
 	rep := o.out.rep
-	if o.cfg.Quiet && !rep.Failed() && !rep.Blind() && rep.LostEvents == 0 {
+	if o.cfg.Quiet && !rep.Failed() && !rep.Blind() && len(rep.Violations) == 0 && rep.LostEvents == 0 {
 		return nil
 	}
 	return report.WriteText(o.stderr, rep, report.TextOptions{Color: o.color})
@@ -164,6 +174,20 @@ func writeJSON(o *writing, f *outfile.File) error {
 
 func writeJUnit(o *writing, f *outfile.File) error {
 	return f.Replace(func(w io.Writer) error { return report.WriteJUnit(w, o.out.rep) })
+}
+
+// writeSuggestion writes the proposed config: the config the run used,
+// read now, with the entries the run needs. Replace writes a new file
+// and renames it over FILE, so FILE may be that config itself.
+func writeSuggestion(o *writing, f *outfile.File) error {
+	var config []byte
+	if path := o.out.rep.ConfigFile; path != "" && path != os.DevNull {
+		var err error
+		if config, err = os.ReadFile(path); err != nil {
+			return err
+		}
+	}
+	return f.Replace(func(w io.Writer) error { return report.WriteSuggestedConfig(w, o.out.rep, config) })
 }
 
 func writeAnnotations(o *writing, _ *outfile.File) error {

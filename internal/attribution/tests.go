@@ -22,9 +22,38 @@ type Test struct {
 	Seconds float64
 	Message string
 
-	root  bool   // Go: the unnamed T running a package's tests
+	root  bool   // Go: the unnamed T running a package's tests, or the B of its benchmarks
 	tgid  uint32 // Go: the test binary
 	ended bool   // Go: the test function returned
+	kind  goKind // Go: a test, an example, a benchmark or a fuzz target
+}
+
+// goKind is what a Go test function is, from its name.
+type goKind uint8
+
+const (
+	goTestFunc goKind = iota
+	goExample
+	goBenchmark
+	goFuzz
+)
+
+// benchRoot is the name of the B that runs a package's benchmarks.
+const benchRoot = "Main"
+
+// kindOf tells a test's kind from its full name: its top-level part is
+// TestX, ExampleX, BenchmarkX or FuzzX.
+func kindOf(id string) goKind {
+	top, _, _ := strings.Cut(id, "/")
+	switch {
+	case strings.HasPrefix(top, "Example"):
+		return goExample
+	case strings.HasPrefix(top, "Benchmark"):
+		return goBenchmark
+	case strings.HasPrefix(top, "Fuzz"):
+		return goFuzz
+	}
+	return goTestFunc
 }
 
 // Who is what is known of who made one write, besides the process.
@@ -57,7 +86,9 @@ type goBin struct {
 	root    *Test   // the unnamed T of the current run
 	follow  bool    // its uprobes are attached
 	problem string  // why not
+	main    bool    // the package defines TestMain
 	proc    *report.PackageRun
+	benches map[string]*Test // benchmarks by name: each runs in several rounds
 }
 
 // Tests follows test boundaries: Go tests from the kernel's uprobe
@@ -106,42 +137,21 @@ func NewTests(tree *Tree) *Tests {
 
 // GoBinary records that process tgid is the Go test binary of pkg; follow
 // says whether its tests are told apart (uprobes attached), else problem
-// says why not.
-func (ts *Tests) GoBinary(tgid uint32, pid int, pkg string, follow bool, problem string) {
-	run := &report.PackageRun{Package: pkg, PID: pid, Followed: follow, Problem: problem}
+// says why not; testMain, whether the package defines TestMain.
+func (ts *Tests) GoBinary(tgid uint32, pid int, pkg string, follow bool, problem string, testMain bool) {
+	run := &report.PackageRun{Package: pkg, PID: pid, Followed: follow, Problem: problem, TestMain: testMain}
 	ts.pkgRuns = append(ts.pkgRuns, run)
-	ts.bins[tgid] = &goBin{pkg: pkg, follow: follow, problem: problem, proc: run}
+	ts.bins[tgid] = &goBin{pkg: pkg, follow: follow, problem: problem, main: testMain, proc: run}
 	// A test binary started from inside a test keeps working for it.
 	delete(ts.ctx, tgid)
 }
 
 // Observe updates the tests from one record: test starts and ends, and
 // forks, whose child inherits what its parent works for.
-func (ts *Tests) Observe(ev *tracer.Event, source func(tgid uint32, pc uint64) (string, int)) {
+func (ts *Tests) Observe(ev *tracer.Event, source func(tgid uint32, pc uint64, name string) (string, int)) {
 	switch ev.Kind {
 	case tracer.KindTestStart:
-		bin := ts.bins[ev.TGID]
-		if bin == nil {
-			return
-		}
-		t := &Test{Runner: report.RunnerGo, Package: bin.pkg, ID: ev.String(tracer.SlotPath), tgid: ev.TGID}
-		ts.tokens[ev.Test] = t
-		if t.ID == "" {
-			t.root = true
-			bin.root = t
-			return
-		}
-		if source != nil {
-			t.File, t.Line = source(ev.TGID, ev.EntryPC())
-		}
-		bin.started = true
-		bin.running = append(bin.running, t)
-		if len(ts.order) < MaxTests {
-			ts.order = append(ts.order, t)
-		} else {
-			ts.unlisted++
-		}
-		ts.setCurrent()
+		ts.start(ev, source)
 	case tracer.KindTestEnd:
 		t := ts.tokens[ev.Test]
 		if t == nil || t.ended {
@@ -181,6 +191,49 @@ func (ts *Tests) Observe(ev *tracer.Event, source func(tgid uint32, pc uint64) (
 	}
 }
 
+// start follows a test, example, benchmark or fuzz target that starts.
+func (ts *Tests) start(ev *tracer.Event, source func(tgid uint32, pc uint64, name string) (string, int)) {
+	bin := ts.bins[ev.TGID]
+	if bin == nil {
+		return
+	}
+	id := ev.String(tracer.SlotPath)
+	if t := bin.benches[id]; t != nil {
+		// Another round of a benchmark: the same one.
+		ts.tokens[ev.Test] = t
+		t.ended = false
+		if !slices.Contains(bin.running, t) {
+			bin.running = append(bin.running, t)
+			ts.setCurrent()
+		}
+		return
+	}
+	t := &Test{Runner: report.RunnerGo, Package: bin.pkg, ID: id, tgid: ev.TGID, kind: kindOf(id)}
+	ts.tokens[ev.Test] = t
+	if t.ID == "" || t.ID == benchRoot {
+		t.root = true
+		bin.root = t
+		return
+	}
+	if t.kind == goBenchmark {
+		if bin.benches == nil {
+			bin.benches = map[string]*Test{}
+		}
+		bin.benches[id] = t
+	}
+	if source != nil {
+		t.File, t.Line = source(ev.TGID, ev.EntryPC(), t.ID)
+	}
+	bin.started = true
+	bin.running = append(bin.running, t)
+	if len(ts.order) < MaxTests {
+		ts.order = append(ts.order, t)
+	} else {
+		ts.unlisted++
+	}
+	ts.setCurrent()
+}
+
 // Attribute says who made write record ev.
 func (ts *Tests) Attribute(ev *tracer.Event) Who {
 	bin := ts.bins[ev.TGID]
@@ -203,25 +256,35 @@ func (ts *Tests) goWho(t *Test, bin *goBin) Who {
 	if bin == nil {
 		bin = ts.bins[t.tgid]
 	}
-	if t.root {
+	// An example has no cleanups: once it returned, its goroutine (the
+	// test binary's main one) goes on with the package's own code. A
+	// benchmark's rounds each end with its cleanups: between them it
+	// still runs.
+	if t.root || (t.ended && t.kind == goExample) {
 		return ts.packageWho(bin)
 	}
 	w := Who{Runner: report.RunnerGo, Package: t.Package, Test: t.ID, Phase: report.PhaseTest, File: t.File, Line: t.Line}
-	if t.ended {
+	if t.ended && t.kind != goBenchmark {
 		w.Phase = report.PhaseCleanup
 	}
 	return w
 }
 
-// packageWho is the package outside its tests: setup before the first
-// test started, teardown after.
+// packageWho is the package outside its tests: before the first test
+// started, setup (init and TestMain) or, without TestMain, init; after,
+// teardown (TestMain) or, without it, after.
 func (ts *Tests) packageWho(bin *goBin) Who {
 	if bin == nil {
 		return Who{}
 	}
-	w := Who{Runner: report.RunnerGo, Package: bin.pkg, Phase: report.PhaseSetup}
-	if bin.started {
+	w := Who{Runner: report.RunnerGo, Package: bin.pkg, Phase: report.PhaseInit}
+	switch {
+	case bin.main && bin.started:
 		w.Phase = report.PhaseTeardown
+	case bin.main:
+		w.Phase = report.PhaseSetup
+	case bin.started:
+		w.Phase = report.PhaseAfter
 	}
 	return w
 }

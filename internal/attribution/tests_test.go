@@ -28,7 +28,7 @@ func newReplay() *replay {
 	tree.SetRoot(goCmd)
 	tree.Observe(&tracer.Event{Kind: tracer.KindFork, TGID: bin, PPID: goCmd})
 	tests := NewTests(tree)
-	tests.GoBinary(bin, bin, "example.com/app", true, "")
+	tests.GoBinary(bin, bin, "example.com/app", true, "", true)
 	return &replay{tree: tree, tests: tests}
 }
 
@@ -246,5 +246,54 @@ func TestProtocolTestsAreBounded(t *testing.T) {
 	notes := ts.Notes()
 	if len(notes) != 1 || !strings.HasPrefix(notes[0], "5 test announcements past the first 100000 tests") {
 		t.Errorf("notes = %q", notes)
+	}
+}
+
+// Examples, benchmarks and fuzz targets are named like tests. An example
+// runs on the main goroutine and has no cleanups: after it, that
+// goroutine is the package's again. A benchmark runs in rounds, each
+// starting anew (on a goroutine of its own) and ending with its
+// cleanups. Without TestMain, the phases outside the tests are init and
+// after.
+func TestGoExamplesBenchmarksFuzz(t *testing.T) {
+	r := newReplay()
+	r.tests.bins[bin].main = false
+	if w := r.write(0); w.Phase != report.PhaseInit {
+		t.Errorf("before the tests, no TestMain: %+v", w)
+	}
+	r.start(1, "")
+	r.start(2, "FuzzParse")
+	if w := r.write(2); w.Test != "FuzzParse" || w.Phase != report.PhaseTest {
+		t.Errorf("fuzz target: %+v", w)
+	}
+	r.start(3, "FuzzParse/seed#0")
+	r.end(3)
+	r.end(2)
+	r.start(4, "ExampleSave")
+	if w := r.write(4); w.Test != "ExampleSave" || w.Phase != report.PhaseTest {
+		t.Errorf("example: %+v", w)
+	}
+	r.end(4)
+	if w := r.write(4); w.Test != "" || w.Phase != report.PhaseAfter {
+		t.Errorf("after the example, on the main goroutine: %+v", w)
+	}
+	r.start(5, "Main") // the B running the benchmarks
+	if w := r.write(5); w.Test != "" || w.Phase != report.PhaseAfter {
+		t.Errorf("the benchmarks' root: %+v", w)
+	}
+	r.start(6, "BenchmarkSave")
+	r.end(6)
+	r.start(7, "BenchmarkSave") // the next round, on another goroutine
+	for _, tok := range []uint64{6, 7} {
+		if w := r.write(tok); w.Test != "BenchmarkSave" || w.Phase != report.PhaseTest {
+			t.Errorf("benchmark round %d: %+v", tok, w)
+		}
+	}
+	var ids []string
+	for _, res := range r.tests.Results() {
+		ids = append(ids, res.ID)
+	}
+	if want := []string{"FuzzParse", "FuzzParse/seed#0", "ExampleSave", "BenchmarkSave"}; !slices.Equal(ids, want) {
+		t.Errorf("tests %q, want %q", ids, want)
 	}
 }

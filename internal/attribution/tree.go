@@ -97,6 +97,17 @@ func (t *Tree) get(ev *tracer.Event) *Proc {
 // Seen is how many processes the tree has had.
 func (t *Tree) Seen() int { return t.seen }
 
+// Cmdlines lists the command lines of the processes the tree has had.
+func (t *Tree) Cmdlines() [][]string {
+	out := make([][]string, 0, len(t.procs))
+	for _, p := range t.procs {
+		if len(p.Args) > 0 {
+			out = append(out, p.Args)
+		}
+	}
+	return out
+}
+
 // Proc returns the process, or nil.
 func (t *Tree) Proc(tgid uint32) *Proc { return t.procs[tgid] }
 

@@ -164,6 +164,13 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 			Truncated: ev.Truncated(tracer.SlotPath) || ev.Truncated(tracer.SlotResolved),
 		})
 	}
+	// An empty path names nothing (ENOENT), not the directory it would
+	// start from: os.Remove("") is no write to the working directory. A
+	// call that succeeded with one acted on its descriptor's file
+	// (AT_EMPTY_PATH), which the directory slot holds.
+	if len(slotView(ev, tracer.SlotPath)) == 0 && (ev.Ret < 0 || ev.ViaIOUring) {
+		return append(out, Verdict{Op: op})
+	}
 	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir).resolved()
 	// chmod and the like follow a symlink in the last component too:
 	// judge the file it points to, while it is there.

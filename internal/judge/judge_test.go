@@ -58,6 +58,21 @@ func TestTargets(t *testing.T) {
 			[]Verdict{{Op: "open", Path: "/proj/b.txt", Requested: "a/../b.txt"}},
 		},
 		{
+			"an empty path that failed names nothing, not its start directory (os.Remove(\"\"))",
+			event(t, ops.Unlink, -2, 0, []byte("\x00"), comps("proj", "home")),
+			[]Verdict{{Op: "unlink", Path: "", Requested: ""}},
+		},
+		{
+			"an empty path the kernel sent no slot for, that failed: nothing either, not /",
+			event(t, ops.Unlink, -2, 0),
+			[]Verdict{{Op: "unlink", Path: "", Requested: ""}},
+		},
+		{
+			"an empty path that succeeded (AT_EMPTY_PATH) names its descriptor's file",
+			event(t, ops.Chown, 0, 0, []byte("\x00"), comps("f", "proj")),
+			[]Verdict{{Op: "chown", Path: "/proj/f", Requested: ""}},
+		},
+		{
 			"O_TMPFILE judges its directory",
 			event(t, ops.Open, 3, 0o20200002, []byte("/var/x\x00"), nil, nil, nil, comps("#1234", "x", "var")),
 			[]Verdict{{Op: "open", Path: "/var/x", Requested: "/var/x"}},

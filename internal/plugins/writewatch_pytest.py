@@ -138,7 +138,11 @@ def pytest_runtest_logreport(report):
             return
         message = ""
         if report.failed:
-            message = str(getattr(report, "longreprtext", "") or "")[:1500]
+            # The assertion's message first (what JUnit shows as the
+            # failure's message), then the traceback.
+            text = str(getattr(report, "longreprtext", "") or "")
+            crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", "")
+            message = (str(crash) + "\n\n" + text) if crash else text
         elif report.skipped:
             try:
                 message = str(report.longrepr[2])

@@ -75,6 +75,12 @@ func (b *Builder) Add(v Violation) {
 	b.groups = append(b.groups, v)
 }
 
+// Has reports whether the group of (op, path, role) by who was added.
+func (b *Builder) Has(op, path, role, who string) bool {
+	_, ok := b.index[groupKey{op: op, path: path, role: role, who: who}]
+	return ok
+}
+
 // Full reports whether a new group would go over Limit.
 func (b *Builder) Full() bool { return b.Limit > 0 && len(b.groups) >= b.Limit }
 
@@ -146,4 +152,12 @@ func compareViolations(a, b Violation) int {
 		return c
 	}
 	return strings.Compare(whoKey(&a), whoKey(&b)) // built only on a tie
+}
+
+// SortBySeverity orders violations by severity, worst first (see
+// SeverityRank), keeping the order of those of the same severity.
+func SortBySeverity(vs []Violation) {
+	slices.SortStableFunc(vs, func(a, b Violation) int {
+		return cmp.Compare(SeverityRank(a.Severity), SeverityRank(b.Severity))
+	})
 }

@@ -7,9 +7,11 @@ import (
 	"strings"
 )
 
-// WriteGitHubAnnotations writes one GitHub Actions "::error" workflow
-// command per violation, pointing at the test's source file and line
-// when known. Paths under workspace (GITHUB_WORKSPACE) are made relative
+// WriteGitHubAnnotations writes one GitHub Actions workflow command per
+// violation, pointing at the test's source file and line when known:
+// "::error" for a write that changed what was there before the run or
+// left something behind (or whose severity is unknown), "::warning" for
+// one that left nothing (transient) or changed nothing (attempt). Paths under workspace (GITHUB_WORKSPACE) are made relative
 // to it, as GitHub expects.
 func WriteGitHubAnnotations(w io.Writer, r *Report, workspace string) error {
 	var b strings.Builder
@@ -26,7 +28,11 @@ func WriteGitHubAnnotations(w io.Writer, r *Report, workspace string) error {
 				props = append(props, fmt.Sprintf("line=%d", v.TestLine))
 			}
 		}
-		props = append(props, "title="+ghProperty("writewatch: write outside the allowlist"))
+		title := "writewatch: write outside the allowlist"
+		if v.Severity != "" {
+			title += " (" + v.Severity + ")"
+		}
+		props = append(props, "title="+ghProperty(title))
 		what := v.Op
 		if v.Flags != "" {
 			what += " " + v.Flags
@@ -42,7 +48,7 @@ func WriteGitHubAnnotations(w io.Writer, r *Report, workspace string) error {
 		if via != "" {
 			msg += " via " + via
 		}
-		b.WriteString("::error " + strings.Join(props, ",") + "::" + ghData(msg) + "\n")
+		b.WriteString("::" + ghLevel(v) + " " + strings.Join(props, ",") + "::" + ghData(msg) + "\n")
 	}
 	if r.Blind() {
 		b.WriteString("::error title=" + ghProperty("writewatch: incomplete") + "::" +
@@ -51,6 +57,19 @@ func WriteGitHubAnnotations(w io.Writer, r *Report, workspace string) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// ghLevel is the workflow command of v's annotation: "notice" for a
+// write in the baseline, "warning" for one that left nothing or changed
+// nothing, "error" otherwise.
+func ghLevel(v *Violation) string {
+	switch {
+	case v.Baselined:
+		return "notice"
+	case v.Severity == SeverityTransient || v.Severity == SeverityAttempt:
+		return "warning"
+	}
+	return "error"
 }
 
 // WriteGitHubSummary writes a Markdown table of the violations, for
@@ -65,13 +84,13 @@ func WriteGitHubSummary(w io.Writer, r *Report) error {
 		}
 		b.WriteString("\n")
 	}
-	if !r.Failed() && r.Blind() {
+	if !r.Failed() && len(r.Violations) == 0 && r.Blind() {
 		fmt.Fprintf(&b, "No writes outside the allowlist seen (%s, %s).\n\n",
 			plural(r.Events, "write event", "write events"), plural(r.Processes, "process", "processes"))
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	if !r.Failed() {
+	if !r.Failed() && len(r.Violations) == 0 {
 		fmt.Fprintf(&b, "No writes outside the allowlist (%s, %s).\n\n",
 			plural(r.Events, "write event", "write events"), plural(r.Processes, "process", "processes"))
 		_, err := io.WriteString(w, b.String())
@@ -86,7 +105,7 @@ func WriteGitHubSummary(w io.Writer, r *Report) error {
 		}
 	}
 	fmt.Fprintf(&b, "%s outside the allowlist by `%s`.\n\n", plural(len(r.Violations), "write", "writes"), mdCode(strings.Join(r.Command, " ")))
-	b.WriteString("| Test | Path | Operation | Process |\n|---|---|---|---|\n")
+	b.WriteString("| Severity | Test | Path | Operation | Process |\n|---|---|---|---|---|\n")
 	for i := range r.Violations {
 		v := &r.Violations[i]
 		who := ""
@@ -101,7 +120,11 @@ func WriteGitHubSummary(w io.Writer, r *Report) error {
 		if v.Exe != "" {
 			proc += " (" + filepath.Base(v.Exe) + ")"
 		}
-		fmt.Fprintf(&b, "| %s | `%s` | %s | %s |\n", mdCell(who), mdCode(v.Path), mdCell(op), mdCell(proc))
+		sev := v.Severity
+		if v.Baselined {
+			sev += " (baseline)"
+		}
+		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s |\n", mdCell(sev), mdCell(who), mdCode(v.Path), mdCell(op), mdCell(proc))
 	}
 	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())

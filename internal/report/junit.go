@@ -121,6 +121,9 @@ func junitEntries(r *Report) []*junitEntry {
 	}
 	for i := range r.Violations {
 		v := &r.Violations[i]
+		if !v.Fails() { // an attempt, or in the baseline
+			continue
+		}
 		e := get(caseKey{suiteName(v.Runner, v.Package), junitCaseName(r, v)})
 		if e.c.File == "" {
 			e.c.File, e.c.Line = v.TestFile, lineAttr(v.TestLine)
@@ -155,7 +158,7 @@ func (e *junitEntry) finish(r *Report) {
 		}
 	case len(e.writes) > 0:
 		e.c.Failure = &junitMessage{
-			Message: plural(len(e.writes), "write", "writes") + " outside the allowlist",
+			Message: plural(len(e.writes), "write", "writes") + " outside the allowlist" + severityCounts(e.writes),
 			Type:    junitFailureType,
 			Text:    junitWrites(e.writes),
 		}
@@ -233,6 +236,10 @@ func junitCaseName(r *Report, v *Violation) string {
 		return "(package setup: init, TestMain)"
 	case v.Runner == RunnerGo && v.Phase == PhaseTeardown:
 		return "(package teardown: TestMain)"
+	case v.Runner == RunnerGo && v.Phase == PhaseInit:
+		return "(package init)"
+	case v.Runner == RunnerGo && v.Phase == PhaseAfter:
+		return "(package code after the tests)"
 	case v.Phase != "":
 		return "(" + v.Phase + ")"
 	}
@@ -242,9 +249,14 @@ func junitCaseName(r *Report, v *Violation) string {
 // junitWrites lists writes one per line, with the process that made
 // each and its ancestors.
 func junitWrites(vs []*Violation) string {
-	slices.SortStableFunc(vs, func(a, b *Violation) int { return cmp.Compare(a.Path, b.Path) })
+	slices.SortStableFunc(vs, func(a, b *Violation) int {
+		return cmp.Or(cmp.Compare(SeverityRank(a.Severity), SeverityRank(b.Severity)), cmp.Compare(a.Path, b.Path))
+	})
 	var b strings.Builder
 	for _, v := range vs {
+		if v.Severity != "" {
+			b.WriteString("[" + v.Severity + "] ")
+		}
 		b.WriteString(v.Op)
 		if v.Flags != "" {
 			b.WriteString(" " + v.Flags)
@@ -269,6 +281,25 @@ func junitWrites(vs []*Violation) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// severityCounts is " (1 data-loss, 2 transient)", worst first, or ""
+// when no severity is known.
+func severityCounts(vs []*Violation) string {
+	n := map[string]int{}
+	for _, v := range vs {
+		n[v.Severity]++
+	}
+	var parts []string
+	for _, s := range Severities {
+		if n[s] > 0 {
+			parts = append(parts, strconv.Itoa(n[s])+" "+s)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 func lineAttr(n int) string {

@@ -59,7 +59,7 @@ func TestJUnitParsedByConsumer(t *testing.T) {
 		t.Errorf("%d testcases, want %d: %v", len(got), len(want), keysOf(got))
 	}
 	// go-junit: Message is the failure's message, Error its text.
-	if c := got["example.com/app TestSaveConfig"]; c.Message != "1 write outside the allowlist" {
+	if c := got["example.com/app TestSaveConfig"]; c.Message != "1 write outside the allowlist (1 data-loss)" {
 		t.Errorf("TestSaveConfig failure message: %q", c.Message)
 	}
 	if c := got["example.com/app TestSaveConfig"]; c.Error == nil || !strings.Contains(c.Error.Error(), "/home/u/.config/app/config.toml") {

@@ -44,6 +44,41 @@ const (
 	ActionBlockedKilled = "blocked+killed" // refused, and its process killed
 )
 
+// Severities (Violation.Severity), worst first: how much harm a write
+// did, from the kernel's facts at the time and what is on disk at the end
+// of the run (package severity).
+const (
+	// SeverityDataLoss: a file or directory that was there before the run
+	// was truncated, overwritten, appended to, removed, renamed, renamed
+	// over, or had its mode, owner, times or xattrs changed.
+	SeverityDataLoss = "data-loss"
+	// SeverityLeftBehind: created during the run and still there at its end.
+	SeverityLeftBehind = "left-behind"
+	// SeverityTransient: created and removed during the run.
+	SeverityTransient = "transient"
+	// SeverityAttempt: the call failed, and nothing changed.
+	SeverityAttempt = "attempt"
+)
+
+// Severities lists the severities, worst first.
+var Severities = []string{SeverityDataLoss, SeverityLeftBehind, SeverityTransient, SeverityAttempt}
+
+// SeverityRank orders severities, worst first; an unknown one ("") comes
+// first, as possibly the worst.
+func SeverityRank(s string) int {
+	switch s {
+	case SeverityDataLoss:
+		return 1
+	case SeverityLeftBehind:
+		return 2
+	case SeverityTransient:
+		return 3
+	case SeverityAttempt:
+		return 4
+	}
+	return 0
+}
+
 // ViaIOUring is the Violation.Via of a write submitted as an io_uring
 // request: seen when submitted, its result unknown.
 const ViaIOUring = "io_uring"
@@ -107,6 +142,11 @@ type Violation struct {
 	// Truncated reports that the path did not fit the kernel buffers:
 	// Path is then only a prefix of the real path.
 	Truncated bool `json:"truncated,omitempty"`
+	// Severity is one of the Severity constants, "" when unknown.
+	Severity string `json:"severity,omitempty"`
+	// Baselined reports that the --baseline report lists this write: it
+	// fails nothing.
+	Baselined bool `json:"baselined,omitempty"`
 	// PID and PPID are as seen in writewatch's PID namespace.
 	PID     int      `json:"pid"`
 	PPID    int      `json:"ppid"`
@@ -176,8 +216,12 @@ const (
 const (
 	PhaseSetup    = "setup"    // Go: package init and TestMain before the tests
 	PhaseTeardown = "teardown" // Go: TestMain after the tests
-	PhaseTest     = "test"     // Go: the test function
-	PhaseCleanup  = "cleanup"  // Go: the test's Cleanup functions and after
+	// PhaseInit and PhaseAfter are PhaseSetup and PhaseTeardown of a
+	// package without TestMain.
+	PhaseInit    = "init"    // Go: package init before the tests
+	PhaseAfter   = "after"   // Go: after the tests: the testing package, goroutines left running
+	PhaseTest    = "test"    // Go: the test function (also an example's, a benchmark's, a fuzz target's)
+	PhaseCleanup = "cleanup" // Go: the test's Cleanup functions and after
 )
 
 // Test outcomes (TestResult.Outcome).
@@ -211,6 +255,8 @@ type PackageRun struct {
 	// Problem says why and its writes carry the package only.
 	Followed bool   `json:"followed"`
 	Problem  string `json:"problem,omitempty"`
+	// TestMain reports that the package defines TestMain.
+	TestMain bool `json:"test_main,omitempty"`
 }
 
 // Report is the result of one run.
@@ -225,7 +271,10 @@ type Report struct {
 	EnforcementNote string   `json:"enforcement_note,omitempty"`
 	Command         []string `json:"command"`
 	WorkDir         string   `json:"workdir"`
-	ConfigFile      string   `json:"config_file"` // "" when none
+	// Home is the home directory of the user COMMAND ran as (its HOME),
+	// which "How to fix" writes as "~".
+	Home       string `json:"home,omitempty"`
+	ConfigFile string `json:"config_file"` // "" when none
 	// ExitCode is writewatch's own exit code.
 	ExitCode int `json:"exit_code"`
 	// CommandExit is the traced command's exit code, 128+N for signal N;
@@ -287,6 +336,12 @@ type Report struct {
 	// Witness says what the filesystem witness watched; nil when the run
 	// did not try it.
 	Witness *WitnessInfo `json:"witness,omitempty"`
+	// Baseline is the --baseline report the violations were matched
+	// against, "" without one.
+	Baseline string `json:"baseline,omitempty"`
+	// Fixed are the baseline's violations that this run did not make
+	// again, as the baseline lists them.
+	Fixed []Violation `json:"fixed,omitempty"`
 }
 
 // WitnessInfo is what the filesystem witness, the second account of
@@ -321,9 +376,26 @@ type WitnessFilesystem struct {
 	Error string `json:"error,omitempty"`
 }
 
-// Failed reports whether the run found writes outside the allowlist.
+// Failed reports whether the run found writes outside the allowlist that
+// fail it (see Violation.Fails).
 func (r *Report) Failed() bool {
-	return len(r.Violations) > 0 || r.UnlistedViolations > 0 || r.LostRefusals > 0
+	for i := range r.Violations {
+		if r.Violations[i].Fails() {
+			return true
+		}
+	}
+	return r.UnlistedViolations > 0 || r.LostRefusals > 0
+}
+
+// Fails reports whether v fails the run: every write outside the
+// allowlist does, except one the --baseline report lists, and an attempt that enforcement did not refuse (a
+// call that failed by itself and changed nothing, such as
+// os.Remove("/does/not/exist")), which is reported only.
+func (v *Violation) Fails() bool {
+	if v.Baselined {
+		return false
+	}
+	return v.Severity != SeverityAttempt || (v.Action != "" && v.Action != ActionReported)
 }
 
 // Blind reports whether writewatch could not see everything the tree did

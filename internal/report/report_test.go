@@ -24,6 +24,7 @@ func emptyReport() *Report {
 		Mode:        ModeGate,
 		Command:     []string{"go", "test", "./..."},
 		WorkDir:     "/home/dev/proj",
+		Home:        "/home/dev",
 		ConfigFile:  "/home/dev/proj/.writewatch.yaml",
 		ExitCode:    0,
 		CommandExit: 0,
@@ -46,31 +47,31 @@ func richReport() *Report {
 
 	// Written three times; only the first occurrence's details are kept.
 	b.Add(by(Violation{Op: "open", Path: "/home/dev/.cache/tool/state.json", RequestedPath: "/home/dev/.cache/tool/state.json",
-		Flags: "O_WRONLY|O_CREAT|O_TRUNC", First: at(2 * time.Second)}))
+		Flags: "O_WRONLY|O_CREAT|O_TRUNC", First: at(2 * time.Second), Severity: SeverityLeftBehind}))
 	b.Add(by(Violation{Op: "open", Path: "/home/dev/.cache/tool/state.json", RequestedPath: "/home/dev/.cache/tool/state.json",
 		Flags: "O_WRONLY|O_CREAT|O_TRUNC", First: at(3 * time.Second), Count: 2}))
 
 	// A rename: both paths, one violation each.
 	b.Add(by(Violation{Op: "rename", Role: RoleOld, Path: "/home/dev/proj/testdata/golden.txt.tmp", RequestedPath: "testdata/golden.txt.tmp",
-		First: at(4 * time.Second)}))
+		First: at(4 * time.Second), Severity: SeverityTransient}))
 	b.Add(by(Violation{Op: "rename", Role: RoleNew, Path: "/home/dev/proj/testdata/golden.txt", RequestedPath: "testdata/golden.txt",
-		First: at(4 * time.Second)}))
+		First: at(4 * time.Second), Severity: SeverityDataLoss}))
 
 	// A failed open that a deny rule matched.
 	b.Add(by(Violation{Op: "open", Path: "/etc/hosts", RequestedPath: "/etc/hosts", Flags: "O_WRONLY|O_APPEND",
-		Errno: "EACCES", DeniedBy: ".writewatch.yaml:7", First: at(5 * time.Second)}))
+		Errno: "EACCES", DeniedBy: ".writewatch.yaml:7", First: at(5 * time.Second), Severity: SeverityAttempt}))
 
 	// A path too long for the kernel buffers.
 	b.Add(by(Violation{Op: "mkdir", Path: "/home/dev/proj/build/deep/deeper/deepest/and/then/some/more",
-		RequestedPath: "build/deep/deeper/deepest/and/then/some/more", Truncated: true, First: at(6 * time.Second)}))
+		RequestedPath: "build/deep/deeper/deepest/and/then/some/more", Truncated: true, First: at(6 * time.Second), Severity: SeverityLeftBehind}))
 
 	// A newline and invalid UTF-8 in the path.
 	b.Add(by(Violation{Op: "creat", Path: "/home/dev/proj/out/report\nfinal\xff.txt", RequestedPath: "out/report\nfinal\xff.txt",
-		First: at(7 * time.Second)}))
+		First: at(7 * time.Second), Severity: SeverityLeftBehind}))
 
 	// A symlink: its role "new" goes without saying.
 	b.Add(by(Violation{Op: "symlink", Role: RoleNew, Path: "/home/dev/.local/bin/tool", RequestedPath: "/home/dev/.local/bin/tool",
-		First: at(8 * time.Second)}))
+		First: at(8 * time.Second), Severity: SeverityLeftBehind}))
 
 	// A shell with a long script, three levels below the command.
 	sh := Proc{PID: 4300, PPID: 4242, Comm: "sh", Cmdline: []string{"sh", "-c",
@@ -78,13 +79,14 @@ func richReport() *Report {
 		"extra", "args", "that", "do", "not", "fit"}}
 	b.Add(Violation{Op: "unlink", Path: "/var/tmp/normalized-a.json", RequestedPath: "/var/tmp/normalized-a.json",
 		PID: 4301, PPID: sh.PID, Comm: "rm", Cmdline: []string{"rm", "-f", "/var/tmp/normalized-a.json"},
-		Chain: []Proc{sh, pkgTest, goTest, makeTest}, First: at(9 * time.Second)})
+		Chain: []Proc{sh, pkgTest, goTest, makeTest}, First: at(9 * time.Second), Severity: SeverityDataLoss})
 
 	return &Report{
 		Version:        SchemaVersion,
 		Mode:           ModeGate,
 		Command:        []string{"make", "test"},
 		WorkDir:        "/home/dev/proj",
+		Home:           "/home/dev",
 		ConfigFile:     "/home/dev/proj/.writewatch.yaml",
 		ExitCode:       1,
 		CommandExit:    0,
@@ -93,9 +95,14 @@ func richReport() *Report {
 		Processes:      42,
 		Events:         5678,
 		TruncatedPaths: 1,
-		Violations:     b.Violations(),
+		Violations:     sortedBySeverity(b.Violations()),
 		Survivors:      []Proc{},
 	}
+}
+
+func sortedBySeverity(vs []Violation) []Violation {
+	SortBySeverity(vs)
+	return vs
 }
 
 // lostReport is a run without violations that lost events, write
@@ -143,15 +150,15 @@ func enforcedReport() *Report {
 	r.Violations = []Violation{{
 		Op: "open", Path: "/home/dev/.config/tool/config.toml", RequestedPath: "/home/dev/.config/tool/config.toml",
 		Flags: "O_WRONLY|O_TRUNC", PID: 4242, PPID: 4100, Comm: "pkg.test", Cmdline: pkgTest.Cmdline,
-		Chain: []Proc{goTest}, Count: 1, First: t0.Add(time.Second), Action: ActionKilled,
+		Chain: []Proc{goTest}, Count: 1, First: t0.Add(time.Second), Action: ActionKilled, Severity: SeverityDataLoss,
 	}, {
 		Op: "unlink", Path: "/home/dev/proj/go.mod", RequestedPath: "../go.mod", Errno: "EACCES",
 		PID: 4243, PPID: 4100, Comm: "rm", Cmdline: []string{"rm", "../go.mod"},
-		Chain: []Proc{goTest}, Count: 1, First: t0.Add(2 * time.Second), Action: ActionBlockedKilled,
+		Chain: []Proc{goTest}, Count: 1, First: t0.Add(2 * time.Second), Action: ActionBlockedKilled, Severity: SeverityAttempt,
 	}, {
 		Op: "creat", Path: "/home/dev/proj/gen/new.go", RequestedPath: "gen/new.go", Errno: "EACCES",
 		PID: 4244, PPID: 4100, Comm: "gen", Cmdline: []string{"gen"}, NotEnforced: ".writewatch.yaml:3",
-		Chain: []Proc{goTest}, Count: 1, First: t0.Add(3 * time.Second), Action: ActionBlockedKilled,
+		Chain: []Proc{goTest}, Count: 1, First: t0.Add(3 * time.Second), Action: ActionBlockedKilled, Severity: SeverityAttempt,
 	}}
 	return r
 }
@@ -218,6 +225,7 @@ func witnessedReport() *Report {
 func testsReport() *Report {
 	r := emptyReport()
 	r.Command = []string{"go", "test", "./..."}
+	r.Home = "/home/u"
 	bin := Proc{PID: 5000, PPID: 4990, Comm: "app.test", Exe: "/tmp/go-build1/b001/app.test", Cmdline: []string{"/tmp/go-build1/b001/app.test", "-test.paniconexit0"}}
 	chain := []Proc{{PID: 4990, PPID: 4900, Comm: "go", Exe: "/usr/local/go/bin/go", Cmdline: []string{"go", "test", "./..."}}}
 	v := func(path, exe string, mod func(*Violation)) Violation {
@@ -231,13 +239,15 @@ func testsReport() *Report {
 		v("/home/u/.config/app/config.toml", "/usr/bin/git", func(v *Violation) {
 			v.Test, v.Phase, v.TestFile, v.TestLine = "TestSaveConfig", PhaseTest, "/src/app/app_test.go", 12
 			v.Comm, v.Cmdline = "git", []string{"git", "config", "--global", "x.y", "z"}
+			v.Severity = SeverityDataLoss
 		}),
-		v("/src/app/main.txt", bin.Exe, func(v *Violation) { v.Phase = PhaseSetup }),
-		v("/src/app/parallel.txt", bin.Exe, func(v *Violation) { v.AmbiguousTests = []string{"TestA", "TestB"} }),
-		v("/src/app/sub.txt", bin.Exe, func(v *Violation) { v.Test, v.Phase = "TestOuter/inner", PhaseCleanup }),
+		v("/src/app/main.txt", bin.Exe, func(v *Violation) { v.Phase, v.Severity = PhaseSetup, SeverityLeftBehind }),
+		v("/src/app/sub.txt", bin.Exe, func(v *Violation) { v.Test, v.Phase, v.Severity = "TestOuter/inner", PhaseCleanup, SeverityLeftBehind }),
+		v("/src/app/parallel.txt", bin.Exe, func(v *Violation) { v.AmbiguousTests, v.Severity = []string{"TestA", "TestB"}, SeverityTransient }),
 		v("/src/py/fixture.db", "/usr/bin/python3.11", func(v *Violation) {
 			v.Runner, v.Package, v.Test, v.Phase, v.Fixture = RunnerPytest, "test_app.py", "test_app.py::test_db", "setup", "db"
 			v.Comm, v.Cmdline, v.Chain = "python3", []string{"python3", "-m", "pytest"}, []Proc{}
+			v.Severity = SeverityTransient
 		}),
 	}
 	r.Events = 40
@@ -256,6 +266,20 @@ func TestFailed(t *testing.T) {
 	}
 	if !lostRefusalsReport().Failed() {
 		t.Error("a refused write whose record was lost: Failed() = false")
+	}
+	// A failed call that changed nothing is reported only, unless
+	// enforcement refused it.
+	r := emptyReport()
+	r.Violations = []Violation{{Op: "unlink", Path: "/d", Errno: "ENOENT", Severity: SeverityAttempt, Action: ActionReported}}
+	if r.Failed() {
+		t.Error("an attempt alone: Failed() = true")
+	}
+	r.Violations[0].Action = ActionBlocked
+	if !r.Failed() {
+		t.Error("a refused attempt: Failed() = false")
+	}
+	if !enforcedReport().Failed() {
+		t.Error("enforced report: Failed() = false")
 	}
 	if lostReport().Failed() {
 		t.Error("a run that lost records but found no violation: Failed() = true")

@@ -53,13 +53,22 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	}
 	t := &textWriter{color: opt.Color}
 	t.header(r)
+	t.severities(r)
 	t.warnings(r)
-	t.byTest(r)
-	for i := range r.Violations {
-		t.violation(&r.Violations[i])
+	items := collapse(r.Violations)
+	t.byTest(items)
+	for _, it := range items {
+		if it.v != nil {
+			t.violation(it.v)
+			continue
+		}
+		t.line()
+		t.line(t.collapsedLine(it.group))
+		t.prev = nil
 	}
 	t.survivors(r)
 	t.notes(r)
+	t.fixed(r)
 	t.howToFix(r)
 	t.blind(r)
 	if r.Mode == ModeAudit && r.Failed() {
@@ -93,7 +102,7 @@ func (t *textWriter) paint(code, s string) string {
 }
 
 func (t *textWriter) header(r *Report) {
-	if !r.Failed() {
+	if !r.Failed() && len(r.Violations) == 0 {
 		counts := plural(r.Events, "write event", "write events") + ", " + plural(r.Processes, "process", "processes")
 		if r.Blind() {
 			t.line(t.paint(ansiRed, "writewatch: verdict unknown: no writes outside the allowlist seen ("+counts+
@@ -122,6 +131,66 @@ func (t *textWriter) header(r *Report) {
 	const by = " by `"
 	budget := lineWidth - width(head) - width(by) - 1
 	t.line(head, by, shortCmdline(r.Command, budget), "`")
+}
+
+// severityText says what each severity means, for the summary line.
+var severityText = map[string]string{
+	SeverityDataLoss:   "existed before",
+	SeverityLeftBehind: "still there",
+	SeverityTransient:  "gone at the end",
+	SeverityAttempt:    "failed",
+}
+
+// severities counts the violations by severity, worst first, and says
+// when nothing was left behind.
+func (t *textWriter) severities(r *Report) {
+	n := map[string]int{}
+	for i := range r.Violations {
+		n[r.Violations[i].Severity]++
+	}
+	var parts []string
+	for _, s := range Severities {
+		if n[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s (%s)", n[s], t.severityTag(s), severityText[s]))
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	line := "writewatch: " + strings.Join(parts, ", ")
+	if n[SeverityDataLoss] == 0 && n[SeverityLeftBehind] == 0 && n[""] == 0 {
+		line += "; nothing was left behind"
+	}
+	t.line(line)
+	baselined := 0
+	for i := range r.Violations {
+		if r.Violations[i].Baselined {
+			baselined++
+		}
+	}
+	if baselined > 0 {
+		t.line(fmt.Sprintf("writewatch: %d of them in the baseline (%s) fail nothing; %d new",
+			baselined, displayPath(r.Baseline), len(r.Violations)-baselined))
+	}
+	if !r.Failed() {
+		why := "failed calls that changed nothing"
+		if baselined > 0 {
+			why = "in the baseline, or failed calls that changed nothing"
+		}
+		t.line("writewatch: none of them fails the run: " + why)
+	}
+}
+
+// severityTag renders a severity, in red for data-loss and yellow for
+// left-behind.
+func (t *textWriter) severityTag(s string) string {
+	switch s {
+	case SeverityDataLoss:
+		return t.paint(ansiBold+ansiRed, s)
+	case SeverityLeftBehind:
+		return t.paint(ansiYellow, s)
+	}
+	return displayText(s)
 }
 
 func (t *textWriter) warnings(r *Report) {
@@ -218,8 +287,12 @@ func (t *textWriter) violation(v *Violation) {
 	}
 	t.line(head)
 
-	// What was done to it.
-	op := "  " + t.paint(ansiRed, displayText(v.Op))
+	// What was done to it, and the harm it did.
+	op := "  "
+	if v.Severity != "" {
+		op += "[" + t.severityTag(v.Severity) + "] "
+	}
+	op += t.paint(ansiRed, displayText(v.Op))
 	if v.Flags != "" {
 		op += " " + displayText(v.Flags)
 	}
@@ -243,6 +316,9 @@ func (t *textWriter) violation(v *Violation) {
 	}
 	if v.NotEnforced != "" {
 		op += "; allowed by " + displayText(v.NotEnforced) + ", but --enforce cannot grant it exactly (see --print-config)"
+	}
+	if v.Baselined {
+		op += "; in the baseline"
 	}
 	switch v.Action {
 	case ActionBlocked:
@@ -365,53 +441,48 @@ func (t *textWriter) howToFix(r *Report) {
 	if !r.Failed() {
 		return
 	}
-	dir := configDir(r)
-	var (
-		paths      []string // to allow, relative to dir when under it
-		seen       = make(map[string]bool)
-		denied     int
-		unenforced int
-		truncated  int
-	)
-	for i := range r.Violations {
-		v := &r.Violations[i]
-		switch {
-		case v.DeniedBy != "":
-			denied++
-			continue
-		case v.NotEnforced != "":
-			unenforced++
-			continue
-		case v.Truncated:
-			truncated++
-			continue
-		case seen[v.Path]:
-			continue
-		}
-		seen[v.Path] = true
-		p := v.Path
-		if rel, ok := relUnder(p, dir); ok {
-			p = rel
-		}
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
-	entries := make([]string, len(paths)) // YAML list items
-	for i, p := range paths {
-		if s, ok := yamlScalar(allowlist.Literal(p)); ok {
-			entries[i] = "- " + s
-		} else {
-			entries[i] = "# " + displayPath(p) + " is not valid UTF-8: allow a directory above it"
-		}
-	}
-
 	t.line()
 	t.line("How to fix:")
+	if fixes := testFixes(r); len(fixes) > 0 {
+		t.line("  - Make the tests write under a temporary directory:")
+		for _, f := range fixes {
+			t.line("      ", f)
+		}
+	} else {
+		t.line("  - Make the tests write under a temporary directory: t.TempDir() in Go, the tmp_path fixture in pytest.")
+	}
+	suggested, unsuggested := Suggest(r)
+	var denied, unenforced, truncated int
+	for i := range r.Violations {
+		switch v := &r.Violations[i]; {
+		case v.DeniedBy != "":
+			denied++
+		case v.NotEnforced != "":
+			unenforced++
+		case v.Truncated && v.Errno == "":
+			truncated++
+		}
+	}
+	var entries []string // YAML list items
+	for _, s := range suggested {
+		if e, ok := yamlScalar(s.Entry); ok {
+			entries = append(entries, "- "+e)
+		}
+	}
+	for _, v := range unsuggested {
+		if !utf8.ValidString(v.Path) {
+			p := v.Path
+			if rel, ok := relUnder(p, configDir(r)); ok {
+				p = rel
+			}
+			entries = append(entries, "# "+displayPath(p)+" is not valid UTF-8: allow a directory above it")
+		}
+	}
 	if len(entries) > 0 {
 		if r.ConfigFile == "" {
-			t.line("  - If these writes are expected, create ", allowlist.ConfigFileName, " in ", displayPath(r.WorkDir), " with:")
+			t.line("  - Or, if these writes are expected, create ", allowlist.ConfigFileName, " in ", displayPath(r.WorkDir), " with:")
 		} else {
-			t.line("  - If these writes are expected, add them to the allow list in ", displayPath(configName(r)), ":")
+			t.line("  - Or, if these writes are expected, add them to the allow list in ", displayPath(configName(r)), ":")
 		}
 		t.line()
 		t.line("        allow:")
@@ -424,8 +495,12 @@ func (t *textWriter) howToFix(r *Report) {
 				" not listed: allow a directory above ", pick(truncated == 1, "it", "them"), " instead.")
 		}
 	} else if truncated > 0 {
-		t.line("  - If these writes are expected, allow a directory above the truncated ",
+		t.line("  - Or, if these writes are expected, allow a directory above the truncated ",
 			pick(truncated == 1, "path", "paths"), " in ", pick(r.ConfigFile == "", allowlist.ConfigFileName, displayPath(configName(r))), ".")
+	}
+	if broad := len(unsuggested) - invalidUTF8(unsuggested); broad > 0 {
+		t.line("    ", plural(broad, "write", "writes"), " to the project, the home directory or a directory above them ",
+			pick(broad == 1, "gets", "get"), " no entry: fix the test.")
 	}
 	if denied > 0 {
 		t.line("  - Writes marked \"denied by\" match a deny rule: an allow entry does not lift it; change that rule if they are expected.")
@@ -438,8 +513,16 @@ func (t *textWriter) howToFix(r *Report) {
 	if r.LostRefusals > 0 {
 		t.line("  - To see every refused write, run again with a larger ring buffer (--ringbuf-mib).")
 	}
-	t.line("  - Otherwise make the tests write under a temporary directory instead:")
-	t.line("    t.TempDir() in Go, the tmp_path fixture in pytest.")
+}
+
+func invalidUTF8(vs []*Violation) int {
+	n := 0
+	for _, v := range vs {
+		if !utf8.ValidString(v.Path) {
+			n++
+		}
+	}
+	return n
 }
 
 // configDir is the directory that allow entries are relative to: the
@@ -640,12 +723,12 @@ func yamlPlainOK(s string) bool {
 	}
 	for _, r := range s {
 		ok := 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' ||
-			strings.ContainsRune("_./+=~-@", r)
+			strings.ContainsRune("_./+=~-@*", r)
 		if !ok {
 			return false
 		}
 	}
-	if s[0] == '@' || s[0] == '-' {
+	if s[0] == '@' || s[0] == '-' || s[0] == '*' {
 		return false
 	}
 	if strings.Contains(s, "/") {
@@ -683,21 +766,23 @@ func pick(cond bool, a, b string) string {
 }
 
 // byTest lists the violations that a test runner's boundaries attribute,
-// one line each, grouped by test:
+// one line each, grouped by test (those collapsed into one line are
+// shown by that line):
 //
 //	TestSave (pkg example.com/app) wrote /home/u/.config/app/config.toml (open O_WRONLY|O_TRUNC) via /usr/bin/git
-func (t *textWriter) byTest(r *Report) {
+func (t *textWriter) byTest(items []item) {
 	var vs []*Violation
-	for i := range r.Violations {
-		if v := &r.Violations[i]; attributed(v) {
-			vs = append(vs, v)
+	for _, it := range items {
+		if it.v != nil && attributed(it.v) {
+			vs = append(vs, it.v)
 		}
 	}
 	if len(vs) == 0 {
 		return
 	}
 	slices.SortStableFunc(vs, func(a, b *Violation) int {
-		return cmp.Or(strings.Compare(a.Package, b.Package), strings.Compare(whoText(a), whoText(b)))
+		return cmp.Or(cmp.Compare(SeverityRank(a.Severity), SeverityRank(b.Severity)),
+			strings.Compare(a.Package, b.Package), strings.Compare(whoText(a), whoText(b)))
 	})
 	t.line()
 	t.line("By test:")
@@ -708,6 +793,12 @@ func (t *textWriter) byTest(r *Report) {
 		}
 		if v.Errno != "" {
 			what += ", failed: " + displayText(v.Errno)
+		}
+		if v.Severity != "" {
+			what += "; " + displayText(v.Severity)
+		}
+		if v.Baselined {
+			what += ", in the baseline"
 		}
 		via := v.Exe
 		if via == "" {
@@ -753,6 +844,10 @@ func whoText(v *Violation) string {
 				p = "setup: init or TestMain before the tests"
 			case PhaseTeardown:
 				p = "teardown: TestMain after the tests"
+			case PhaseInit:
+				p = "init: before the tests"
+			case PhaseAfter:
+				p = "after the tests"
 			}
 		}
 		details = append(details, p)
@@ -795,5 +890,29 @@ func (t *textWriter) notes(r *Report) {
 	t.line()
 	for _, l := range lines {
 		t.line(l)
+	}
+}
+
+// maxFixed is the most baseline entries the summary lists as fixed.
+const maxFixed = 10
+
+// fixed lists the baseline's writes this run did not make again.
+func (t *textWriter) fixed(r *Report) {
+	if len(r.Fixed) == 0 {
+		return
+	}
+	t.line()
+	t.line(fmt.Sprintf("Fixed since the baseline (%s): %s no longer made:", displayPath(r.Baseline),
+		plural(len(r.Fixed), "write", "writes")))
+	for i := range r.Fixed[:min(len(r.Fixed), maxFixed)] {
+		v := &r.Fixed[i]
+		line := "  " + displayText(v.Op) + " " + displayPath(v.Path)
+		if attributed(v) {
+			line += " by " + whoText(v)
+		}
+		t.line(line)
+	}
+	if n := len(r.Fixed) - maxFixed; n > 0 {
+		t.line(fmt.Sprintf("  … and %d more (the JSON report lists them)", n))
 	}
 }

@@ -158,9 +158,8 @@ func TestTextHowToFix(t *testing.T) {
 	out := writeText(t, richReport())
 	for _, want := range []string{
 		"add them to the allow list in .writewatch.yaml:",
-		"\n          - /home/dev/.cache/tool/state.json\n",
-		"\n          - testdata/golden.txt\n",
-		"\n          - testdata/golden.txt.tmp\n",
+		"\n          - ~/.cache/tool/state.json\n", // ~ for home
+		"\n          - testdata/golden.txt*\n",     // two names, one glob
 		"\n          # \"out/report\\nfinal\\xff.txt\" is not valid UTF-8",
 		"t.TempDir()",
 		"tmp_path",
@@ -171,6 +170,33 @@ func TestTextHowToFix(t *testing.T) {
 	}
 	if strings.Contains(out, "- /etc/hosts") {
 		t.Errorf("denied path offered as an allow entry")
+	}
+	if strings.Contains(out, "- build/deep") {
+		t.Errorf("truncated path offered as an allow entry")
+	}
+
+	// The fix in the test comes first, with where the test is; failed
+	// writes get no allow entry.
+	r := testsReport()
+	r.Violations = append(r.Violations, r.Violations[0])
+	r.Violations[len(r.Violations)-1].Path = "/home/u/.config/app/locked"
+	r.Violations[len(r.Violations)-1].Errno = "EACCES"
+	r.Violations[len(r.Violations)-1].Severity = SeverityAttempt
+	out = writeText(t, r)
+	for _, want := range []string{
+		"  - Make the tests write under a temporary directory:\n" +
+			`      /src/app/app_test.go:12: TestSaveConfig writes ~/.config/app/config.toml: t.Setenv("HOME", t.TempDir())` + "\n",
+		"      test_app.py::test_db writes /src/py/fixture.db: write under tmp_path\n",
+		"  - Or, if these writes are expected, add them to the allow list",
+		"\n          - ~/.config/app/config.toml\n",
+		"\n          - /src/app/*.txt\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "- ~/.config/app/locked") {
+		t.Errorf("a failed write offered as an allow entry:\n%s", out)
 	}
 	if strings.Count(out, "How to fix") != 1 {
 		t.Errorf("want exactly one How to fix block")
@@ -190,7 +216,7 @@ func TestTextHowToFix(t *testing.T) {
 
 	// A suggested entry names its path exactly: pattern characters and
 	// '$' escaped, a leading '~' kept from expanding.
-	r := survivorsReport()
+	r = survivorsReport()
 	r.Violations[0].Path = "/home/dev/proj/b[1]$x.log"
 	r.Violations = append(r.Violations, r.Violations[0])
 	r.Violations[1].Path = "/home/dev/proj/~backup"

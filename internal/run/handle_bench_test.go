@@ -2,6 +2,7 @@ package run
 
 import (
 	"testing"
+	"time"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/attribution"
@@ -9,6 +10,7 @@ import (
 	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/internal/severity"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 
@@ -25,6 +27,7 @@ func BenchmarkHandleViolation(b *testing.B) {
 		judge:    judge.New(list),
 		live:     new(live.Counters),
 		builder:  report.NewBuilder(),
+		severity: severity.New(time.Now()),
 		tree:     attribution.NewTree(10, 1, []string{"go", "test"}),
 		repeatOf: map[tracer.RepeatKey][]group{},
 	}

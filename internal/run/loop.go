@@ -19,6 +19,7 @@ import (
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/runners"
+	"github.com/writewatch/writewatch/internal/severity"
 	"github.com/writewatch/writewatch/internal/stream"
 	"github.com/writewatch/writewatch/internal/tracer"
 	"golang.org/x/sys/unix"
@@ -44,6 +45,7 @@ type session struct {
 	tree     *attribution.Tree
 	tests    *attribution.Tests
 	builder  *report.Builder
+	severity *severity.Tracker
 	judge    *judge.Judge
 	writes   uint64
 	// refused counts the records of writes enforcement acted on.
@@ -220,6 +222,9 @@ func (s *session) report(ev *tracer.Event, verdicts []judge.Verdict) {
 		if s.fs.Active() {
 			s.fs.Noted(ev.TGID, crosscheck.Group{Op: v.Op, Path: v.Path, Role: v.Role, Who: whoKey}, false)
 		}
+		if !s.builder.Full() || s.builder.Has(v.Op, v.Path, v.Role, whoKey) {
+			s.severity.Observe(occurrence(ev, v, whoKey))
+		}
 		switch {
 		case s.builder.Repeat(v.Op, v.Path, v.Role, whoKey):
 			s.live.Violation(v.Op, act, false)
@@ -241,6 +246,15 @@ func (s *session) report(ev *tracer.Event, verdicts []judge.Verdict) {
 			s.live.Violation(viol.Op, viol.Action, true)
 		}
 	}
+}
+
+// occurrence is what the record tells of path v for its severity.
+func occurrence(ev *tracer.Event, v *judge.Verdict, who string) severity.Occurrence {
+	o := severity.Occurrence{Op: ev.Op, Role: v.Role, Path: v.Path, Who: who, Created: ev.Created, Flags: ev.Flags}
+	if ev.Ret < 0 && !ev.ViaIOUring {
+		o.Errno = syscall.Errno(-ev.Ret)
+	}
+	return o
 }
 
 // violation describes a new violation: the path judged, and the process

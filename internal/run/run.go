@@ -21,6 +21,7 @@ import (
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/runners"
+	"github.com/writewatch/writewatch/internal/severity"
 	"github.com/writewatch/writewatch/internal/stream"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
@@ -78,7 +79,7 @@ func Run(cfg Config) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	env, cleanup, goNotes := runners.PrepareEnv(cfg.Env)
+	env, cleanup, goflags := runners.PrepareEnv(cfg.Env, cfg.Args, cfg.WorkDir)
 	defer cleanup()
 	cfg.Env = env
 	if cfg.Enforce != nil {
@@ -103,6 +104,7 @@ func Run(cfg Config) (*report.Report, error) {
 		events:   stream.New(tr),
 		judge:    judge.New(cfg.Allow),
 		builder:  &report.Builder{Limit: cfg.MaxViolations},
+		severity: severity.New(rep.Started),
 		repeatOf: map[tracer.RepeatKey][]group{},
 	}
 	// The filesystem witness watches from before COMMAND runs.
@@ -118,8 +120,8 @@ func Run(cfg Config) (*report.Report, error) {
 	}
 	loopErr := s.follow()
 	err = s.finish(rep)
-	if len(rep.Packages) > 0 || runners.IsGoTest(cfg.Args) {
-		rep.Notes = append(rep.Notes, goNotes...)
+	if s.tree != nil {
+		rep.Notes = append(rep.Notes, goflags.Notes(runners.GoTests(s.tree.Cmdlines()))...)
 	}
 	return rep, errors.Join(loopErr, err)
 }
@@ -148,6 +150,7 @@ func newReport(cfg Config) *report.Report {
 		Mode:    cfg.Mode,
 		Command: cfg.Args,
 		WorkDir: cfg.WorkDir,
+		Home:    launch.Getenv(cfg.Env, "HOME"),
 		Started: time.Now(),
 	}
 	if cfg.Enforce != nil {
@@ -256,6 +259,8 @@ func (s *session) finish(rep *report.Report) error {
 	rep.Processes = s.tree.Seen()
 	rep.Events = s.writes + stats.AllowedInKernel + stats.Repeats
 	rep.Violations = s.builder.Violations()
+	s.severity.Assign(rep.Violations)
+	report.SortBySeverity(rep.Violations)
 	rep.UnlistedViolations = s.builder.Unlisted
 	rep.Survivors = s.tree.Survivors(alive)
 	rep.SurvivorsKilled = s.cfg.KillSurvivors && len(alive) > 0

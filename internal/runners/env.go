@@ -13,39 +13,33 @@ import (
 	"github.com/writewatch/writewatch/internal/plugins"
 )
 
-// goCountNote says what GOFLAGS=-count=1 changes.
-const goCountNote = "GOFLAGS=-count=1 was added to COMMAND's environment so that go test runs every package " +
-	"instead of printing a cached result, which writewatch could not trace; go test prints timings where it would have printed \"(cached)\""
-
-// PrepareEnv shapes COMMAND's environment (nil: this process's): go
-// test's result cache off (a cached package runs nothing, so it cannot be
-// traced), and the pytest plugin on PYTHONPATH and in PYTEST_PLUGINS. It
-// returns the environment, a function removing what it created, and
-// notes for the report of a go test run.
-func PrepareEnv(base []string) (env []string, cleanup func(), goNotes []string) {
+// PrepareEnv shapes the environment (nil: this process's) of COMMAND,
+// args run in dir: go test's result cache off when it runs go (a cached
+// package runs nothing, so it cannot be traced; see RunsGo), and the
+// pytest plugin on PYTHONPATH and in PYTEST_PLUGINS. It returns the
+// environment, a function removing what it created, and what it did to
+// GOFLAGS, for the notes at the end.
+func PrepareEnv(base, args []string, dir string) (env []string, cleanup func(), goflags GoFlags) {
 	env = append([]string(nil), base...)
 	if base == nil {
 		env = os.Environ()
 	}
 	cleanup = func() {}
-
-	// Flags on the command line, and later GOFLAGS entries, win over this.
-	env = setEnv(env, "GOFLAGS", strings.TrimSpace("-count=1 "+launch.Getenv(env, "GOFLAGS")))
-	goNotes = append(goNotes, goCountNote)
+	env, goflags = setGoFlags(env, args, dir)
 
 	dir, err := os.MkdirTemp("", "writewatch-plugins-")
 	if err != nil {
-		return env, cleanup, goNotes
+		return env, cleanup, goflags
 	}
 	cleanup = func() { os.RemoveAll(dir) }
 	// COMMAND may run as the user who invoked sudo.
 	if os.Chmod(dir, 0o755) != nil ||
 		os.WriteFile(filepath.Join(dir, plugins.PytestModule+".py"), plugins.Pytest, 0o644) != nil {
-		return env, cleanup, goNotes
+		return env, cleanup, goflags
 	}
 	env = setEnv(env, "PYTHONPATH", joinList(dir, launch.Getenv(env, "PYTHONPATH"), ":"))
 	env = setEnv(env, "PYTEST_PLUGINS", joinList(launch.Getenv(env, "PYTEST_PLUGINS"), plugins.PytestModule, ","))
-	return env, cleanup, goNotes
+	return env, cleanup, goflags
 }
 
 func joinList(a, b, sep string) string {

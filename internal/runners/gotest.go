@@ -25,6 +25,6 @@ func FollowGoTest(tr *tracer.Tracer, tests *attribution.Tests, ev *tracer.Event)
 	if pkg == "" {
 		pkg = filepath.Base(ev.String(tracer.SlotPath))
 	}
-	tests.GoBinary(ev.TGID, int(pid), pkg, err == nil, problem)
+	tests.GoBinary(ev.TGID, int(pid), pkg, err == nil, problem, lay.HasTestMain())
 	syscall.Kill(int(pid), syscall.SIGCONT)
 }

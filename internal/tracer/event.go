@@ -42,6 +42,10 @@ const ExecStopped = 1
 // follows a symlink in the path's last component (chmod, not lchown).
 const MetaFollow = uint32(writewatchWwMetaFlagWW_META_FOLLOW)
 
+// openCreated is WW_OPEN_CREATED (bpf/writewatch.h), a bit of the
+// header's flags that no open flag uses.
+const openCreated = 1 << 31
+
 // Slot names one string of a record.
 type Slot int
 
@@ -70,6 +74,10 @@ type Event struct {
 	Ret    int32     // syscall result, or wait status for KindExit
 	Flags  uint32
 	Mode   uint32
+	// Created is set on an open (or creat) that succeeded and created
+	// the file it opened (the kernel's FMODE_CREATED), rather than
+	// opening one that was there.
+	Created bool
 	// Action is what enforcement did: ActionBlocked and ActionKilled bits.
 	Action uint32
 	Comm   []byte
@@ -122,7 +130,8 @@ func (e *Event) decode(raw []byte) error {
 	e.Kind, e.Op = Kind(h.Kind), ops.Op(h.Op)
 	e.BootNS = h.Ts
 	e.TGID, e.PID, e.NSTGID, e.PPID = h.Tgid, h.Pid, h.NsTgid, h.Ppid
-	e.Ret, e.Flags, e.Mode = h.Ret, h.Flags, h.Mode
+	e.Ret, e.Flags, e.Mode = h.Ret, h.Flags&^openCreated, h.Mode
+	e.Created = h.Flags&openCreated != 0
 	e.Test, e.Goid, e.Go, e.Epoch = h.Test, h.Goid, h.Go, h.Epoch
 	e.present, e.truncated = uint32(h.Present), h.Truncated
 	e.Action = h.Action

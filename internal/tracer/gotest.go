@@ -127,11 +127,13 @@ func (lay *GoLayout) readFuncs(f *elf.File) error {
 }
 
 func (lay *GoLayout) readDWARF(d *dwarf.Data) error {
-	var tOff uint32
+	var tOff, bOff, fOff uint32
 	want := map[string]map[string]*uint32{
 		"runtime.g":      {"goid": &lay.GoidOff, "parentGoid": &lay.ParentGoidOff},
 		"testing.common": {"name": &lay.NameOff},
 		"testing.T":      {"common": &tOff},
+		"testing.B":      {"common": &bOff},
+		"testing.F":      {"common": &fOff},
 	}
 	found := map[string]bool{}
 	r := d.Reader()
@@ -176,11 +178,18 @@ func (lay *GoLayout) readDWARF(d *dwarf.Data) error {
 		}
 		found[name] = true
 	}
-	if len(found) < len(want) {
+	if !found["runtime.g"] || !found["testing.common"] || !found["testing.T"] {
 		return fmt.Errorf("%w: no DWARF for the testing package", ErrNotGoTest)
 	}
-	// name is read from the *testing.T, whose common is embedded.
+	// name is read from the *testing.T, whose common is embedded; from a
+	// *B or *F too, where common must lie at the same offset.
 	lay.NameOff += tOff
+	if !found["testing.B"] || bOff != tOff {
+		delete(lay.funcs, "testing.(*B).runN")
+	}
+	if !found["testing.F"] || fOff != tOff {
+		delete(lay.funcs, "testing.fRunner")
+	}
 	return nil
 }
 
@@ -188,6 +197,7 @@ func (lay *GoLayout) readDWARF(d *dwarf.Data) error {
 type goTest struct {
 	links []link.Link
 	lines *gosym.Table
+	lay   *GoLayout
 }
 
 // The functions hooked in a Go test binary, and the program for each.
@@ -200,11 +210,19 @@ var goProbes = []struct {
 	prog     func(*writewatchObjects) *ebpf.Program
 }{
 	{"testing.tRunner", false, func(o *writewatchObjects) *ebpf.Program { return o.GoTestStart }},
+	// Fuzz targets, benchmarks and examples start like tests, each in a
+	// function of its own (the seeds of a fuzz target run under tRunner).
+	{"testing.fRunner", true, func(o *writewatchObjects) *ebpf.Program { return o.GoTestStart }},
+	{"testing.(*B).runN", true, func(o *writewatchObjects) *ebpf.Program { return o.GoBenchStart }},
+	{"testing.runExample", true, func(o *writewatchObjects) *ebpf.Program { return o.GoExampleStart }},
 	// The test function returned: tRunner's deferred function runs the
 	// cleanups (runCleanup) on every path, which marks the end. Its
 	// closure, testing.tRunner.func1, is not hooked: a uprobe there made
 	// the os package's test binary fault inside tRunner (go1.26).
 	{"testing.(*common).runCleanup", true, func(o *writewatchObjects) *ebpf.Program { return o.GoTestEnd }},
+	// An example's function returned: runExample's deferred function
+	// reports its result.
+	{"testing.(*InternalExample).processRunResult", true, func(o *writewatchObjects) *ebpf.Program { return o.GoTestEnd }},
 	{"runtime.runqput", true, func(o *writewatchObjects) *ebpf.Program { return o.GoNewGoroutine }},
 }
 
@@ -222,7 +240,7 @@ func (t *Tracer) FollowGoTest(tgid, nsPID uint32) (GoLayout, error) {
 	if err != nil {
 		return lay, fmt.Errorf("open %s: %w", exe, err)
 	}
-	gt := &goTest{lines: lay.lines}
+	gt := &goTest{lines: lay.lines, lay: &lay}
 	fail := func(err error) (GoLayout, error) {
 		for _, l := range gt.links {
 			l.Close()
@@ -298,11 +316,50 @@ func (t *Tracer) ForgetGoTest(tgid uint32) {
 
 // GoTestSource names the source file and line of the function at pc in
 // the followed Go test binary tgid: a KindTestStart record's EntryPC.
-func (t *Tracer) GoTestSource(tgid uint32, pc uint64) (string, int) {
+// Without a pc (a benchmark's start), or when pc is in the testing
+// package (a fuzz target's input), it finds the function of the test
+// named name (its top-level part: BenchmarkX for BenchmarkX/sub) in the
+// package under test.
+func (t *Tracer) GoTestSource(tgid uint32, pc uint64, name string) (string, int) {
 	gt := t.gotests[tgid]
-	if gt == nil || gt.lines == nil || pc == 0 {
+	if gt == nil || gt.lines == nil {
 		return "", 0
+	}
+	// A fuzz target's inputs run under tRunner as closures of the testing
+	// package: they are named for their target.
+	if fn := gt.lines.PCToFunc(pc); pc != 0 && fn != nil && strings.HasPrefix(fn.Name, "testing.") {
+		pc = 0
+	}
+	if pc == 0 {
+		top, _, _ := strings.Cut(name, "/")
+		fn := gt.lay.lookupTestFunc(top)
+		if fn == nil {
+			return "", 0
+		}
+		pc = fn.Entry
 	}
 	file, line, _ := gt.lines.PCToLine(pc)
 	return file, line
 }
+
+// lookupTestFunc finds function name of the package under test (or of
+// its external test package).
+func (lay *GoLayout) lookupTestFunc(name string) *gosym.Func {
+	if lay.lines == nil || name == "" {
+		return nil
+	}
+	// The symbol table writes the dots of a path's last element as %2e.
+	pkg := lay.Package
+	if i := strings.LastIndexByte(pkg, '/'); i >= 0 {
+		pkg = pkg[:i+1] + strings.ReplaceAll(pkg[i+1:], ".", "%2e")
+	}
+	for _, pkg := range []string{pkg, pkg + "_test"} {
+		if fn := lay.lines.LookupFunc(pkg + "." + name); fn != nil {
+			return fn
+		}
+	}
+	return nil
+}
+
+// HasTestMain reports whether the package under test defines TestMain.
+func (lay *GoLayout) HasTestMain() bool { return lay.lookupTestFunc("TestMain") != nil }

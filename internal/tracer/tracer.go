@@ -190,8 +190,10 @@ func New(opts Options) (*Tracer, error) {
 	// only their links, so the kernel is asked with a trial link.
 	t.multi = features.HaveBPFLinkUprobeMulti() == nil
 	if t.multi {
-		for _, name := range []string{"go_test_start", "go_test_end", "go_new_goroutine"} {
-			spec.Programs[name].AttachType = ebpf.AttachTraceUprobeMulti
+		for _, p := range spec.Programs {
+			if strings.HasPrefix(p.SectionName, "uprobe/") {
+				p.AttachType = ebpf.AttachTraceUprobeMulti
+			}
 		}
 	}
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {

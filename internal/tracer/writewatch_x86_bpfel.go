@@ -243,6 +243,8 @@ const (
 	writewatchMapStats           = "stats"
 	writewatchMapTasks           = "tasks"
 	writewatchMapTokens          = "tokens"
+	writewatchProgGoBenchStart   = "go_bench_start"
+	writewatchProgGoExampleStart = "go_example_start"
 	writewatchProgGoNewGoroutine = "go_new_goroutine"
 	writewatchProgGoTestEnd      = "go_test_end"
 	writewatchProgGoTestStart    = "go_test_start"
@@ -318,6 +320,8 @@ type writewatchSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchProgramSpecs struct {
+	GoBenchStart   *ebpf.ProgramSpec `ebpf:"go_bench_start"`
+	GoExampleStart *ebpf.ProgramSpec `ebpf:"go_example_start"`
 	GoNewGoroutine *ebpf.ProgramSpec `ebpf:"go_new_goroutine"`
 	GoTestEnd      *ebpf.ProgramSpec `ebpf:"go_test_end"`
 	GoTestStart    *ebpf.ProgramSpec `ebpf:"go_test_start"`
@@ -464,6 +468,8 @@ type writewatchVariables struct {
 //
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchPrograms struct {
+	GoBenchStart   *ebpf.Program `ebpf:"go_bench_start"`
+	GoExampleStart *ebpf.Program `ebpf:"go_example_start"`
 	GoNewGoroutine *ebpf.Program `ebpf:"go_new_goroutine"`
 	GoTestEnd      *ebpf.Program `ebpf:"go_test_end"`
 	GoTestStart    *ebpf.Program `ebpf:"go_test_start"`
@@ -477,6 +483,8 @@ type writewatchPrograms struct {
 
 func (p *writewatchPrograms) Close() error {
 	return _WritewatchClose(
+		p.GoBenchStart,
+		p.GoExampleStart,
 		p.GoNewGoroutine,
 		p.GoTestEnd,
 		p.GoTestStart,

@@ -1,0 +1,99 @@
+package integration
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/writewatch/writewatch/internal/report"
+)
+
+// Each write's severity, from what the kernel said of the call and what
+// is on disk at the end: an open with O_CREAT of a file that was there
+// before the run (the kernel's FMODE_CREATED unset) loses data; one that
+// created its file leaves it behind, or is transient when the file is
+// removed again; a call that failed is an attempt.
+func TestSeverity(t *testing.T) {
+	root, out := project(t)
+	o := func(name string) string { return filepath.Join(out, name) }
+	for _, name := range []string{"existing", "truncated", "chmodded", "config", "removed"} {
+		writeFile(t, o(name), "from before the run\n")
+	}
+	script := strings.Join([]string{
+		opBin + " write " + o("existing"),                      // O_CREAT|O_TRUNC over a file from before: data-loss
+		opBin + " write " + o("new"),                           // created, kept: left-behind
+		opBin + " write " + o("tmp") + " , unlink " + o("tmp"), // created and removed: transient
+		opBin + " trunc " + o("truncated"),                     // data-loss
+		opBin + " chmod " + o("chmodded"),                      // data-loss
+		opBin + " unlink " + o("removed"),                      // data-loss
+		opBin + " write " + o("config.tmp") + " , rename " + o("config.tmp") + " " + o("config"), // renamed over: data-loss
+		opBin + " unlink " + o("missing") + " 2>/dev/null",                                       // ENOENT: attempt
+		opBin + " mkdir " + o("dir") + " , write " + o("dir/f") + " , unlink " + o("dir/f") + " , rmdir " + o("dir"),
+		"true",
+	}, "; ")
+	res := ww(t, root, nil, "sh", "-c", script)
+	if res.code != 86 {
+		t.Fatalf("exit %d, want 86\n%s", res.code, res.stderr)
+	}
+	for _, c := range []struct{ op, role, name, want string }{
+		{"open", "", "existing", report.SeverityDataLoss},
+		{"open", "", "new", report.SeverityLeftBehind},
+		{"open", "", "tmp", report.SeverityTransient},
+		{"unlink", "", "tmp", report.SeverityTransient},
+		{"open", "", "truncated", report.SeverityDataLoss},
+		{"chmod", "", "chmodded", report.SeverityDataLoss},
+		{"unlink", "", "removed", report.SeverityDataLoss},
+		{"open", "", "config.tmp", report.SeverityTransient},
+		{"rename", "old", "config.tmp", report.SeverityTransient},
+		{"rename", "new", "config", report.SeverityDataLoss},
+		{"unlink", "", "missing", report.SeverityAttempt},
+		{"mkdir", "", "dir", report.SeverityTransient},
+		{"open", "", "dir/f", report.SeverityTransient},
+		{"rmdir", "", "dir", report.SeverityTransient},
+	} {
+		var got *report.Violation
+		for i, v := range res.rep.Violations {
+			if v.Op == c.op && v.Role == c.role && v.Path == o(c.name) {
+				got = &res.rep.Violations[i]
+			}
+		}
+		if got == nil {
+			t.Errorf("no %s %s %s in the report\n%s", c.op, c.role, c.name, res.stderr)
+			continue
+		}
+		if got.Severity != c.want {
+			t.Errorf("%s %s %s: severity %q, want %q", c.op, c.role, c.name, got.Severity, c.want)
+		}
+	}
+	// Worst first.
+	for i := 1; i < len(res.rep.Violations); i++ {
+		if report.SeverityRank(res.rep.Violations[i-1].Severity) > report.SeverityRank(res.rep.Violations[i].Severity) {
+			t.Errorf("violations not sorted by severity: %q before %q", res.rep.Violations[i-1].Severity, res.rep.Violations[i].Severity)
+		}
+	}
+	if !strings.Contains(res.stderr, "[data-loss] open O_WRONLY|O_CREAT|O_TRUNC") {
+		t.Errorf("text summary lacks the severity:\n%s", res.stderr)
+	}
+}
+
+// os.Remove("") is an unlink of "", which fails with ENOENT: reported as
+// the empty path it is, never as the working directory, and no allow
+// entry is offered for it. A failed call that changed nothing does not
+// fail the run.
+func TestEmptyPath(t *testing.T) {
+	root, _ := project(t)
+	res := ww(t, root, nil, "sh", "-c", opBin+` unlink "" 2>/dev/null; true`)
+	if res.code != 0 {
+		t.Fatalf("exit %d, want 0\n%s", res.code, res.stderr)
+	}
+	if len(res.rep.Violations) != 1 {
+		t.Fatalf("%d violations, want 1: %+v", len(res.rep.Violations), res.rep.Violations)
+	}
+	v := res.rep.Violations[0]
+	if v.Op != "unlink" || v.Path != "" || v.RequestedPath != "" || v.Errno != "ENOENT" || v.Severity != report.SeverityAttempt {
+		t.Errorf("got %s %q (requested %q) %s %s, want unlink \"\" ENOENT attempt", v.Op, v.Path, v.RequestedPath, v.Errno, v.Severity)
+	}
+	if strings.Contains(res.stderr, root+"\n") || strings.Contains(res.stderr, "- .\n") {
+		t.Errorf("the working directory is reported:\n%s", res.stderr)
+	}
+}

@@ -1,0 +1,104 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/writewatch/writewatch/internal/golden"
+)
+
+// xlsxReport is an XlsxWriter-like run: each of n tests writes a file
+// into the working directory and its tearDown removes it.
+func xlsxReport(n int) *Report {
+	r := emptyReport()
+	r.Command = []string{"python3", "-m", "pytest"}
+	r.WorkDir = "/src/xlsx"
+	r.ConfigFile = "/src/xlsx/.writewatch.yaml"
+	py := Proc{PID: 7000, PPID: 6999, Comm: "python3", Exe: "/usr/bin/python3.11", Cmdline: []string{"python3", "-m", "pytest"}}
+	for i := range n {
+		file := fmt.Sprintf("xlsxwriter/test/comparison/test_chart%03d.py", i)
+		for _, op := range []string{"open", "unlink"} {
+			v := Violation{Op: op, Path: fmt.Sprintf("/src/xlsx/chart%03d_%d.xlsx", i, 1000+i*7), PID: py.PID, PPID: py.PPID,
+				Comm: py.Comm, Exe: py.Exe, Cmdline: py.Cmdline, Chain: []Proc{}, Count: 1, First: t0, Action: ActionReported,
+				Runner: RunnerPytest, Package: file, Test: file + "::TestCompareXLSXFiles::test_create_file",
+				Phase: "call", Severity: SeverityTransient, RequestedPath: fmt.Sprintf("chart%03d_%d.xlsx", i, 1000+i*7),
+				TestFile: "/src/xlsx/" + file, TestLine: 1}
+			if op == "open" {
+				v.Flags = "O_WRONLY|O_CREAT|O_TRUNC"
+			} else {
+				v.Phase = "teardown"
+			}
+			r.Violations = append(r.Violations, v)
+		}
+	}
+	// One write of another kind, which stays on its own.
+	r.Violations = append(r.Violations, Violation{Op: "open", Path: "/home/u/.config/xlsx.ini", Flags: "O_WRONLY|O_TRUNC",
+		PID: py.PID, PPID: py.PPID, Comm: py.Comm, Cmdline: py.Cmdline, Count: 1, First: t0, Action: ActionReported,
+		Runner: RunnerPytest, Package: "xlsxwriter/test/test_ini.py", Test: "xlsxwriter/test/test_ini.py::test_ini",
+		Phase: "call", Severity: SeverityAttempt, Errno: "EACCES"})
+	return r
+}
+
+func TestTextCollapseGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteText(&buf, xlsxReport(12), TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "collapsed.txt", buf.Bytes())
+}
+
+// Hundreds of transient files in one directory fit on one screen, and
+// the summary says nothing was left behind; JSON keeps every path.
+func TestTextCollapseFitsOneScreen(t *testing.T) {
+	r := xlsxReport(1158)
+	out := writeText(t, r)
+	if n := strings.Count(out, "\n"); n > 40 {
+		t.Errorf("%d lines, want at most 40:\n%s", n, out)
+	}
+	for _, want := range []string{
+		"nothing was left behind",
+		"/src/xlsx/chart*.xlsx: [transient] open O_WRONLY|O_CREAT|O_TRUNC ×1158, 1158 paths (e.g. chart000_1000.xlsx, chart001_1007.xlsx), by 1158 tests of xlsxwriter/test/comparison",
+		"/src/xlsx/chart*.xlsx: [transient] unlink ×1158, 1158 paths",
+		"/home/u/.config/xlsx.ini\n",
+		"xlsxwriter/test/comparison: 1158 tests write chart*.xlsx (e.g. test_chart000.py:1, test_chart001.py:1): monkeypatch.chdir(tmp_path)",
+		"\n          - chart*.xlsx\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing in:\n%s", want, out)
+		}
+	}
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Violations) != 2*1158+1 {
+		t.Errorf("JSON has %d violations, want %d", len(back.Violations), 2*1158+1)
+	}
+}
+
+func TestNameGlob(t *testing.T) {
+	for _, tt := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"a.txt"}, "a.txt"},
+		{[]string{"a.txt", "a.txt"}, "a.txt"},
+		{[]string{"outline_demo_158482901.pdf", "outline_demo_2342.pdf"}, "outline_demo_*.pdf"},
+		{[]string{"run-10", "run-12"}, "run-*"},
+		{[]string{"aa", "aaa"}, "aa*"},
+		{[]string{"x.json", "y.yaml"}, "*"},
+		{[]string{"tmp1a2b.xlsx", "tmpzz9.xlsx"}, "tmp*.xlsx"},
+		{[]string{"chart000_31081.xlsx", "chart001_31081.xlsx"}, "chart*_*.xlsx"}, // a pid in every name
+	} {
+		if got := nameGlob(tt.names); got != tt.want {
+			t.Errorf("nameGlob(%q) = %q, want %q", tt.names, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,174 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// maxTestFixes is the most lines of test fixes How to fix shows.
+const maxTestFixes = 12
+
+// testFix is the fix one test needs: where the test is, what it wrote,
+// and the change to make.
+type testFix struct {
+	test, pkg, suite, file string
+	line                   int
+	fix                    string
+	paths                  []string
+	dir                    string // of the first path
+}
+
+// fixFor is the change that keeps v's test from writing where it did:
+// $HOME pointed at a temporary directory for a write under the home
+// directory (outside the project), the working directory moved into one
+// for a relative path, a temporary directory otherwise.
+func fixFor(r *Report, v *Violation) string {
+	project := configDir(r)
+	home := r.Home != "" && (v.Path == r.Home || under(v.Path, r.Home)) &&
+		(project == "" || !(v.Path == project || under(v.Path, project)))
+	relative := v.RequestedPath != "" && !strings.HasPrefix(v.RequestedPath, "/")
+	switch v.Runner {
+	case RunnerGo:
+		switch {
+		case home:
+			return `t.Setenv("HOME", t.TempDir())`
+		case relative:
+			return "t.Chdir(t.TempDir()), or a path under t.TempDir()"
+		}
+		return "write under t.TempDir()"
+	case RunnerPytest:
+		switch {
+		case home:
+			return `monkeypatch.setenv("HOME", str(tmp_path))`
+		case relative:
+			return "monkeypatch.chdir(tmp_path), or a path under tmp_path"
+		}
+		return "write under tmp_path"
+	}
+	if home {
+		return "point HOME at a temporary directory"
+	}
+	return "write under a temporary directory"
+}
+
+// testFixes lists, per test that wrote, where it is and what to change,
+// worst severity first; many tests of one package or test directory with
+// the same fix for writes under one directory are one line.
+func testFixes(r *Report) []string {
+	var fixes []*testFix
+	byKey := map[string]*testFix{}
+	for i := range r.Violations {
+		v := &r.Violations[i]
+		if v.Test == "" || v.DeniedBy != "" || !v.Fails() {
+			continue
+		}
+		fix := fixFor(r, v)
+		k := v.Runner + "\x00" + v.Package + "\x00" + v.Test + "\x00" + fix
+		f := byKey[k]
+		if f == nil {
+			f = &testFix{test: v.Test, pkg: v.Package, suite: suiteOf(v), file: v.TestFile, line: v.TestLine, fix: fix, dir: filepath.Dir(v.Path)}
+			byKey[k] = f
+			fixes = append(fixes, f)
+		}
+		if !slices.Contains(f.paths, v.Path) {
+			f.paths = append(f.paths, v.Path)
+		}
+	}
+	// Collapse: the tests of one suite with one fix for one directory.
+	type groupKey struct{ suite, fix, dir string }
+	groups := map[groupKey][]*testFix{}
+	for _, f := range fixes {
+		k := groupKey{f.suite, f.fix, f.dir}
+		groups[k] = append(groups[k], f)
+	}
+	var lines []string
+	done := map[groupKey]bool{}
+	for _, f := range fixes {
+		k := groupKey{f.suite, f.fix, f.dir}
+		g := groups[k]
+		switch {
+		case done[k]:
+			continue
+		case len(g) < collapseMin || len(fixes) <= collapseOver:
+			lines = append(lines, r.fixLine(f))
+			continue
+		}
+		done[k] = true
+		var names, where []string
+		pkg := f.suite[strings.IndexByte(f.suite, 0)+1:] // without the runner
+		if pkg == "." {
+			pkg = "the top directory"
+		}
+		for _, f := range g {
+			names = append(names, filepath.Base(f.paths[0]))
+			w := r.where(f)
+			if f.file != "" { // the location alone, within the suite's directory
+				w, _, _ = strings.Cut(w, ": ")
+				w = strings.TrimPrefix(w, pkg+"/")
+			}
+			if !slices.Contains(where, w) {
+				where = append(where, w)
+			}
+		}
+		slices.Sort(names)
+		names = slices.Compact(names)
+		what := r.shown(filepath.Join(f.dir, nameGlob(names)))
+		lines = append(lines, fmt.Sprintf("%s: %d tests write %s (e.g. %s): %s",
+			displayText(pkg), len(g), what, examples(where, func(s string) string { return s }), f.fix))
+	}
+	if len(lines) > maxTestFixes {
+		more := len(lines) - (maxTestFixes - 1)
+		lines = append(lines[:maxTestFixes-1], fmt.Sprintf("… and %d more (the JSON report names every test)", more))
+	}
+	return lines
+}
+
+// fixLine renders one test's fix: "app_test.go:12: TestSave writes
+// ~/.config/app/config.toml: t.Setenv(...)".
+func (r *Report) fixLine(f *testFix) string {
+	shown := make([]string, 0, 2)
+	for _, p := range f.paths[:min(2, len(f.paths))] {
+		shown = append(shown, r.shown(p))
+	}
+	what := strings.Join(shown, ", ")
+	if n := len(f.paths) - len(shown); n > 0 {
+		what += " and " + plural(n, "more", "more")
+	}
+	return r.where(f) + " writes " + what + ": " + f.fix
+}
+
+// where names a test by its source location and id (a pytest id without
+// its file, which the location names).
+func (r *Report) where(f *testFix) string {
+	id := displayText(f.test)
+	if f.file == "" {
+		return id
+	}
+	if f.pkg != "" {
+		id = displayText(strings.TrimPrefix(f.test, f.pkg+"::"))
+	}
+	file := f.file
+	if rel, ok := relUnder(file, r.WorkDir); ok {
+		file = rel
+	}
+	loc := displayPath(file)
+	if f.line > 0 {
+		loc += ":" + strconv.Itoa(f.line)
+	}
+	return loc + ": " + id
+}
+
+// shown is a path as How to fix shows it: "~/" for the home directory,
+// relative to the work directory when under it.
+func (r *Report) shown(p string) string {
+	if rel, ok := relUnder(p, r.WorkDir); ok {
+		return displayPath(rel)
+	}
+	if rel, ok := relUnder(p, r.Home); ok && rel != "." {
+		return "~/" + displayPath(rel)
+	}
+	return displayPath(p)
+}

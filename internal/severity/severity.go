@@ -1,0 +1,287 @@
+// Package severity tells how much harm each write outside the allowlist
+// did, from what the kernel said of each call when it returned and from
+// what is on disk when the run ends:
+//
+//   - data-loss: a file or directory that was there before the run was
+//     truncated, overwritten, appended to, removed, renamed, renamed over,
+//     or had its mode, owner, times or extended attributes changed;
+//   - left-behind: the run created it, and it is still there at the end;
+//   - transient: the run created it, and it was gone by the end;
+//   - attempt: every call failed (or, for a file opened for writing, the
+//     file's change time at the end is older than the run: nothing was
+//     written to it).
+//
+// Whether a path held a file from before the run is decided by the first
+// thing the run's calls told about it, in the kernel's order: an open
+// that created its file (FMODE_CREATED) or a mkdir, mknod, symlink or
+// link that succeeded made it; an open that did not create its file, or
+// an unlink, rmdir, truncate or metadata change that succeeded, found it
+// there; an ENOENT found nothing there. A path under a directory the run
+// created was not there before. A rename onto a path the run has not
+// otherwise seen counts as replacing a file that was there: the system
+// calls the tracer sees do not tell whether one was.
+package severity
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/writewatch/writewatch/internal/ops"
+	"github.com/writewatch/writewatch/internal/report"
+)
+
+// Occurrence is one write of one path, as the kernel reported it.
+type Occurrence struct {
+	Op         ops.Op
+	Role, Path string
+	// Who is the attribution part of the write's violation group
+	// (report.WhoKey).
+	Who string
+	// Errno is the call's error; 0 when it succeeded or its result is
+	// unknown (an io_uring request).
+	Errno syscall.Errno
+	// Created: an open that succeeded created the file (FMODE_CREATED).
+	Created bool
+	// Flags are an open's flags.
+	Flags uint32
+}
+
+// seen is what the occurrences of one violation group did, as bits.
+type seen uint8
+
+const (
+	failed    seen = 1 << iota // a call failed
+	original                   // changed or removed what was there before the run
+	openedOld                  // opened what was there before the run for writing, without O_TRUNC
+	ofRun                      // made, changed or removed what the run created
+)
+
+// origin is what a path holds, as far as the run's calls have told.
+type origin uint8
+
+const (
+	unknown  origin = iota // no call has told yet
+	preRun                 // the file or directory that was there before the run
+	nothing                // nothing: never was, or removed
+	madeHere               // something the run created
+)
+
+type group struct {
+	op, role, who string
+	seen          seen
+}
+
+type pathState struct {
+	origin origin
+	groups []group
+}
+
+// Tracker follows the paths of a run's violations. It is not safe for
+// concurrent use.
+type Tracker struct {
+	// Start is when the run started: a file whose change time is older
+	// was not written during the run.
+	Start time.Time
+	paths map[string]*pathState
+}
+
+// New returns a Tracker for a run that started at start.
+func New(start time.Time) *Tracker {
+	return &Tracker{Start: start, paths: map[string]*pathState{}}
+}
+
+const (
+	oTrunc   = 0o1000
+	oTmpfile = 0o20000000
+)
+
+// effect is what a successful call did to its path.
+type effect uint8
+
+const (
+	creates effect = iota // made it
+	changes               // changed what was there
+	removes               // removed (or renamed away) what was there
+)
+
+func effectOf(o *Occurrence) effect {
+	switch o.Op {
+	case ops.Open, ops.Creat:
+		if o.Created || o.Flags&oTmpfile == oTmpfile {
+			return creates
+		}
+		return changes
+	case ops.Mkdir, ops.Mknod, ops.Symlink:
+		return creates
+	case ops.Link:
+		if o.Role == report.RoleNew {
+			return creates
+		}
+		return changes
+	case ops.Rename:
+		if o.Role == report.RoleNew {
+			return creates
+		}
+		return removes
+	case ops.Unlink, ops.Rmdir:
+		return removes
+	}
+	return changes // truncate and the metadata changes
+}
+
+// onePath reports whether op names one path only, so that its ENOENT or
+// EEXIST is about that path.
+func onePath(op ops.Op) bool { return op != ops.Rename && op != ops.Link }
+
+// Observe takes one occurrence into account. Occurrences must come in
+// the order the kernel saw them.
+func (t *Tracker) Observe(o Occurrence) {
+	if t.paths == nil {
+		t.paths = map[string]*pathState{}
+	}
+	st := t.paths[o.Path]
+	if st == nil {
+		st = &pathState{}
+		if t.underMade(o.Path) {
+			st.origin = nothing
+		}
+		t.paths[string([]byte(o.Path))] = st
+	}
+	s := st.observe(&o)
+	op := o.Op.String()
+	for i := range st.groups {
+		if g := &st.groups[i]; g.op == op && g.role == o.Role && g.who == o.Who {
+			g.seen |= s
+			return
+		}
+	}
+	st.groups = append(st.groups, group{op: op, role: o.Role, who: o.Who, seen: s})
+}
+
+// observe updates the path's origin from one occurrence and says what it
+// did.
+func (st *pathState) observe(o *Occurrence) seen {
+	if o.Errno != 0 {
+		if st.origin == unknown && onePath(o.Op) {
+			switch o.Errno {
+			case syscall.ENOENT, syscall.ENOTDIR:
+				st.origin = nothing
+			case syscall.EEXIST:
+				st.origin = preRun
+			}
+		}
+		return failed
+	}
+	switch effectOf(o) {
+	case creates:
+		s := ofRun
+		// Renamed (or linked) over: a rename replaces what was there.
+		if o.Op == ops.Rename && (st.origin == preRun || st.origin == unknown) {
+			s |= original
+		}
+		st.origin = madeHere
+		return s
+	case removes:
+		s := st.touch(o)
+		st.origin = nothing
+		return s
+	}
+	return st.touch(o)
+}
+
+// touch is a change or removal of what the path holds.
+func (st *pathState) touch(o *Occurrence) seen {
+	if st.origin == unknown {
+		st.origin = preRun
+	}
+	if st.origin != preRun {
+		return ofRun
+	}
+	if (o.Op == ops.Open || o.Op == ops.Creat) && o.Flags&oTrunc == 0 {
+		return openedOld
+	}
+	return original
+}
+
+// underMade reports whether a directory above path was created by the
+// run: then path was not there before it.
+func (t *Tracker) underMade(path string) bool {
+	for dir := filepath.Dir(path); dir != "/" && dir != "." && dir != path; path, dir = dir, filepath.Dir(dir) {
+		if st := t.paths[dir]; st != nil && st.origin == madeHere {
+			return true
+		}
+	}
+	return false
+}
+
+// onDisk is what a path holds at the end of the run.
+type onDisk struct {
+	there   bool // something is there
+	changed bool // its change time is not older than the run
+}
+
+// Assign sets the Severity of each violation it followed, looking at
+// what is on disk now. Violations it did not follow keep theirs.
+func (t *Tracker) Assign(vs []report.Violation) {
+	cache := map[string]onDisk{}
+	for i := range vs {
+		v := &vs[i]
+		st := t.paths[v.Path]
+		if st == nil {
+			continue
+		}
+		who := report.WhoKey(v)
+		for _, g := range st.groups {
+			if g.op == v.Op && g.role == v.Role && g.who == who {
+				v.Severity = t.judge(g.seen, v.Path, v.Truncated, cache)
+				break
+			}
+		}
+	}
+}
+
+// judge names the severity of a group that did s to path.
+func (t *Tracker) judge(s seen, path string, truncated bool, cache map[string]onDisk) string {
+	look := func() onDisk {
+		if truncated { // a prefix of the path: assume the worst
+			return onDisk{there: true, changed: true}
+		}
+		d, ok := cache[path]
+		if !ok {
+			d = t.look(path)
+			cache[path] = d
+		}
+		return d
+	}
+	switch {
+	case s&original != 0:
+		return report.SeverityDataLoss
+	case s&openedOld != 0:
+		// Opened for writing: only the file tells whether it was written.
+		if d := look(); !d.there || d.changed {
+			return report.SeverityDataLoss
+		}
+	}
+	if s&ofRun == 0 {
+		return report.SeverityAttempt
+	}
+	if look().there {
+		return report.SeverityLeftBehind
+	}
+	return report.SeverityTransient
+}
+
+// look lstats path.
+func (t *Tracker) look(path string) onDisk {
+	var st syscall.Stat_t
+	err := syscall.Lstat(path, &st)
+	switch {
+	case err == nil:
+		return onDisk{there: true, changed: !time.Unix(st.Ctim.Unix()).Before(t.Start)}
+	case os.IsNotExist(err):
+		return onDisk{}
+	}
+	return onDisk{there: true, changed: true} // cannot tell: assume the worst
+}

@@ -1,0 +1,3 @@
+module example.com/learn
+
+go 1.24
