@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -328,5 +329,37 @@ func TestSudoFindsCommandInUsersLoginPath(t *testing.T) {
 	}
 	if want := fmt.Sprintf("command not found in %s's PATH, from %s's login shell", u.name, u.name); !strings.Contains(stderr.String(), want) {
 		t.Errorf("a missing command: stderr %q, want %q", stderr.String(), want)
+	}
+}
+
+// Under sudo, the go-cache default is the invoking user's caches, also
+// when go is in neither sudo's secure_path nor the user's PATH: go's
+// writes to its own caches are judged like any other, so a default that
+// named root's caches would fail every sudo run of go test.
+func TestSudoGoCacheIsTheUsers(t *testing.T) {
+	u := makeUser(t)
+	root, _ := project(t)
+	cmd := exec.Command(wwBin, "--print-config")
+	cmd.Dir = root
+	cmd.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root",
+		"SUDO_UID=" + u.uidS, "SUDO_GID=" + u.gidS, "SUDO_USER=" + u.name}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("writewatch --print-config: %v\n%s", err, out)
+	}
+	var caches []string
+	for line := range strings.Lines(string(out)) {
+		if f := strings.Fields(line); len(f) >= 3 && f[0] == "allow" && f[2] == "default:go-cache" {
+			caches = append(caches, f[1])
+		}
+	}
+	want := filepath.Join(u.home, ".cache", "go-build")
+	if !slices.Contains(caches, want) {
+		t.Errorf("the go-cache default is %q, want it to hold %s\n%s", caches, want, out)
+	}
+	for _, c := range caches {
+		if strings.HasPrefix(c, "/root") {
+			t.Errorf("the go-cache default names root's %s", c)
+		}
 	}
 }

@@ -131,7 +131,7 @@ for pkg in "${kernels[@]}"; do
 	echo "vmtest: booting $pkg under qemu (TCG, timeout ${timeout_s}s)"
 	start=$(date +%s)
 	set +e
-	timeout "$timeout_s" qemu-system-x86_64 -nographic -no-reboot -m 1G -smp 1 -cpu max \
+	timeout "$timeout_s" qemu-system-x86_64 -nographic -no-reboot -m 2G -smp 1 -cpu max \
 		-kernel "$vmlinuz" -initrd "$work/initramfs.gz" \
 		-append "console=ttyS0 panic=-1 loglevel=6 lsm=lockdown,capability,landlock,yama,bpf" </dev/null >"$log" 2>&1
 	rc=$?

@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -123,9 +125,25 @@ func (inv *invocation) prepare() error {
 	return err
 }
 
-// goEnv runs go env as COMMAND would.
+// goEnv runs go env as COMMAND would: COMMAND's own go when it names
+// one by its path, else the go in COMMAND's PATH (under sudo the invoking
+// user's, not sudo's secure_path). Without one it returns no variables,
+// and the go-cache default takes Go's documented locations.
 func (inv *invocation) goEnv() (map[string]string, error) {
+	goBin := ""
+	if args := inv.cfg.Args; len(args) > 0 && strings.Contains(args[0], "/") && filepath.Base(args[0]) == "go" {
+		goBin = args[0]
+	} else if p, err := launch.Resolve("go", inv.env); err == nil {
+		goBin = p
+	}
+	if goBin == "" {
+		return nil, nil
+	}
+	if !filepath.IsAbs(goBin) {
+		goBin = filepath.Join(inv.wd, goBin)
+	}
 	return allowlist.RunGoEnv(context.Background(), func(c *exec.Cmd) {
+		c.Path, c.Err = goBin, nil
 		c.Env = inv.env
 		if u := inv.user; u != nil {
 			c.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: u.UID, Gid: u.GID, Groups: u.Groups}}

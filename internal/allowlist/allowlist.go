@@ -541,6 +541,10 @@ func startGoCache(on map[string]bool, opts Options) func() (map[string]string, s
 			if r.err != nil {
 				return instead(r.err.Error())
 			}
+			if r.env == nil {
+				// No go to ask: COMMAND may still find one.
+				return fallback(), ""
+			}
 			return r.env, ""
 		case <-timer.C:
 			// go keeps running and is left to finish: stopping it
