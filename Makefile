@@ -89,10 +89,12 @@ dogfood: build
 action-test: build
 	action/test.sh $(BIN)
 
-# The enforcement tests with the LSM tier, on Debian's 6.1 and 6.12 kernels
-# under qemu (TCG; about a minute). Installs qemu-system-x86, busybox-static
-# and cpio when missing, and caches the kernels in /var/cache/writewatch-vmtest.
-# Fails, loudly, when it cannot run.
+# The enforcement tests with the LSM tier, on Debian's 6.1 and 6.12 x86-64
+# kernels and its 6.12 arm64 kernel under qemu (TCG; minutes, see
+# docs/development.md). Installs qemu-system-x86, qemu-system-arm,
+# busybox-static and cpio when missing (and adds dpkg's arm64 architecture,
+# for the arm64 kernel and busybox), and caches the kernels in
+# /var/cache/writewatch-vmtest. Fails, loudly, when it cannot run.
 vmtest:
 	vmtest/vmtest.sh
 

@@ -65,13 +65,14 @@ func TestEnforceStopsWritesBeforeTheyLand(t *testing.T) {
 	root, keep, before := protectedProject(t)
 	tmp := t.TempDir()
 	status := filepath.Join(tmp, "status")
+	creat, creatReported := creatOp(t)
 	script := fmt.Sprintf(`
 %[1]s write %[2]s/ok.txt; echo "tmp $?" >> %[3]s
 %[1]s trunc keep.txt; echo "trunc $?" >> %[3]s
 rm keep.txt; echo "rm $?" >> %[3]s
 mv keep.txt tests/moved.txt; echo "mv $?" >> %[3]s
-%[1]s creat new.txt; echo "creat $?" >> %[3]s
-exit 0`, opBin, tmp, status)
+%[1]s %[4]s new.txt; echo "creat $?" >> %[3]s
+exit 0`, opBin, tmp, status, creat)
 	res := ww(t, root, []string{"--enforce", "--enforce-with", tier}, "sh", "-c", script)
 
 	if res.code != 86 {
@@ -98,7 +99,7 @@ exit 0`, opBin, tmp, status)
 	if res.rep.Mode != report.ModeEnforce || res.rep.Enforcement != tier {
 		t.Errorf("report: mode %q, enforcement %q; want enforce, %s", res.rep.Mode, res.rep.Enforcement, tier)
 	}
-	for _, want := range []key{{"creat", filepath.Join(root, "new.txt"), ""}, {"open", keep, ""}, {"unlink", keep, ""}, {"rename", keep, "old"}} {
+	for _, want := range []key{{creatReported, filepath.Join(root, "new.txt"), ""}, {"open", keep, ""}, {"unlink", keep, ""}, {"rename", keep, "old"}} {
 		v := violation(res.rep, want.op, want.path)
 		switch {
 		case v == nil:

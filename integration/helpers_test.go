@@ -11,12 +11,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/report"
 )
 
@@ -224,3 +226,20 @@ func exists(path string) bool {
 }
 
 type syscallStat = syscall.Stat_t
+
+// creatOp is the wwop operation that creates a file with the creat
+// syscall, and the operation writewatch reports for it. An architecture
+// without creat (arm64 has only openat) creates it as its C library's
+// creat does, with an openat(O_CREAT|O_WRONLY|O_TRUNC): wwop write, an
+// open.
+func creatOp(t *testing.T) (wwopOp, reported string) {
+	t.Helper()
+	nrs, err := ops.Numbers(runtime.GOARCH, []string{"creat"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nrs) == 0 {
+		return "write", "open"
+	}
+	return "creat", "creat"
+}

@@ -5,17 +5,23 @@
 #
 # For each kernel: download Debian's package into the cache (once), boot
 # its vmlinuz with an initramfs of busybox, writewatch, wwop and the
-# static integration test binary, run the tests as init, and read PASS
-# and FAIL lines from the serial console. Any failure, timeout or missing
-# tool fails the run, loudly.
+# static integration test binary, all built for the kernel's
+# architecture, run the tests as init, and read PASS and FAIL lines from
+# the serial console. Any failure, timeout or missing tool fails the run,
+# loudly.
 #
 # Environment:
-#   VMTEST_KERNELS  package name patterns to test (default: the newest 6.1 and 6.12 cloud kernels)
+#   VMTEST_KERNELS  package names to test (default: the newest 6.1 and 6.12
+#                   x86-64 cloud kernels and the newest 6.12 arm64 one); a
+#                   name ending in -arm64 or -arm64-unsigned boots under
+#                   qemu-system-aarch64
 #   VMTEST_CACHE    where kernels are kept (default /var/cache/writewatch-vmtest, or $XDG_CACHE_HOME/writewatch-vmtest)
 #   VMTEST_TIMEOUT  seconds one boot may take (default 600)
-#   VMTEST_RUN      tests to run (default: the enforcement tests, two tracing
-#                   ones, Go test attribution and the exact-verdict cases,
-#                   which the filesystem witness catches)
+#   VMTEST_RUN      tests to run on every kernel (default: on x86-64, the
+#                   enforcement tests, two tracing ones, Go test attribution
+#                   and the exact-verdict cases, which the filesystem witness
+#                   catches; on arm64, where TCG is slower, the part of them
+#                   that the architecture changes: run_arm64 below)
 #   VMTEST_TIER     the tier the tests force (default lsm; another one shows that the checks can fail)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +33,13 @@ die() {
 }
 
 timeout_s=${VMTEST_TIMEOUT:-600}
-run=${VMTEST_RUN:-'^(TestEnforce|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdict)'}
+run_amd64=${VMTEST_RUN:-'^(TestEnforce|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdict)'}
+# On arm64: the LSM tier refusing each kind of write and the metadata
+# guard's seccomp filter (its own syscall numbers and audit arch), every
+# operation through arm64's *at syscalls, the process tree, Go test
+# attribution through uprobes (the g register is R28 there), the ring
+# buffer under load, and io_uring.
+run_arm64=${VMTEST_RUN:-'^(TestEnforce(StopsWritesBeforeTheyLand|BlockOnly|RingBufferFlood|MetadataRefused)$|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdictWritesNoCallNames$)'}
 if [ -n "${VMTEST_CACHE:-}" ]; then
 	cache=$VMTEST_CACHE
 elif [ "$(id -u)" = 0 ]; then
@@ -37,42 +49,47 @@ else
 fi
 mkdir -p "$cache"
 
-# Tools: install what is missing (Debian), or say what is missing.
-need=()
-command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
-static_busybox() {
-	local applets linkage
-	applets=$(/bin/busybox --list 2>/dev/null) || return 1
-	linkage=$(ldd /bin/busybox 2>&1 || true)
-	grep -qx poweroff <<<"$applets" && grep -q "not a dynamic" <<<"$linkage"
+# A kernel package's architecture (Debian's name for it), from its name.
+arch_of() {
+	case $1 in
+	*-arm64 | *-arm64-unsigned) echo arm64 ;;
+	*) echo amd64 ;;
+	esac
 }
-static_busybox || need+=(busybox-static)
-command -v cpio >/dev/null || need+=(cpio)
-if [ ${#need[@]} -gt 0 ]; then
-	echo "vmtest: installing ${need[*]}"
-	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
-		die "missing ${need[*]}: install them (apt-get install ${need[*]}) or run make vmtest as root on Debian"
-	fi
-	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "${need[@]}" >/dev/null ||
-		{ apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "${need[@]}" >/dev/null; } ||
-		die "could not install ${need[*]}"
-fi
+native=$(dpkg --print-architecture 2>/dev/null || echo amd64)
 
 # Kernels: the newest cloud image of each series in Debian's archive.
 newest() {
 	apt-cache search --names-only "$1" 2>/dev/null | awk '{print $1}' | sort -V | tail -1
 }
 pick_kernels() {
-	kernels=("$(newest '^linux-image-6\.1\.0-[0-9]+-cloud-amd64$')" "$(newest '^linux-image-6\.12\.[0-9]+\+deb12-cloud-amd64$')")
+	kernels=("$(newest '^linux-image-6\.1\.0-[0-9]+-cloud-amd64$')"
+		"$(newest '^linux-image-6\.12\.[0-9]+\+deb12-cloud-amd64$')"
+		"$(newest '^linux-image-6\.12\.[0-9]+\+deb12-cloud-arm64-unsigned$')")
 }
 # apt-get update, at most once.
 updated=
 refresh_lists() {
 	[ -z "$updated" ] && [ "$(id -u)" = 0 ] && apt-get -o DPkg::Lock::Timeout=600 update -q >/dev/null 2>&1 && updated=1
 }
+# apt downloads another architecture's packages (the arm64 kernel and
+# busybox) only once dpkg knows that architecture: add it, and read its
+# package lists, when it is missing.
+add_arch() {
+	[ "$1" = "$native" ] && return 0
+	dpkg --print-foreign-architectures | grep -qx "$1" && return 0
+	[ "$(id -u)" = 0 ] || die "apt cannot download $1 packages: as root, dpkg --add-architecture $1 && apt-get update"
+	echo "vmtest: dpkg --add-architecture $1"
+	dpkg --add-architecture "$1" || die "dpkg --add-architecture $1 failed"
+	updated=
+	refresh_lists || die "apt-get update failed after dpkg --add-architecture $1"
+}
 if [ -n "${VMTEST_KERNELS:-}" ]; then
 	read -r -a kernels <<<"$VMTEST_KERNELS"
+	for k in "${kernels[@]}"; do add_arch "$(arch_of "$k")"; done
 else
+	add_arch amd64
+	add_arch arm64
 	pick_kernels
 	# A kernel to download: make sure it is the archive's newest first
 	# (the lists may be missing, or name a package since replaced).
@@ -84,60 +101,124 @@ else
 	done
 fi
 for k in "${kernels[@]}"; do
-	[ -n "$k" ] || die "no Debian 6.1 or 6.12 cloud kernel package found (apt-get update? apt-cache search linux-image)"
+	[ -n "$k" ] || die "no Debian 6.1 or 6.12 cloud kernel package found, for amd64 or arm64 (apt-get update? apt-cache search linux-image)"
 done
+archs=$(for k in "${kernels[@]}"; do arch_of "$k"; done | sort -u)
 
+# Tools: install what is missing (Debian), or say what is missing.
+need=()
+for a in $archs; do
+	case $a in
+	arm64) command -v qemu-system-aarch64 >/dev/null || need+=(qemu-system-arm) ;;
+	*) command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86) ;;
+	esac
+done
+static_busybox() {
+	local applets linkage
+	applets=$(/bin/busybox --list 2>/dev/null) || return 1
+	linkage=$(ldd /bin/busybox 2>&1 || true)
+	grep -qx poweroff <<<"$applets" && grep -q "not a dynamic" <<<"$linkage"
+}
+# The native architecture's busybox is the system's; another one's is
+# downloaded into the cache (busybox_for).
+if grep -qx "$native" <<<"$archs"; then
+	static_busybox || need+=(busybox-static)
+fi
+command -v cpio >/dev/null || need+=(cpio)
+if [ ${#need[@]} -gt 0 ]; then
+	echo "vmtest: installing ${need[*]}"
+	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+		die "missing ${need[*]}: install them (apt-get install ${need[*]}) or run make vmtest as root on Debian"
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "${need[@]}" >/dev/null ||
+		{ refresh_lists && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -q "${need[@]}" >/dev/null; } ||
+		die "could not install ${need[*]}"
+fi
+
+# Download a package of an architecture into the cache and unpack it
+# there, once; $1 is the package, $2 its architecture, $3 the directory.
+fetch_deb() {
+	local pkg=$1 arch=$2 dir=$3 tmp
+	tmp=$(mktemp -d "$cache/dl.XXXXXX")
+	chmod 755 "$tmp"
+	(cd "$tmp" && apt-get download -q "$pkg:$arch" >/dev/null 2>&1) ||
+		{ refresh_lists && (cd "$tmp" && apt-get download -q "$pkg:$arch" >/dev/null 2>&1); } ||
+		{ rm -rf "$tmp"; die "could not download $pkg:$arch (apt-get update? network?)"; }
+	mkdir -p "$dir"
+	dpkg-deb -x "$tmp"/*.deb "$dir" || { rm -rf "$tmp" "$dir"; die "could not unpack $pkg:$arch"; }
+	rm -rf "$tmp"
+}
 fetch_kernel() { # package -> path of vmlinuz
 	local pkg=$1 dir=$cache/$1
-	if ! ls "$dir"/boot/vmlinuz-* >/dev/null 2>&1; then
-		local tmp
-		tmp=$(mktemp -d "$cache/dl.XXXXXX")
-		chmod 755 "$tmp"
-		(cd "$tmp" && apt-get download -q "$pkg" >/dev/null 2>&1) ||
-			{ rm -rf "$tmp"; die "could not download $pkg (apt-get update? network?)"; }
-		mkdir -p "$dir"
-		dpkg-deb -x "$tmp"/*.deb "$dir" || { rm -rf "$tmp" "$dir"; die "could not unpack $pkg"; }
-		rm -rf "$tmp"
-	fi
+	ls "$dir"/boot/vmlinuz-* >/dev/null 2>&1 || fetch_deb "$pkg" "$(arch_of "$pkg")" "$dir"
 	ls "$dir"/boot/vmlinuz-* | head -1
 }
+busybox_for() { # architecture -> a static busybox built for it
+	local dir=$cache/busybox-static-$1
+	if [ "$1" = "$native" ]; then
+		echo /bin/busybox
+		return
+	fi
+	[ -x "$dir/bin/busybox" ] || fetch_deb busybox-static "$1" "$dir"
+	[ -x "$dir/bin/busybox" ] || die "busybox-static:$1 has no bin/busybox"
+	echo "$dir/bin/busybox"
+}
 
-# The initramfs: static binaries only.
+# An initramfs per architecture: static binaries only, cross-compiled
+# (GOARCH) for a kernel of another architecture.
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-root=$work/root
-mkdir -p "$root/bin"
 export CGO_ENABLED=0
-go build -o "$root/writewatch" ./cmd/writewatch
-go build -o "$root/wwop" ./integration/testdata/wwop
-go test -c -o "$root/integration.test" ./integration
-(cd testdata/gotests && go test -c -ldflags=-w -o "$root/gotests.test" .)
-go test -c -o "$root/tmpproj.test" ./integration/testdata/tmpproj
-cp /bin/busybox "$root/bin/busybox"
-cp vmtest/init "$root/init"
-chmod 755 "$root/init"
-echo "${VMTEST_TIER:-lsm}" >"$root/vmtest-tier"
-printf '%s' "$run" >"$root/vmtest-run"
-(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initramfs.gz"
+for arch in $archs; do
+	bb=$(busybox_for "$arch")
+	root=$work/$arch/root
+	mkdir -p "$root/bin"
+	GOARCH=$arch go build -o "$root/writewatch" ./cmd/writewatch
+	GOARCH=$arch go build -o "$root/wwop" ./integration/testdata/wwop
+	GOARCH=$arch go test -c -o "$root/integration.test" ./integration
+	(cd testdata/gotests && GOARCH=$arch go test -c -ldflags=-w -o "$root/gotests.test" .)
+	GOARCH=$arch go test -c -o "$root/tmpproj.test" ./integration/testdata/tmpproj
+	cp "$bb" "$root/bin/busybox"
+	cp vmtest/init "$root/init"
+	chmod 755 "$root/init"
+	echo "${VMTEST_TIER:-lsm}" >"$root/vmtest-tier"
+	run=run_$arch
+	printf '%s' "${!run}" >"$root/vmtest-run"
+	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/$arch/initramfs.gz"
+done
 
 failed=0
 for pkg in "${kernels[@]}"; do
+	arch=$(arch_of "$pkg")
 	vmlinuz=$(fetch_kernel "$pkg")
+	initrd=$work/$arch/initramfs.gz
 	mkdir -p "$cache/logs"
 	log=$cache/logs/$pkg.log
+	lsm=lsm=lockdown,capability,landlock,yama,bpf
+	case $arch in
 	# One vCPU: with two, TCG was seen to livelock a vCPU in code the
 	# kernel patches while attaching tracepoints (soft lockups in
 	# syscall_trace_enter on 6.1, a panic on 6.12).
-	echo "vmtest: booting $pkg under qemu (TCG, timeout ${timeout_s}s)"
+	amd64) qemu=(qemu-system-x86_64 -cpu max) console=ttyS0 machine=x86_64 ;;
+	# pauth-impdef: pointer authentication with QEMU's own cheap
+	# algorithm; the architected one, which plain max emulates, makes
+	# the boot take three times as long.
+	arm64) qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on) console=ttyAMA0 machine=aarch64 ;;
+	*) die "$pkg: no qemu for $arch" ;;
+	esac
+	echo "vmtest: booting $pkg under ${qemu[0]} (TCG, timeout ${timeout_s}s)"
 	start=$(date +%s)
 	set +e
-	timeout "$timeout_s" qemu-system-x86_64 -nographic -no-reboot -m 2G -smp 1 -cpu max \
-		-kernel "$vmlinuz" -initrd "$work/initramfs.gz" \
-		-append "console=ttyS0 panic=-1 loglevel=6 lsm=lockdown,capability,landlock,yama,bpf" </dev/null >"$log" 2>&1
+	# 2 GiB: the test files live in the guest's memory (tmpfs), and
+	# TestEnforceHugeAllowlist's 100,000 of them with writewatch's maps
+	# for them do not fit in 1 GiB.
+	timeout "$timeout_s" "${qemu[@]}" -nographic -no-reboot -m 2G -smp 1 \
+		-kernel "$vmlinuz" -initrd "$initrd" \
+		-append "console=$console panic=-1 loglevel=6 $lsm" </dev/null >"$log" 2>&1
 	rc=$?
 	set -e
 	secs=$(($(date +%s) - start))
-	tr -d '\r' <"$log" | grep '^VMTEST \(KERNEL\|LSM\|DOCTOR --enforce\)' | sed "s/^VMTEST /vmtest: $pkg: /"
+	tr -d '\r' <"$log" | grep '^VMTEST \(KERNEL\|ARCH\|LSM\|DOCTOR --enforce\)' | sed "s/^VMTEST /vmtest: $pkg: /"
 	results=$(tr -d '\r' <"$log" | grep -E '^VMTEST\s*--- (PASS|FAIL|SKIP)' | sed -E 's/^VMTEST\s*--- //' || true)
 	if [ -n "$results" ]; then
 		while read -r line; do echo "vmtest: $pkg: $line"; done <<<"$results"
@@ -152,6 +233,9 @@ for pkg in "${kernels[@]}"; do
 		failed=1
 	elif ! tr -d '\r' <"$log" | grep -q '^VMTEST DOCTOR --enforce: *lsm'; then
 		echo "vmtest: $pkg: FAIL: the guest would not use the lsm tier" >&2
+		failed=1
+	elif ! tr -d '\r' <"$log" | grep -qx "VMTEST ARCH $machine"; then
+		echo "vmtest: $pkg: FAIL: the guest is not $arch" >&2
 		failed=1
 	else
 		echo "vmtest: $pkg: PASS (${secs}s)"
