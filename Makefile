@@ -74,7 +74,7 @@ test-deps:
 test: lint test-deps
 	@if command -v $(CLANG) >/dev/null 2>&1; then $(MAKE) --no-print-directory check-generate; \
 	else echo "make test: $(CLANG) not found; skipping the check that the committed BPF bindings are fresh"; fi
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory dogfood
 	$(MAKE) --no-print-directory action-test
 	$(MAKE) --no-print-directory vmtest
