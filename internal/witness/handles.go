@@ -91,6 +91,16 @@ func readFdLink(fd int, buf []byte) (string, []byte, error) {
 // errStale means a handle names an object that no longer exists.
 var errStale = errors.New("stale file handle")
 
+// errMoved means the path found for a handle named another file by the
+// time it was checked: the object (or a directory above it) was renamed
+// or removed in between.
+var errMoved = errors.New("path names another file")
+
+// lookupTries is how often lookupHandle looks again after errMoved: a
+// rename or removal in between is seen the next time (a new path, or
+// errStale).
+const lookupTries = 3
+
 const deletedSuffix = " (deleted)"
 
 // lookupHandle turns h into a path through fs's mounts, trying each in
@@ -100,7 +110,16 @@ const deletedSuffix = " (deleted)"
 // not. An object whose link count is 0 (removed, still open somewhere)
 // yields the path it had, without the kernel's " (deleted)", and
 // errStale. A handle that no longer opens yields errStale.
-func (w *Witness) lookupHandle(fs *fsys, h handle) (string, error) {
+func (w *Witness) lookupHandle(fs *fsys, h handle) (p string, err error) {
+	for range lookupTries {
+		if p, err = w.lookupOnce(fs, h); !errors.Is(err, errMoved) {
+			break
+		}
+	}
+	return p, err
+}
+
+func (w *Witness) lookupOnce(fs *fsys, h handle) (string, error) {
 	w.stats.resolutions.Add(1)
 	var lastErr error = unix.ENOENT
 	for _, m := range fs.mounts {
@@ -131,7 +150,7 @@ func (w *Witness) lookupHandle(fs *fsys, h handle) (string, error) {
 		var at unix.Stat_t
 		if !strings.HasPrefix(p, "/") || unix.Fstatat(unix.AT_FDCWD, p, &at, unix.AT_SYMLINK_NOFOLLOW) != nil ||
 			at.Dev != st.Dev || at.Ino != st.Ino {
-			lastErr = errors.New("path names another file")
+			lastErr = errMoved
 			continue
 		}
 		return p, nil
