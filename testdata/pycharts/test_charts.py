@@ -8,7 +8,7 @@ import unittest
 def _case(n):
     class Case(unittest.TestCase):
         def setUp(self):
-            self.got = "chart%03d_%d.xlsx" % (n, os.getpid())
+            self.got = "chart%03d_%05d.xlsx" % (n, os.getpid())  # a pid of 5 digits at least, like a temp name
 
         def tearDown(self):
             os.remove(self.got)
