@@ -21,6 +21,7 @@ import (
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/metrics"
+	"github.com/writewatch/writewatch/internal/phases"
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/run"
@@ -31,8 +32,12 @@ func main() {
 	if launch.IsTrampoline() {
 		os.Exit(launch.Trampoline()) // returns only when it could not exec COMMAND
 	}
+	end := phases.Start("kernel version")
 	launch.CacheKernelVersion() // before any BPF load: see its comment on file capabilities
-	os.Exit(realMain(os.Args[1:], os.Stderr))
+	end()
+	code := realMain(os.Args[1:], os.Stderr)
+	phases.Write(os.Stderr)
+	os.Exit(code)
 }
 
 func realMain(argv []string, stderr io.Writer) int {
@@ -54,13 +59,19 @@ func realMain(argv []string, stderr io.Writer) int {
 		return doctor(os.Stdout)
 	}
 	inv := &invocation{cfg: cfg, stderr: stderr}
-	if err := inv.prepare(); err != nil {
+	end := phases.Start("allowlist")
+	err = inv.prepare()
+	end()
+	if err != nil {
 		fmt.Fprintf(stderr, "writewatch: %v\n", err)
 		return exitUsage
 	}
 	var enf *enforcement
 	if cfg.PrintConfig || cfg.Enforce.on {
-		if enf, err = inv.enforcement(); err != nil {
+		end := phases.Start("enforcement plan")
+		enf, err = inv.enforcement()
+		end()
+		if err != nil {
 			fmt.Fprintf(stderr, "writewatch: %v\n", err)
 			return exitUsage
 		}
@@ -177,7 +188,9 @@ func (inv *invocation) enforcement() (*enforcement, error) {
 		dirs.Remove()
 		return nil, err
 	}
+	end := phases.Start("probe kernel support")
 	e := &enforcement{plan: plan, dirs: dirs, support: policy.Probe()}
+	end()
 	e.tier, e.why, e.err = e.support.Choose(inv.cfg.Tier)
 	if e.err == nil && inv.cfg.Enforce.block && !e.tier.Refuses() {
 		e.err = errors.New("--enforce=block: the " + e.tier.String() + " tier cannot refuse a write, only kill its writer (" + e.why + ")")

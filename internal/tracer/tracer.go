@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/writewatch/writewatch/internal/ops"
+	"github.com/writewatch/writewatch/internal/phases"
 )
 
 // ErrPermission means the kernel refused to load or attach the programs
@@ -134,7 +135,9 @@ func New(opts Options) (*Tracer, error) {
 	if err := Preflight(); err != nil {
 		return nil, err
 	}
+	end := phases.Start("tracer: parse object")
 	spec, err := loadWritewatch()
+	end()
 	if err != nil {
 		return nil, fmt.Errorf("parse BPF object: %w", err)
 	}
@@ -188,7 +191,9 @@ func New(opts Options) (*Tracer, error) {
 	// closing perf-event uprobes is serialized, one grace period each.
 	// Loading does not tell: older kernels load such programs and refuse
 	// only their links, so the kernel is asked with a trial link.
+	end = phases.Start("tracer: probe uprobe_multi")
 	t.multi = features.HaveBPFLinkUprobeMulti() == nil
+	end()
 	if t.multi {
 		for _, p := range spec.Programs {
 			if strings.HasPrefix(p.SectionName, "uprobe/") {
@@ -196,7 +201,10 @@ func New(opts Options) (*Tracer, error) {
 			}
 		}
 	}
-	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
+	end = phases.Start("tracer: load programs")
+	err = spec.LoadAndAssign(&t.objs, nil)
+	end()
+	if err != nil {
 		return nil, classify("load BPF programs", err)
 	}
 	if err := t.setMarks(opts.Marks); err != nil {
@@ -209,12 +217,18 @@ func New(opts Options) (*Tracer, error) {
 			return nil, err
 		}
 	}
-	if err := t.attach(); err != nil {
+	end = phases.Start("tracer: attach")
+	err = t.attach()
+	end()
+	if err != nil {
 		t.Close()
 		return nil, err
 	}
 	if e := opts.Enforce; e != nil && e.LSM {
-		if err := t.loadLSM(e.Kill); err != nil {
+		end := phases.Start("tracer: LSM programs")
+		err := t.loadLSM(e.Kill)
+		end()
+		if err != nil {
 			t.Close()
 			return nil, err
 		}
