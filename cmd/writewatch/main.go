@@ -26,6 +26,7 @@ import (
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/run"
 	"github.com/writewatch/writewatch/internal/status"
+	"github.com/writewatch/writewatch/internal/tracer"
 )
 
 func main() {
@@ -57,6 +58,11 @@ func realMain(argv []string, stderr io.Writer) int {
 		return 0
 	case cfg.Doctor:
 		return doctor(os.Stdout)
+	}
+	if !cfg.PrintConfig {
+		// The BPF object, the kernel's BTF and the largest maps are
+		// prepared while the allowlist and the enforcement are.
+		tracer.Warm()
 	}
 	inv := &invocation{cfg: cfg, stderr: stderr}
 	end := phases.Start("allowlist")

@@ -135,8 +135,8 @@ func New(opts Options) (*Tracer, error) {
 	if err := Preflight(); err != nil {
 		return nil, err
 	}
-	end := phases.Start("tracer: parse object")
-	spec, err := loadWritewatch()
+	end := phases.Start("tracer: object, BTF, maps")
+	spec, heavy, err := spec()
 	end()
 	if err != nil {
 		return nil, fmt.Errorf("parse BPF object: %w", err)
@@ -185,6 +185,14 @@ func New(opts Options) (*Tracer, error) {
 		}
 	}
 
+	// The heavy maps, when Warm did not make them, are made concurrently.
+	if heavy == nil {
+		if heavy, err = makeMaps(spec, heavyMaps); err != nil {
+			return nil, classify("load BPF programs", err)
+		}
+	}
+	defer closeMaps(heavy) // the collection holds clones
+
 	t := &Tracer{offset: bootOffset(), gotests: map[uint32]*goTest{}}
 	// The Go test uprobes use uprobe_multi links (Linux 6.6) when the
 	// kernel has them: closing one costs one RCU grace period, while
@@ -202,7 +210,7 @@ func New(opts Options) (*Tracer, error) {
 		}
 	}
 	end = phases.Start("tracer: load programs")
-	err = spec.LoadAndAssign(&t.objs, nil)
+	err = spec.LoadAndAssign(&t.objs, &ebpf.CollectionOptions{MapReplacements: heavy, Cache: kernelBTF})
 	end()
 	if err != nil {
 		return nil, classify("load BPF programs", err)
@@ -282,7 +290,7 @@ func (t *Tracer) loadLSM(kill bool) error {
 	t.lsm = &enforceObjects{}
 	err = spec.LoadAndAssign(t.lsm, &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{
 		"tasks": t.objs.Tasks, "marks": t.objs.Marks, "dir_verdicts": t.objs.DirVerdicts, "stats": t.objs.Stats,
-	}})
+	}, Cache: kernelBTF})
 	if err != nil {
 		t.lsm = nil
 		return classify("load BPF LSM programs", err)
