@@ -126,7 +126,35 @@ type Tracer struct {
 	detaching sync.WaitGroup     // uprobes being closed
 	multi     bool               // Go test uprobes are uprobe_multi links
 
+	// The Go test uprobe programs load in the background (loadGoTests):
+	// goReady closes once they are in objs, or goErr says why not.
+	goReady chan struct{}
+	goErr   error
+	mu      sync.Mutex // guards objs's programs against Close while they load
+	closed  bool
+
 	closeOnce sync.Once
+}
+
+// coreObjects are the maps and the programs attached at once: all but
+// the Go test uprobe programs.
+type coreObjects struct {
+	writewatchMaps
+	SchedExec   *ebpf.Program `ebpf:"sched_exec"`
+	SchedExit   *ebpf.Program `ebpf:"sched_exit"`
+	SchedFork   *ebpf.Program `ebpf:"sched_fork"`
+	SysEnter    *ebpf.Program `ebpf:"sys_enter"`
+	SysExit     *ebpf.Program `ebpf:"sys_exit"`
+	UringSubmit *ebpf.Program `ebpf:"uring_submit"`
+}
+
+// goTestObjects are the Go test uprobe programs.
+type goTestObjects struct {
+	GoBenchStart   *ebpf.Program `ebpf:"go_bench_start"`
+	GoExampleStart *ebpf.Program `ebpf:"go_example_start"`
+	GoNewGoroutine *ebpf.Program `ebpf:"go_new_goroutine"`
+	GoTestEnd      *ebpf.Program `ebpf:"go_test_end"`
+	GoTestStart    *ebpf.Program `ebpf:"go_test_start"`
 }
 
 // New checks the kernel, loads the programs and attaches them. The
@@ -193,7 +221,7 @@ func New(opts Options) (*Tracer, error) {
 	}
 	defer closeMaps(heavy) // the collection holds clones
 
-	t := &Tracer{offset: bootOffset(), gotests: map[uint32]*goTest{}}
+	t := &Tracer{offset: bootOffset(), gotests: map[uint32]*goTest{}, goReady: make(chan struct{})}
 	// The Go test uprobes use uprobe_multi links (Linux 6.6) when the
 	// kernel has them: closing one costs one RCU grace period, while
 	// closing perf-event uprobes is serialized, one grace period each.
@@ -210,11 +238,16 @@ func New(opts Options) (*Tracer, error) {
 		}
 	}
 	end = phases.Start("tracer: load programs")
-	err = spec.LoadAndAssign(&t.objs, &ebpf.CollectionOptions{MapReplacements: heavy, Cache: kernelBTF})
+	var core coreObjects
+	err = spec.LoadAndAssign(&core, &ebpf.CollectionOptions{MapReplacements: heavy, Cache: kernelBTF})
 	end()
 	if err != nil {
 		return nil, classify("load BPF programs", err)
 	}
+	t.objs.writewatchMaps = core.writewatchMaps
+	p := &t.objs.writewatchPrograms
+	p.SchedExec, p.SchedExit, p.SchedFork, p.SysEnter, p.SysExit, p.UringSubmit =
+		core.SchedExec, core.SchedExit, core.SchedFork, core.SysEnter, core.SysExit, core.UringSubmit
 	if err := t.setMarks(opts.Marks); err != nil {
 		t.Close()
 		return nil, err
@@ -245,7 +278,56 @@ func New(opts Options) (*Tracer, error) {
 		t.Close()
 		return nil, fmt.Errorf("open ring buffer: %w", err)
 	}
+	if err := t.loadGoTests(spec); err != nil {
+		t.Close()
+		return nil, err
+	}
 	return t, nil
+}
+
+// loadGoTests loads the Go test uprobe programs in the background, with
+// this tracer's maps. Only a run that execs a Go test binary needs them,
+// and the kernel pauses that binary at exec until FollowGoTest has
+// attached them (FollowGoTests), so they stay off the path to COMMAND's
+// start. The maps are cloned here, so that Close may close its own while
+// the programs load.
+func (t *Tracer) loadGoTests(spec *ebpf.CollectionSpec) error {
+	maps := map[string]*ebpf.Map{}
+	for name, m := range t.objs.writewatchMaps.all() {
+		c, err := m.Clone()
+		if err != nil {
+			closeMaps(maps)
+			return fmt.Errorf("clone map %s: %w", name, err)
+		}
+		maps[name] = c
+	}
+	go func() {
+		defer close(t.goReady)
+		defer closeMaps(maps)
+		end := phases.Start("tracer: Go test programs")
+		var g goTestObjects
+		err := spec.LoadAndAssign(&g, &ebpf.CollectionOptions{MapReplacements: maps, Cache: kernelBTF})
+		end()
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		switch {
+		case err != nil:
+			t.goErr = classify("load the Go test uprobe programs", err)
+		case t.closed:
+			g.close()
+		default:
+			p := &t.objs.writewatchPrograms
+			p.GoBenchStart, p.GoExampleStart, p.GoNewGoroutine, p.GoTestEnd, p.GoTestStart =
+				g.GoBenchStart, g.GoExampleStart, g.GoNewGoroutine, g.GoTestEnd, g.GoTestStart
+		}
+	}()
+	return nil
+}
+
+func (g *goTestObjects) close() {
+	for _, p := range []*ebpf.Program{g.GoBenchStart, g.GoExampleStart, g.GoNewGoroutine, g.GoTestEnd, g.GoTestStart} {
+		p.Close()
+	}
 }
 
 // attach hooks the programs to their tracepoints. These attach like raw
@@ -588,7 +670,12 @@ func (t *Tracer) Close() error {
 		if t.lsm != nil {
 			errs = append(errs, t.lsm.Close())
 		}
+		// The Go test programs may still be loading: they close
+		// themselves then (loadGoTests).
+		t.mu.Lock()
+		t.closed = true
 		errs = append(errs, t.objs.Close())
+		t.mu.Unlock()
 	})
 	return errors.Join(errs...)
 }

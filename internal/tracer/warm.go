@@ -3,6 +3,7 @@ package tracer
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 
 	"github.com/cilium/ebpf"
@@ -110,4 +111,16 @@ func closeMaps(maps map[string]*ebpf.Map) {
 	for _, m := range maps {
 		m.Close()
 	}
+}
+
+// all is every map, by its name in the object.
+func (m *writewatchMaps) all() map[string]*ebpf.Map {
+	out := map[string]*ebpf.Map{}
+	v := reflect.ValueOf(m).Elem()
+	for i := range v.NumField() {
+		if mp, ok := v.Field(i).Interface().(*ebpf.Map); ok && mp != nil {
+			out[v.Type().Field(i).Tag.Get("ebpf")] = mp
+		}
+	}
+	return out
 }
