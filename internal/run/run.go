@@ -152,7 +152,8 @@ func tracerOptions(cfg Config) (tracer.Options, *launch.Landlock) {
 		opts.Marks, opts.Enforce = cfg.Enforce.Kernel()
 		opts.Enforce.MetadataGuarded = cfg.Enforce.GuardMetadata() && !cfg.IgnoreMetadata
 	case cfg.Allow != nil:
-		opts.Marks = policy.ObserveMarks(cfg.Allow.Entries())
+		// The list may wait for go env: the programs load meanwhile.
+		opts.MarksLater = func() []tracer.Mark { return policy.ObserveMarks(cfg.Allow.Entries()) }
 	}
 	return opts, landlock
 }

@@ -52,6 +52,12 @@ type Options struct {
 	// user space. A write is dropped in the kernel only when every path
 	// it touches lies under a MarkAllow inode and under no MarkDeny one.
 	Marks []Mark
+	// MarksLater, when not nil, gives the marks instead of Marks, once
+	// the programs are loaded: the marks may wait on something slow (go
+	// env, for the go-cache default of the allowlist) that the load then
+	// overlaps. Marks more than the marks map holds by default make New
+	// load the programs again, with the map sized for them.
+	MarksLater func() []Mark
 	// FollowGoTests pauses each program of the tree whose file name ends
 	// in ".test" at exec (SIGSTOP from the kernel), so that FollowGoTest
 	// can attach its uprobes before it runs; the KindExec record then has
@@ -183,7 +189,7 @@ func New(opts Options) (*Tracer, error) {
 		}
 	}
 	consts := map[string]any{
-		"use_marks":      len(opts.Marks) > 0 || opts.Enforce != nil,
+		"use_marks":      len(opts.Marks) > 0 || opts.MarksLater != nil || opts.Enforce != nil,
 		"watch_metadata": !opts.IgnoreMetadata,
 		"wakeup_bytes":   uint64(ringBytes / 8),
 	}
@@ -248,7 +254,18 @@ func New(opts Options) (*Tracer, error) {
 	p := &t.objs.writewatchPrograms
 	p.SchedExec, p.SchedExit, p.SchedFork, p.SysEnter, p.SysExit, p.UringSubmit =
 		core.SchedExec, core.SchedExit, core.SchedFork, core.SysEnter, core.SysExit, core.UringSubmit
-	if err := t.setMarks(opts.Marks); err != nil {
+	marks := opts.Marks
+	if opts.MarksLater != nil {
+		end := phases.Start("tracer: wait for the marks")
+		marks = opts.MarksLater()
+		end()
+		if uint32(len(marks)) > t.objs.Marks.MaxEntries() {
+			t.Close()
+			opts.Marks, opts.MarksLater = marks, nil
+			return New(opts)
+		}
+	}
+	if err := t.setMarks(marks); err != nil {
 		t.Close()
 		return nil, err
 	}
