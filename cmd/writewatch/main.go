@@ -181,6 +181,14 @@ type enforcement struct {
 // enforcement plans the allowlist's enforcement and picks the tier. An
 // error is an allowlist the plan cannot take.
 func (inv *invocation) enforcement() (*enforcement, error) {
+	// The kernel is probed while the plan waits for the allowlist (which
+	// may wait for go env).
+	probed := make(chan policy.Support, 1)
+	go func() {
+		end := phases.Start("probe kernel support")
+		probed <- policy.Probe()
+		end()
+	}()
 	// The directories COMMAND gets exist before the plan, which grants
 	// them.
 	dirs := policy.PlanDirs(inv.list, policy.DirsOptions{Env: inv.env, Owner: inv.user, Command: inv.cfg.Args, WorkDir: inv.wd})
@@ -194,9 +202,7 @@ func (inv *invocation) enforcement() (*enforcement, error) {
 		dirs.Remove()
 		return nil, err
 	}
-	end := phases.Start("probe kernel support")
-	e := &enforcement{plan: plan, dirs: dirs, support: policy.Probe()}
-	end()
+	e := &enforcement{plan: plan, dirs: dirs, support: <-probed}
 	e.tier, e.why, e.err = e.support.Choose(inv.cfg.Tier)
 	if e.err == nil && inv.cfg.Enforce.block && !e.tier.Refuses() {
 		e.err = errors.New("--enforce=block: the " + e.tier.String() + " tier cannot refuse a write, only kill its writer (" + e.why + ")")
