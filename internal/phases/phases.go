@@ -45,6 +45,16 @@ func Start(name string) func() {
 	}
 }
 
+// Since records a phase that began at begin and ends now.
+func Since(name string, begin time.Time) {
+	if on {
+		end := time.Since(start)
+		mu.Lock()
+		done = append(done, phase{name, begin.Sub(start), end})
+		mu.Unlock()
+	}
+}
+
 // Mark records an instant, such as COMMAND's start.
 func Mark(name string) {
 	if on {

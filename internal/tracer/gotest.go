@@ -11,6 +11,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+
+	"github.com/writewatch/writewatch/internal/phases"
 )
 
 // GoLayout is what the uprobes need to know about one Go test binary.
@@ -232,7 +234,9 @@ var goProbes = []struct {
 // (ExecStopped), then resume it.
 func (t *Tracer) FollowGoTest(tgid, nsPID uint32) (GoLayout, error) {
 	exe := fmt.Sprintf("/proc/%d/exe", nsPID)
+	end := phases.Start("Go test binary: read layout")
 	lay, err := ReadGoLayout(exe)
+	end()
 	if err != nil {
 		return lay, err
 	}
