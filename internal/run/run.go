@@ -143,7 +143,8 @@ func Run(cfg Config) (*report.Report, error) {
 // tracerOptions are the kernel's settings for the run, and the Landlock
 // ruleset COMMAND starts under, if any.
 func tracerOptions(cfg Config) (tracer.Options, *launch.Landlock) {
-	opts := tracer.Options{RingBufferBytes: cfg.RingBufferBytes, IgnoreMetadata: cfg.IgnoreMetadata, FollowGoTests: true}
+	opts := tracer.Options{RingBufferBytes: cfg.RingBufferBytes, IgnoreMetadata: cfg.IgnoreMetadata, FollowGoTests: true,
+		GoTestsEarly: allowlist.MayRunGo(cfg.Args, cfg.WorkDir, func(k string) string { return launch.Getenv(cfg.Env, k) })}
 	var landlock *launch.Landlock
 	switch {
 	case cfg.Enforce != nil:

@@ -240,7 +240,8 @@ func (t *Tracer) FollowGoTest(tgid, nsPID uint32) (GoLayout, error) {
 	if err != nil {
 		return lay, err
 	}
-	<-t.goReady // the programs, loading since New
+	t.goOnce.Do(t.goStart) // the programs, if they are not loading yet
+	<-t.goReady
 	if t.goErr != nil {
 		return lay, t.goErr
 	}

@@ -63,6 +63,10 @@ type Options struct {
 	// can attach its uprobes before it runs; the KindExec record then has
 	// ExecStopped set.
 	FollowGoTests bool
+	// GoTestsEarly says COMMAND is likely to run Go test binaries: the
+	// programs that follow them then load in the background from New on,
+	// instead of when the first one is paused.
+	GoTestsEarly bool
 	// Enforce, when set, makes the kernel enforce the marks (see
 	// EnforceOptions); the marks must then be the grants of the plan.
 	Enforce *EnforceOptions
@@ -136,6 +140,9 @@ type Tracer struct {
 	// goReady closes once they are in objs, or goErr says why not.
 	goReady chan struct{}
 	goErr   error
+	goOnce  sync.Once // runs goStart, or goDrop when Close comes first
+	goStart func()
+	goDrop  func()
 	mu      sync.Mutex // guards objs's programs against Close while they load
 	closed  bool
 
@@ -295,20 +302,22 @@ func New(opts Options) (*Tracer, error) {
 		t.Close()
 		return nil, fmt.Errorf("open ring buffer: %w", err)
 	}
-	if err := t.loadGoTests(spec); err != nil {
+	if err := t.loadGoTests(spec, opts.GoTestsEarly); err != nil {
 		t.Close()
 		return nil, err
 	}
 	return t, nil
 }
 
-// loadGoTests loads the Go test uprobe programs in the background, with
-// this tracer's maps. Only a run that execs a Go test binary needs them,
-// and the kernel pauses that binary at exec until FollowGoTest has
-// attached them (FollowGoTests), so they stay off the path to COMMAND's
-// start. The maps are cloned here, so that Close may close its own while
-// the programs load.
-func (t *Tracer) loadGoTests(spec *ebpf.CollectionSpec) error {
+// loadGoTests readies the Go test uprobe programs, with this tracer's
+// maps. Only a run that execs a Go test binary needs them, and the kernel
+// pauses that binary at exec until FollowGoTest has attached them
+// (FollowGoTests), so they stay off the path to COMMAND's start: when
+// early, they load in the background from now on; otherwise when the
+// first test binary comes (FollowGoTest), and never in a run without one.
+// The maps are cloned here, so that Close may close its own while the
+// programs load.
+func (t *Tracer) loadGoTests(spec *ebpf.CollectionSpec, early bool) error {
 	maps := map[string]*ebpf.Map{}
 	for name, m := range t.objs.writewatchMaps.all() {
 		c, err := m.Clone()
@@ -318,7 +327,7 @@ func (t *Tracer) loadGoTests(spec *ebpf.CollectionSpec) error {
 		}
 		maps[name] = c
 	}
-	go func() {
+	load := func() {
 		defer close(t.goReady)
 		defer closeMaps(maps)
 		end := phases.Start("tracer: Go test programs")
@@ -337,7 +346,16 @@ func (t *Tracer) loadGoTests(spec *ebpf.CollectionSpec) error {
 			p.GoBenchStart, p.GoExampleStart, p.GoNewGoroutine, p.GoTestEnd, p.GoTestStart =
 				g.GoBenchStart, g.GoExampleStart, g.GoNewGoroutine, g.GoTestEnd, g.GoTestStart
 		}
-	}()
+	}
+	t.goStart = func() { go load() }
+	t.goDrop = func() {
+		closeMaps(maps)
+		t.goErr = ErrClosed
+		close(t.goReady)
+	}
+	if early {
+		t.goOnce.Do(t.goStart)
+	}
 	return nil
 }
 
@@ -689,6 +707,9 @@ func (t *Tracer) Close() error {
 		}
 		// The Go test programs may still be loading: they close
 		// themselves then (loadGoTests).
+		if t.goDrop != nil {
+			t.goOnce.Do(t.goDrop)
+		}
 		t.mu.Lock()
 		t.closed = true
 		errs = append(errs, t.objs.Close())
