@@ -182,50 +182,9 @@ func New(opts Options) (*Tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse BPF object: %w", err)
 	}
-	if opts.RingBufferBytes != 0 {
-		spec.Maps["events"].MaxEntries = opts.RingBufferBytes
+	if err := configure(spec, opts); err != nil {
+		return nil, err
 	}
-	ringBytes := spec.Maps["events"].MaxEntries
-	// The marks and the allowed prefixes take as many entries as given.
-	if n := uint32(len(opts.Marks)); n > spec.Maps["marks"].MaxEntries {
-		spec.Maps["marks"].MaxEntries = n
-	}
-	if e := opts.Enforce; e != nil {
-		if n := uint32(len(e.Prefixes) + len(e.Exact)); n > spec.Maps["prefixes"].MaxEntries {
-			spec.Maps["prefixes"].MaxEntries = n
-		}
-	}
-	consts := map[string]any{
-		"use_marks":      len(opts.Marks) > 0 || opts.MarksLater != nil || opts.Enforce != nil,
-		"watch_metadata": !opts.IgnoreMetadata,
-		"wakeup_bytes":   uint64(ringBytes / 8),
-	}
-	if opts.FollowGoTests {
-		consts["follow_go_tests"] = uint32(1)
-	}
-	if e := opts.Enforce; e != nil {
-		tier, err := enumValue(spec, "ww_tier", "WW_TIER_"+strings.ToUpper(e.Tier))
-		if err != nil {
-			return nil, err
-		}
-		consts["enforce_tier"] = tier
-		consts["enforce_kill"] = e.Kill
-		consts["meta_guard"] = e.MetadataGuarded
-	}
-	for name, v := range consts {
-		if err := spec.Variables[name].Set(v); err != nil {
-			return nil, fmt.Errorf("set %s: %w", name, err)
-		}
-	}
-	if dev, ino, ok := pidNamespace(); ok {
-		if err := spec.Variables["pidns_dev"].Set(dev); err != nil {
-			return nil, fmt.Errorf("set pidns_dev: %w", err)
-		}
-		if err := spec.Variables["pidns_ino"].Set(ino); err != nil {
-			return nil, fmt.Errorf("set pidns_ino: %w", err)
-		}
-	}
-
 	// The heavy maps, when Warm did not make them, are made concurrently.
 	if heavy == nil {
 		if heavy, err = makeMaps(spec, heavyMaps); err != nil {
@@ -307,6 +266,54 @@ func New(opts Options) (*Tracer, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// configure sizes spec's maps for opts and sets its constants.
+func configure(spec *ebpf.CollectionSpec, opts Options) error {
+	if opts.RingBufferBytes != 0 {
+		spec.Maps["events"].MaxEntries = opts.RingBufferBytes
+	}
+	ringBytes := spec.Maps["events"].MaxEntries
+	// The marks and the allowed prefixes take as many entries as given.
+	if n := uint32(len(opts.Marks)); n > spec.Maps["marks"].MaxEntries {
+		spec.Maps["marks"].MaxEntries = n
+	}
+	if e := opts.Enforce; e != nil {
+		if n := uint32(len(e.Prefixes) + len(e.Exact)); n > spec.Maps["prefixes"].MaxEntries {
+			spec.Maps["prefixes"].MaxEntries = n
+		}
+	}
+	consts := map[string]any{
+		"use_marks":      len(opts.Marks) > 0 || opts.MarksLater != nil || opts.Enforce != nil,
+		"watch_metadata": !opts.IgnoreMetadata,
+		"wakeup_bytes":   uint64(ringBytes / 8),
+	}
+	if opts.FollowGoTests {
+		consts["follow_go_tests"] = uint32(1)
+	}
+	if e := opts.Enforce; e != nil {
+		tier, err := enumValue(spec, "ww_tier", "WW_TIER_"+strings.ToUpper(e.Tier))
+		if err != nil {
+			return err
+		}
+		consts["enforce_tier"] = tier
+		consts["enforce_kill"] = e.Kill
+		consts["meta_guard"] = e.MetadataGuarded
+	}
+	for name, v := range consts {
+		if err := spec.Variables[name].Set(v); err != nil {
+			return fmt.Errorf("set %s: %w", name, err)
+		}
+	}
+	if dev, ino, ok := pidNamespace(); ok {
+		if err := spec.Variables["pidns_dev"].Set(dev); err != nil {
+			return fmt.Errorf("set pidns_dev: %w", err)
+		}
+		if err := spec.Variables["pidns_ino"].Set(ino); err != nil {
+			return fmt.Errorf("set pidns_ino: %w", err)
+		}
+	}
+	return nil
 }
 
 // loadGoTests readies the Go test uprobe programs, with this tracer's
