@@ -21,18 +21,24 @@ import (
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/metrics"
+	"github.com/writewatch/writewatch/internal/phases"
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/run"
 	"github.com/writewatch/writewatch/internal/status"
+	"github.com/writewatch/writewatch/internal/tracer"
 )
 
 func main() {
 	if launch.IsTrampoline() {
 		os.Exit(launch.Trampoline()) // returns only when it could not exec COMMAND
 	}
+	end := phases.Start("kernel version")
 	launch.CacheKernelVersion() // before any BPF load: see its comment on file capabilities
-	os.Exit(realMain(os.Args[1:], os.Stderr))
+	end()
+	code := realMain(os.Args[1:], os.Stderr)
+	phases.Write(os.Stderr)
+	os.Exit(code)
 }
 
 func realMain(argv []string, stderr io.Writer) int {
@@ -53,14 +59,25 @@ func realMain(argv []string, stderr io.Writer) int {
 	case cfg.Doctor:
 		return doctor(os.Stdout)
 	}
+	if !cfg.PrintConfig {
+		// The BPF object, the kernel's BTF and the largest maps are
+		// prepared while the allowlist and the enforcement are.
+		tracer.Warm()
+	}
 	inv := &invocation{cfg: cfg, stderr: stderr}
-	if err := inv.prepare(); err != nil {
+	end := phases.Start("allowlist")
+	err = inv.prepare()
+	end()
+	if err != nil {
 		fmt.Fprintf(stderr, "writewatch: %v\n", err)
 		return exitUsage
 	}
 	var enf *enforcement
 	if cfg.PrintConfig || cfg.Enforce.on {
-		if enf, err = inv.enforcement(); err != nil {
+		end := phases.Start("enforcement plan")
+		enf, err = inv.enforcement()
+		end()
+		if err != nil {
 			fmt.Fprintf(stderr, "writewatch: %v\n", err)
 			return exitUsage
 		}
@@ -164,6 +181,14 @@ type enforcement struct {
 // enforcement plans the allowlist's enforcement and picks the tier. An
 // error is an allowlist the plan cannot take.
 func (inv *invocation) enforcement() (*enforcement, error) {
+	// The kernel is probed while the plan waits for the allowlist (which
+	// may wait for go env).
+	probed := make(chan policy.Support, 1)
+	go func() {
+		end := phases.Start("probe kernel support")
+		probed <- policy.Probe()
+		end()
+	}()
 	// The directories COMMAND gets exist before the plan, which grants
 	// them.
 	dirs := policy.PlanDirs(inv.list, policy.DirsOptions{Env: inv.env, Owner: inv.user, Command: inv.cfg.Args, WorkDir: inv.wd})
@@ -177,7 +202,7 @@ func (inv *invocation) enforcement() (*enforcement, error) {
 		dirs.Remove()
 		return nil, err
 	}
-	e := &enforcement{plan: plan, dirs: dirs, support: policy.Probe()}
+	e := &enforcement{plan: plan, dirs: dirs, support: <-probed}
 	e.tier, e.why, e.err = e.support.Choose(inv.cfg.Tier)
 	if e.err == nil && inv.cfg.Enforce.block && !e.tier.Refuses() {
 		e.err = errors.New("--enforce=block: the " + e.tier.String() + " tier cannot refuse a write, only kill its writer (" + e.why + ")")

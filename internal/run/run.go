@@ -18,6 +18,7 @@ import (
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/metaguard"
+	"github.com/writewatch/writewatch/internal/phases"
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/runners"
@@ -85,8 +86,12 @@ func Run(cfg Config) (*report.Report, error) {
 	if cfg.Enforce != nil {
 		cfg.Env = cfg.Enforce.Env(cfg.Env)
 	}
+	end := phases.Start("tracer options, marks")
 	opts, landlock := tracerOptions(cfg)
+	end()
+	end = phases.Start("tracer")
 	tr, err := tracer.New(opts)
+	end()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrTracer, err)
 	}
@@ -108,18 +113,27 @@ func Run(cfg Config) (*report.Report, error) {
 		repeatOf: map[tracer.RepeatKey][]group{},
 	}
 	// The filesystem witness watches from before COMMAND runs.
+	end = phases.Start("witness")
 	fs, removePrivate := startWatch(cfg, tr)
+	end()
 	defer removePrivate()
 	defer fs.Close()
 	s.fs, s.judge.Held = fs, fs.HeldFile
 	if fs.Active() {
 		s.events = stream.New(tr, fs.Source)
 	}
-	if err := s.launch(path, landlock, opts.Enforce != nil && opts.Enforce.MetadataGuarded); err != nil {
+	end = phases.Start("launch")
+	err = s.launch(path, landlock, opts.Enforce != nil && opts.Enforce.MetadataGuarded)
+	end()
+	if err != nil {
 		return nil, err
 	}
+	end = phases.Start("follow")
 	loopErr := s.follow()
+	end()
+	end = phases.Start("finish")
 	err = s.finish(rep)
+	end()
 	if s.tree != nil {
 		rep.Notes = append(rep.Notes, goflags.Notes(runners.GoTests(s.tree.Cmdlines()))...)
 	}
@@ -129,7 +143,8 @@ func Run(cfg Config) (*report.Report, error) {
 // tracerOptions are the kernel's settings for the run, and the Landlock
 // ruleset COMMAND starts under, if any.
 func tracerOptions(cfg Config) (tracer.Options, *launch.Landlock) {
-	opts := tracer.Options{RingBufferBytes: cfg.RingBufferBytes, IgnoreMetadata: cfg.IgnoreMetadata, FollowGoTests: true}
+	opts := tracer.Options{RingBufferBytes: cfg.RingBufferBytes, IgnoreMetadata: cfg.IgnoreMetadata, FollowGoTests: true,
+		GoTestsEarly: allowlist.MayRunGo(cfg.Args, cfg.WorkDir, func(k string) string { return launch.Getenv(cfg.Env, k) })}
 	var landlock *launch.Landlock
 	switch {
 	case cfg.Enforce != nil:
@@ -138,7 +153,8 @@ func tracerOptions(cfg Config) (tracer.Options, *launch.Landlock) {
 		opts.Marks, opts.Enforce = cfg.Enforce.Kernel()
 		opts.Enforce.MetadataGuarded = cfg.Enforce.GuardMetadata() && !cfg.IgnoreMetadata
 	case cfg.Allow != nil:
-		opts.Marks = policy.ObserveMarks(cfg.Allow.Entries())
+		// The list may wait for go env: the programs load meanwhile.
+		opts.MarksLater = func() []tracer.Mark { return policy.ObserveMarks(cfg.Allow.Entries()) }
 	}
 	return opts, landlock
 }

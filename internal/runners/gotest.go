@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	"github.com/writewatch/writewatch/internal/attribution"
+	"github.com/writewatch/writewatch/internal/phases"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 
@@ -16,7 +17,9 @@ func FollowGoTest(tr *tracer.Tracer, tests *attribution.Tests, ev *tracer.Event)
 	if pid == 0 {
 		pid = ev.TGID
 	}
+	end := phases.Start("Go test binary: uprobes")
 	lay, err := tr.FollowGoTest(ev.TGID, pid)
+	end()
 	problem := ""
 	if err != nil {
 		problem = err.Error()
@@ -27,4 +30,6 @@ func FollowGoTest(tr *tracer.Tracer, tests *attribution.Tests, ev *tracer.Event)
 	}
 	tests.GoBinary(ev.TGID, int(pid), pkg, err == nil, problem, lay.HasTestMain())
 	syscall.Kill(int(pid), syscall.SIGCONT)
+	// From exec, in the kernel's clock, to here.
+	phases.Since("Go test binary: paused", ev.Time)
 }

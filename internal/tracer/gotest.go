@@ -11,6 +11,8 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+
+	"github.com/writewatch/writewatch/internal/phases"
 )
 
 // GoLayout is what the uprobes need to know about one Go test binary.
@@ -207,23 +209,23 @@ type goTest struct {
 var goProbes = []struct {
 	symbol   string
 	optional bool
-	prog     func(*writewatchObjects) *ebpf.Program
+	prog     func(*writewatchPrograms) *ebpf.Program
 }{
-	{"testing.tRunner", false, func(o *writewatchObjects) *ebpf.Program { return o.GoTestStart }},
+	{"testing.tRunner", false, func(o *writewatchPrograms) *ebpf.Program { return o.GoTestStart }},
 	// Fuzz targets, benchmarks and examples start like tests, each in a
 	// function of its own (the seeds of a fuzz target run under tRunner).
-	{"testing.fRunner", true, func(o *writewatchObjects) *ebpf.Program { return o.GoTestStart }},
-	{"testing.(*B).runN", true, func(o *writewatchObjects) *ebpf.Program { return o.GoBenchStart }},
-	{"testing.runExample", true, func(o *writewatchObjects) *ebpf.Program { return o.GoExampleStart }},
+	{"testing.fRunner", true, func(o *writewatchPrograms) *ebpf.Program { return o.GoTestStart }},
+	{"testing.(*B).runN", true, func(o *writewatchPrograms) *ebpf.Program { return o.GoBenchStart }},
+	{"testing.runExample", true, func(o *writewatchPrograms) *ebpf.Program { return o.GoExampleStart }},
 	// The test function returned: tRunner's deferred function runs the
 	// cleanups (runCleanup) on every path, which marks the end. Its
 	// closure, testing.tRunner.func1, is not hooked: a uprobe there made
 	// the os package's test binary fault inside tRunner (go1.26).
-	{"testing.(*common).runCleanup", true, func(o *writewatchObjects) *ebpf.Program { return o.GoTestEnd }},
+	{"testing.(*common).runCleanup", true, func(o *writewatchPrograms) *ebpf.Program { return o.GoTestEnd }},
 	// An example's function returned: runExample's deferred function
 	// reports its result.
-	{"testing.(*InternalExample).processRunResult", true, func(o *writewatchObjects) *ebpf.Program { return o.GoTestEnd }},
-	{"runtime.runqput", true, func(o *writewatchObjects) *ebpf.Program { return o.GoNewGoroutine }},
+	{"testing.(*InternalExample).processRunResult", true, func(o *writewatchPrograms) *ebpf.Program { return o.GoTestEnd }},
+	{"runtime.runqput", true, func(o *writewatchPrograms) *ebpf.Program { return o.GoNewGoroutine }},
 }
 
 // FollowGoTest attaches the test-boundary uprobes to the Go test binary
@@ -232,9 +234,16 @@ var goProbes = []struct {
 // (ExecStopped), then resume it.
 func (t *Tracer) FollowGoTest(tgid, nsPID uint32) (GoLayout, error) {
 	exe := fmt.Sprintf("/proc/%d/exe", nsPID)
+	end := phases.Start("Go test binary: read layout")
 	lay, err := ReadGoLayout(exe)
+	end()
 	if err != nil {
 		return lay, err
+	}
+	t.goOnce.Do(t.goStart) // the programs, if they are not loading yet
+	<-t.goReady
+	if t.goErr != nil {
+		return lay, t.goErr
 	}
 	ex, err := link.OpenExecutable(exe)
 	if err != nil {
@@ -258,7 +267,7 @@ func (t *Tracer) FollowGoTest(tgid, nsPID uint32) (GoLayout, error) {
 		if !ok {
 			return fail(fmt.Errorf("%w: no function %s", ErrNotGoTest, p.symbol))
 		}
-		prog := p.prog(&t.objs)
+		prog := p.prog(&t.objs.writewatchPrograms)
 		if byProg[prog] == nil {
 			progs = append(progs, prog)
 		}

@@ -12,8 +12,12 @@ import (
 // ProbeLSM loads (and at once unloads) the smallest BPF LSM program, on
 // file_open: nil means LSM programs can be loaded here. A kernel may list
 // bpf among its active LSMs and still refuse them.
+//
+// It is loaded as a collection so that it reads the kernel's BTF (to find
+// file_open) through the cache New uses: a run that probes, then loads,
+// reads it once, and Warm may have read it already.
 func ProbeLSM() error {
-	prog, err := ebpf.NewProgram(&ebpf.ProgramSpec{
+	coll, err := ebpf.NewCollectionWithOptions(&ebpf.CollectionSpec{Programs: map[string]*ebpf.ProgramSpec{"lsm_probe": {
 		Type:       ebpf.LSM,
 		AttachType: ebpf.AttachLSMMac,
 		AttachTo:   "file_open",
@@ -22,7 +26,7 @@ func ProbeLSM() error {
 			asm.Mov.Imm(asm.R0, 0),
 			asm.Return(),
 		},
-	})
+	}}}, ebpf.CollectionOptions{Cache: kernelBTF})
 	if errors.Is(err, unix.EPERM) {
 		// cilium/ebpf suggests MEMLOCK then; the tracing programs load,
 		// so it is the LSM program that is refused.
@@ -31,5 +35,6 @@ func ProbeLSM() error {
 	if err != nil {
 		return fmt.Errorf("the kernel refuses BPF LSM programs: %w", err)
 	}
-	return prog.Close()
+	coll.Close()
+	return nil
 }

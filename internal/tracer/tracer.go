@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/writewatch/writewatch/internal/ops"
+	"github.com/writewatch/writewatch/internal/phases"
 )
 
 // ErrPermission means the kernel refused to load or attach the programs
@@ -51,11 +52,21 @@ type Options struct {
 	// user space. A write is dropped in the kernel only when every path
 	// it touches lies under a MarkAllow inode and under no MarkDeny one.
 	Marks []Mark
+	// MarksLater, when not nil, gives the marks instead of Marks, once
+	// the programs are loaded: the marks may wait on something slow (go
+	// env, for the go-cache default of the allowlist) that the load then
+	// overlaps. Marks more than the marks map holds by default make New
+	// load the programs again, with the map sized for them.
+	MarksLater func() []Mark
 	// FollowGoTests pauses each program of the tree whose file name ends
 	// in ".test" at exec (SIGSTOP from the kernel), so that FollowGoTest
 	// can attach its uprobes before it runs; the KindExec record then has
 	// ExecStopped set.
 	FollowGoTests bool
+	// GoTestsEarly says COMMAND is likely to run Go test binaries: the
+	// programs that follow them then load in the background from New on,
+	// instead of when the first one is paused.
+	GoTestsEarly bool
 	// Enforce, when set, makes the kernel enforce the marks (see
 	// EnforceOptions); the marks must then be the grants of the plan.
 	Enforce *EnforceOptions
@@ -125,7 +136,38 @@ type Tracer struct {
 	detaching sync.WaitGroup     // uprobes being closed
 	multi     bool               // Go test uprobes are uprobe_multi links
 
+	// The Go test uprobe programs load in the background (loadGoTests):
+	// goReady closes once they are in objs, or goErr says why not.
+	goReady chan struct{}
+	goErr   error
+	goOnce  sync.Once // runs goStart, or goDrop when Close comes first
+	goStart func()
+	goDrop  func()
+	mu      sync.Mutex // guards objs's programs against Close while they load
+	closed  bool
+
 	closeOnce sync.Once
+}
+
+// coreObjects are the maps and the programs attached at once: all but
+// the Go test uprobe programs.
+type coreObjects struct {
+	writewatchMaps
+	SchedExec   *ebpf.Program `ebpf:"sched_exec"`
+	SchedExit   *ebpf.Program `ebpf:"sched_exit"`
+	SchedFork   *ebpf.Program `ebpf:"sched_fork"`
+	SysEnter    *ebpf.Program `ebpf:"sys_enter"`
+	SysExit     *ebpf.Program `ebpf:"sys_exit"`
+	UringSubmit *ebpf.Program `ebpf:"uring_submit"`
+}
+
+// goTestObjects are the Go test uprobe programs.
+type goTestObjects struct {
+	GoBenchStart   *ebpf.Program `ebpf:"go_bench_start"`
+	GoExampleStart *ebpf.Program `ebpf:"go_example_start"`
+	GoNewGoroutine *ebpf.Program `ebpf:"go_new_goroutine"`
+	GoTestEnd      *ebpf.Program `ebpf:"go_test_end"`
+	GoTestStart    *ebpf.Program `ebpf:"go_test_start"`
 }
 
 // New checks the kernel, loads the programs and attaches them. The
@@ -134,10 +176,100 @@ func New(opts Options) (*Tracer, error) {
 	if err := Preflight(); err != nil {
 		return nil, err
 	}
-	spec, err := loadWritewatch()
+	end := phases.Start("tracer: object, BTF, maps")
+	spec, heavy, err := spec()
+	end()
 	if err != nil {
 		return nil, fmt.Errorf("parse BPF object: %w", err)
 	}
+	if err := configure(spec, opts); err != nil {
+		return nil, err
+	}
+	// The heavy maps, when Warm did not make them, are made concurrently.
+	if heavy == nil {
+		if heavy, err = makeMaps(spec, heavyMaps); err != nil {
+			return nil, classify("load BPF programs", err)
+		}
+	}
+	defer closeMaps(heavy) // the collection holds clones
+
+	t := &Tracer{offset: bootOffset(), gotests: map[uint32]*goTest{}, goReady: make(chan struct{})}
+	// The Go test uprobes use uprobe_multi links (Linux 6.6) when the
+	// kernel has them: closing one costs one RCU grace period, while
+	// closing perf-event uprobes is serialized, one grace period each.
+	// Loading does not tell: older kernels load such programs and refuse
+	// only their links, so the kernel is asked with a trial link.
+	end = phases.Start("tracer: probe uprobe_multi")
+	t.multi = features.HaveBPFLinkUprobeMulti() == nil
+	end()
+	if t.multi {
+		for _, p := range spec.Programs {
+			if strings.HasPrefix(p.SectionName, "uprobe/") {
+				p.AttachType = ebpf.AttachTraceUprobeMulti
+			}
+		}
+	}
+	end = phases.Start("tracer: load programs")
+	var core coreObjects
+	err = spec.LoadAndAssign(&core, &ebpf.CollectionOptions{MapReplacements: heavy, Cache: kernelBTF})
+	end()
+	if err != nil {
+		return nil, classify("load BPF programs", err)
+	}
+	t.objs.writewatchMaps = core.writewatchMaps
+	p := &t.objs.writewatchPrograms
+	p.SchedExec, p.SchedExit, p.SchedFork, p.SysEnter, p.SysExit, p.UringSubmit =
+		core.SchedExec, core.SchedExit, core.SchedFork, core.SysEnter, core.SysExit, core.UringSubmit
+	marks := opts.Marks
+	if opts.MarksLater != nil {
+		end := phases.Start("tracer: wait for the marks")
+		marks = opts.MarksLater()
+		end()
+		if uint32(len(marks)) > t.objs.Marks.MaxEntries() {
+			t.Close()
+			opts.Marks, opts.MarksLater = marks, nil
+			return New(opts)
+		}
+	}
+	if err := t.setMarks(marks); err != nil {
+		t.Close()
+		return nil, err
+	}
+	if e := opts.Enforce; e != nil {
+		if err := t.setPrefixes(e.Prefixes, e.Exact); err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
+	end = phases.Start("tracer: attach")
+	err = t.attach()
+	end()
+	if err != nil {
+		t.Close()
+		return nil, err
+	}
+	if e := opts.Enforce; e != nil && e.LSM {
+		end := phases.Start("tracer: LSM programs")
+		err := t.loadLSM(e.Kill)
+		end()
+		if err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
+	if t.rd, err = ringbuf.NewReader(t.objs.Events); err != nil {
+		t.Close()
+		return nil, fmt.Errorf("open ring buffer: %w", err)
+	}
+	if err := t.loadGoTests(spec, opts.GoTestsEarly); err != nil {
+		t.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+// configure sizes spec's maps for opts and sets its constants.
+func configure(spec *ebpf.CollectionSpec, opts Options) error {
 	if opts.RingBufferBytes != 0 {
 		spec.Maps["events"].MaxEntries = opts.RingBufferBytes
 	}
@@ -152,7 +284,7 @@ func New(opts Options) (*Tracer, error) {
 		}
 	}
 	consts := map[string]any{
-		"use_marks":      len(opts.Marks) > 0 || opts.Enforce != nil,
+		"use_marks":      len(opts.Marks) > 0 || opts.MarksLater != nil || opts.Enforce != nil,
 		"watch_metadata": !opts.IgnoreMetadata,
 		"wakeup_bytes":   uint64(ringBytes / 8),
 	}
@@ -162,7 +294,7 @@ func New(opts Options) (*Tracer, error) {
 	if e := opts.Enforce; e != nil {
 		tier, err := enumValue(spec, "ww_tier", "WW_TIER_"+strings.ToUpper(e.Tier))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		consts["enforce_tier"] = tier
 		consts["enforce_kill"] = e.Kill
@@ -170,60 +302,74 @@ func New(opts Options) (*Tracer, error) {
 	}
 	for name, v := range consts {
 		if err := spec.Variables[name].Set(v); err != nil {
-			return nil, fmt.Errorf("set %s: %w", name, err)
+			return fmt.Errorf("set %s: %w", name, err)
 		}
 	}
 	if dev, ino, ok := pidNamespace(); ok {
 		if err := spec.Variables["pidns_dev"].Set(dev); err != nil {
-			return nil, fmt.Errorf("set pidns_dev: %w", err)
+			return fmt.Errorf("set pidns_dev: %w", err)
 		}
 		if err := spec.Variables["pidns_ino"].Set(ino); err != nil {
-			return nil, fmt.Errorf("set pidns_ino: %w", err)
+			return fmt.Errorf("set pidns_ino: %w", err)
 		}
 	}
+	return nil
+}
 
-	t := &Tracer{offset: bootOffset(), gotests: map[uint32]*goTest{}}
-	// The Go test uprobes use uprobe_multi links (Linux 6.6) when the
-	// kernel has them: closing one costs one RCU grace period, while
-	// closing perf-event uprobes is serialized, one grace period each.
-	// Loading does not tell: older kernels load such programs and refuse
-	// only their links, so the kernel is asked with a trial link.
-	t.multi = features.HaveBPFLinkUprobeMulti() == nil
-	if t.multi {
-		for _, p := range spec.Programs {
-			if strings.HasPrefix(p.SectionName, "uprobe/") {
-				p.AttachType = ebpf.AttachTraceUprobeMulti
-			}
+// loadGoTests readies the Go test uprobe programs, with this tracer's
+// maps. Only a run that execs a Go test binary needs them, and the kernel
+// pauses that binary at exec until FollowGoTest has attached them
+// (FollowGoTests), so they stay off the path to COMMAND's start: when
+// early, they load in the background from now on; otherwise when the
+// first test binary comes (FollowGoTest), and never in a run without one.
+// The maps are cloned here, so that Close may close its own while the
+// programs load.
+func (t *Tracer) loadGoTests(spec *ebpf.CollectionSpec, early bool) error {
+	maps := map[string]*ebpf.Map{}
+	for name, m := range t.objs.writewatchMaps.all() {
+		c, err := m.Clone()
+		if err != nil {
+			closeMaps(maps)
+			return fmt.Errorf("clone map %s: %w", name, err)
+		}
+		maps[name] = c
+	}
+	load := func() {
+		defer close(t.goReady)
+		defer closeMaps(maps)
+		end := phases.Start("tracer: Go test programs")
+		var g goTestObjects
+		err := spec.LoadAndAssign(&g, &ebpf.CollectionOptions{MapReplacements: maps, Cache: kernelBTF})
+		end()
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		switch {
+		case err != nil:
+			t.goErr = classify("load the Go test uprobe programs", err)
+		case t.closed:
+			g.close()
+		default:
+			p := &t.objs.writewatchPrograms
+			p.GoBenchStart, p.GoExampleStart, p.GoNewGoroutine, p.GoTestEnd, p.GoTestStart =
+				g.GoBenchStart, g.GoExampleStart, g.GoNewGoroutine, g.GoTestEnd, g.GoTestStart
 		}
 	}
-	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
-		return nil, classify("load BPF programs", err)
+	t.goStart = func() { go load() }
+	t.goDrop = func() {
+		closeMaps(maps)
+		t.goErr = ErrClosed
+		close(t.goReady)
 	}
-	if err := t.setMarks(opts.Marks); err != nil {
-		t.Close()
-		return nil, err
+	if early {
+		t.goOnce.Do(t.goStart)
 	}
-	if e := opts.Enforce; e != nil {
-		if err := t.setPrefixes(e.Prefixes, e.Exact); err != nil {
-			t.Close()
-			return nil, err
-		}
+	return nil
+}
+
+func (g *goTestObjects) close() {
+	for _, p := range []*ebpf.Program{g.GoBenchStart, g.GoExampleStart, g.GoNewGoroutine, g.GoTestEnd, g.GoTestStart} {
+		p.Close()
 	}
-	if err := t.attach(); err != nil {
-		t.Close()
-		return nil, err
-	}
-	if e := opts.Enforce; e != nil && e.LSM {
-		if err := t.loadLSM(e.Kill); err != nil {
-			t.Close()
-			return nil, err
-		}
-	}
-	if t.rd, err = ringbuf.NewReader(t.objs.Events); err != nil {
-		t.Close()
-		return nil, fmt.Errorf("open ring buffer: %w", err)
-	}
-	return t, nil
 }
 
 // attach hooks the programs to their tracepoints. These attach like raw
@@ -268,7 +414,7 @@ func (t *Tracer) loadLSM(kill bool) error {
 	t.lsm = &enforceObjects{}
 	err = spec.LoadAndAssign(t.lsm, &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{
 		"tasks": t.objs.Tasks, "marks": t.objs.Marks, "dir_verdicts": t.objs.DirVerdicts, "stats": t.objs.Stats,
-	}})
+	}, Cache: kernelBTF})
 	if err != nil {
 		t.lsm = nil
 		return classify("load BPF LSM programs", err)
@@ -566,7 +712,15 @@ func (t *Tracer) Close() error {
 		if t.lsm != nil {
 			errs = append(errs, t.lsm.Close())
 		}
+		// The Go test programs may still be loading: they close
+		// themselves then (loadGoTests).
+		if t.goDrop != nil {
+			t.goOnce.Do(t.goDrop)
+		}
+		t.mu.Lock()
+		t.closed = true
 		errs = append(errs, t.objs.Close())
+		t.mu.Unlock()
 	})
 	return errors.Join(errs...)
 }

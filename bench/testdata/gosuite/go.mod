@@ -1,0 +1,3 @@
+module example.com/gosuite
+
+go 1.24

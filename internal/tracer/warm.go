@@ -1,0 +1,126 @@
+package tracer
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/features"
+)
+
+// heavyMaps are the maps whose creation takes longest: preallocated hash
+// maps, whose sizes are fixed in the object. They are created
+// concurrently, ahead of the programs that use them.
+var heavyMaps = []string{"goroutines", "repeats", "procs", "dir_verdicts"}
+
+// kernelBTF holds the kernel's BTF, read once for every load of this
+// process (the programs' CO-RE relocations, the LSM programs, ProbeLSM).
+var kernelBTF = btf.NewCache()
+
+var (
+	warmOnce sync.Once
+	warmDone = make(chan struct{})
+	// Set by warmUp before warmDone closes.
+	warmSpec *ebpf.CollectionSpec
+	warmErr  error
+	// The first New takes warmSpec and the heavyMaps warmUp made; later
+	// ones parse the object again, and make their maps.
+	warmMu    sync.Mutex
+	warmTaken bool
+	warmMaps  map[string]*ebpf.Map
+)
+
+// Warm starts, in the background, the part of New that needs nothing
+// from a run's options: parsing the BPF object, reading the kernel's BTF,
+// asking the kernel for uprobe_multi links and creating the largest maps.
+// A program that will call New calls Warm as early as it can, so that
+// this work overlaps its own preparations; New waits for it. New calls
+// Warm itself, so calling it is never needed for correctness.
+func Warm() {
+	warmOnce.Do(func() { go warmUp() })
+}
+
+func warmUp() {
+	defer close(warmDone)
+	var wg sync.WaitGroup
+	wg.Go(func() { kernelBTF.Kernel() }) // its error, if any, comes back at load
+	wg.Go(func() { features.HaveBPFLinkUprobeMulti() })
+	warmSpec, warmErr = loadWritewatch()
+	if warmErr == nil {
+		m, err := makeMaps(warmSpec, heavyMaps)
+		if err == nil {
+			warmMaps = m
+		}
+	}
+	wg.Wait()
+}
+
+// spec is the parsed object for one New to change, and the heavy maps
+// Warm made, if no New took them before (nil then); the caller owns and
+// closes them.
+func spec() (*ebpf.CollectionSpec, map[string]*ebpf.Map, error) {
+	Warm()
+	<-warmDone
+	if warmErr != nil {
+		return nil, nil, warmErr
+	}
+	warmMu.Lock()
+	defer warmMu.Unlock()
+	if warmTaken {
+		s, err := loadWritewatch()
+		return s, nil, err
+	}
+	warmTaken = true
+	s, m := warmSpec, warmMaps
+	warmSpec, warmMaps = nil, nil
+	return s, m, nil
+}
+
+// makeMaps creates the maps of spec named names, concurrently. On error,
+// none is left open.
+func makeMaps(spec *ebpf.CollectionSpec, names []string) (map[string]*ebpf.Map, error) {
+	maps := make([]*ebpf.Map, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		ms := spec.Maps[name]
+		if ms == nil {
+			errs[i] = fmt.Errorf("no map %s in the BPF object", name)
+			continue
+		}
+		wg.Go(func() { maps[i], errs[i] = ebpf.NewMap(ms) })
+	}
+	wg.Wait()
+	out := make(map[string]*ebpf.Map, len(names))
+	for i, m := range maps {
+		if m != nil {
+			out[names[i]] = m
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		closeMaps(out)
+		return nil, err
+	}
+	return out, nil
+}
+
+func closeMaps(maps map[string]*ebpf.Map) {
+	for _, m := range maps {
+		m.Close()
+	}
+}
+
+// all is every map, by its name in the object.
+func (m *writewatchMaps) all() map[string]*ebpf.Map {
+	out := map[string]*ebpf.Map{}
+	v := reflect.ValueOf(m).Elem()
+	for i := range v.NumField() {
+		if mp, ok := v.Field(i).Interface().(*ebpf.Map); ok && mp != nil {
+			out[v.Type().Field(i).Tag.Get("ebpf")] = mp
+		}
+	}
+	return out
+}
