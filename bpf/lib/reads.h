@@ -40,10 +40,11 @@ volatile __u32 written_files;
 
 static __always_inline struct file_key file_key_of(struct file *f)
 {
+	struct inode *inode = BPF_CORE_READ(f, f_inode);
 	struct file_key k = {
-		.ino = BPF_CORE_READ(f, f_inode, i_ino),
-		.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev),
-		.gen = BPF_CORE_READ(f, f_inode, i_generation),
+		.ino = BPF_CORE_READ(inode, i_ino),
+		.dev = BPF_CORE_READ(inode, i_sb, s_dev),
+		.gen = BPF_CORE_READ(inode, i_generation),
 	};
 	return k;
 }
