@@ -221,6 +221,7 @@ func (b *bench) workloads() []workload {
 			return ""
 		}},
 	}
+	workloads = slices.Insert(workloads, 2, b.crossReads(nRead)...)
 	for i := range workloads {
 		workloads[i].dir = b.proj
 	}

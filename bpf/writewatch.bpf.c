@@ -11,6 +11,7 @@
  * they run; sched_process_exit removes them (lib/proc.h). io_uring
  * requests are seen at submission (lib/uring.h), and uprobes in Go test
  * binaries tell which test each goroutine works for (lib/goattr.h).
+ * Read-only opens of files the run wrote are sent too (lib/reads.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -33,6 +34,7 @@ const enum ww_slot *unused_slot __attribute__((unused));
 const enum ww_mark *unused_mark __attribute__((unused));
 const enum ww_via *unused_via __attribute__((unused));
 const struct repeat_key *unused_repeat_key __attribute__((unused));
+const struct read_key *unused_read_key __attribute__((unused));
 const enum ww_go_flag *unused_go_flag __attribute__((unused));
 const enum ww_meta_flag *unused_meta_flag __attribute__((unused));
 const struct goproc *unused_goproc __attribute__((unused));

@@ -25,6 +25,7 @@ enum ww_event_kind {
 	WW_EV_EXIT  = 4, /* the last thread of a process of the tree exited */
 	WW_EV_TEST_START = 5, /* a Go test binary entered testing.tRunner: a test starts */
 	WW_EV_TEST_END   = 6, /* its test function returned: cleanups may follow */
+	WW_EV_READ       = 7, /* a read-only open of a file in the written set (struct file_key) */
 };
 
 /* event_hdr.go: what the kernel learned about the writing goroutine. */
@@ -141,6 +142,28 @@ struct repeat_key {
 	__u32 _pad;
 };
 
+/*
+ * A file whose write record was sent (lib/reads.h): the written set. The
+ * generation tells a file from a later one that reuses its inode number.
+ */
+struct file_key {
+	__u64 ino;
+	__u32 dev;
+	__u32 gen; /* the inode's i_generation */
+};
+
+/*
+ * A read already sent once: the same file, process and reader (Go test
+ * of the goroutine, or the process's announcement epoch). Its repeats
+ * are counted here instead of being sent again.
+ */
+struct read_key {
+	struct file_key file;
+	__u64 test;
+	__u32 tgid;
+	__u32 epoch;
+};
+
 /* Per-CPU counters, indexes of the stats map. */
 enum ww_stat {
 	WW_STAT_EVENTS = 0,      /* write events sent to user space */
@@ -158,6 +181,10 @@ enum ww_stat {
 	WW_STAT_BLOCKED,         /* writes refused by enforcement */
 	WW_STAT_SIGNAL_ERR,      /* SIGKILLs that could not be sent */
 	WW_STAT_UNMARKED,        /* LSM refusals of a syscall writewatch does not record */
+	WW_STAT_READS,           /* read records sent: opens of a file in the written set */
+	WW_STAT_READ_REPEATS,    /* such reads counted in the reads map, not sent */
+	WW_STAT_WRITTEN_FULL,    /* files not added to the written set: map full */
+	WW_STAT_READS_FULL,      /* reads not added to the reads map (full): repeats are sent */
 	WW_STAT_MAX,
 };
 

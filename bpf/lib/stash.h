@@ -41,7 +41,7 @@ static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
 	st->args.path = (__u64)path;
 	st->args.path2 = (__u64)path2;
 	st->args.action = 0;
-	st->pending = 1;
+	st->pending = WW_PENDING_WRITE;
 	/* The kill tier judges every write here; the other tiers judge only
 	 * metadata changes, which they cannot refuse, unless the metadata
 	 * guard refuses those (then sys_exit reports what it refused). */
@@ -53,7 +53,7 @@ static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
 static __always_inline int stash_open(int dfd, const char *path, __u32 flags, __u32 mode)
 {
 	if (!(flags & WRITE_FLAGS))
-		return 0; /* a read: never reported */
+		return stash_read(flags); /* a read: of a file the run wrote? */
 	return stash(WW_OP_OPEN, dfd, path, 0, NULL, flags, mode);
 }
 
@@ -181,8 +181,12 @@ static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long 
 			return 0;
 		st->args.action = refuse_current(enforce_kill);
 	}
+	if (st->pending == WW_PENDING_READ) {
+		st->pending = WW_PENDING_NONE;
+		return read_opened(ctx, ret, regs);
+	}
 	a = st->args;
-	st->pending = 0;
+	st->pending = WW_PENDING_NONE;
 	return emit_write(ctx, &a, ret, WW_VIA_SYSCALL, regs);
 }
 

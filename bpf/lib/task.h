@@ -23,6 +23,13 @@ struct args {
 	__u64 path2; /* user pointer */
 };
 
+/* task_state.pending: what the thread's current syscall is. */
+enum ww_pending {
+	WW_PENDING_NONE  = 0,
+	WW_PENDING_WRITE = 1, /* args hold a write's arguments */
+	WW_PENDING_READ  = 2, /* a read-only open (lib/reads.h): no arguments kept */
+};
+
 /*
  * Per-thread state, in the kernel's task local storage: whether the thread
  * belongs to the traced tree, and the arguments of the write-intent
@@ -31,7 +38,7 @@ struct args {
  */
 struct task_state {
 	__u32 tracked;
-	__u32 pending; /* args hold a syscall entered and not yet exited */
+	__u32 pending; /* enum ww_pending: a syscall entered and not yet exited */
 	struct args args;
 	__u64 fork_test; /* in clone/fork/vfork: the forking goroutine's test */
 };

@@ -11,6 +11,7 @@
 #define O_TRUNC     00001000
 #define O_APPEND    00002000
 #define __O_TMPFILE 020000000
+#define O_PATH      010000000
 #define WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE)
 
 /* *at() calls */
@@ -23,5 +24,6 @@
 
 #define EPERM  1
 #define EACCES 13
+#define EEXIST 17
 
 #endif

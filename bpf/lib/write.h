@@ -12,6 +12,7 @@
 #include "enforce.h"
 #include "goattr.h"
 #include "proc.h"
+#include "reads.h"
 
 /* Repeats of sent writes (see struct repeat_key): how many more times. A
  * plain hash, so no count is ever evicted; when it is full, repeats are
@@ -205,7 +206,7 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 			e->hdr.flags |= (BPF_CORE_READ(f, f_mode) & FMODE_CREATED) ? WW_OPEN_CREATED : 0;
 	} else if (is_metadata(a->op) && (a->flags & WW_META_FOLLOW) && !kstr &&
 		 (link_fd = record_fd_link(e->hdr.len[WW_SLOT_PATH])) >= 0)
-		off = put_file(e, off, WW_SLOT_RESOLVED, fd_file(link_fd));
+		off = put_file(e, off, WW_SLOT_RESOLVED, f = fd_file(link_fd));
 
 	/* Landlock refused it (or the file's permissions did): unless the
 	 * kernel can tell the write was allowed, it was an attempt outside
@@ -241,7 +242,12 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 		.op = a->op, .flags = a->flags, .test = e->hdr.test, .epoch = e->hdr.epoch,
 	};
 	count(WW_STAT_EVENTS);
-	if (send(ctx, e, off) && rk.ino && !e->hdr.truncated) {
+	if (!send(ctx, e, off))
+		return 0;
+	/* Reads of the file it wrote are looked at now (lib/reads.h). */
+	if (f && ret >= 0)
+		note_written(f);
+	if (rk.ino && !e->hdr.truncated) {
 		__u64 zero = 0;
 
 		/* Full map: repeats keep coming as records, nothing is lost. */

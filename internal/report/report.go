@@ -342,6 +342,12 @@ type Report struct {
 	// Fixed are the baseline's violations that this run did not make
 	// again, as the baseline lists them.
 	Fixed []Violation `json:"fixed,omitempty"`
+	// CrossTestReads are the reads by one test of a file outside the
+	// allowlist that another test of the run had written: tests whose
+	// outcome may depend on the order they run in.
+	CrossTestReads []CrossTestRead `json:"cross_test_reads,omitempty"`
+	// UnlistedCrossTestReads counts those beyond the first ones listed.
+	UnlistedCrossTestReads uint64 `json:"unlisted_cross_test_reads,omitempty"`
 }
 
 // WitnessInfo is what the filesystem witness, the second account of

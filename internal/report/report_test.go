@@ -189,6 +189,7 @@ var cases = []struct {
 	{"enforced", enforcedReport},
 	{"lost-refusals", lostRefusalsReport},
 	{"witnessed", witnessedReport},
+	{"crosstest", crossTestReport},
 }
 
 // witnessedReport has a write the filesystem witness alone saw (a path

@@ -66,6 +66,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 		t.line(t.collapsedLine(it.group))
 		t.prev = nil
 	}
+	t.crossTestReads(r)
 	t.survivors(r)
 	t.notes(r)
 	t.fixed(r)

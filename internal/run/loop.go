@@ -45,6 +45,7 @@ type session struct {
 	tree     *attribution.Tree
 	tests    *attribution.Tests
 	builder  *report.Builder
+	xreads   *report.CrossReads // reads of files another test wrote
 	severity *severity.Tracker
 	judge    *judge.Judge
 	writes   uint64
@@ -133,6 +134,10 @@ var markerPrefix = []byte(attribution.MarkerPrefix)
 func (s *session) handle(ev *tracer.Event) {
 	if ev.Kind == stream.KindFilesystem {
 		s.witnessed(ev)
+		return
+	}
+	if ev.Kind == tracer.KindRead {
+		s.read(ev)
 		return
 	}
 	if s.observe(ev) {
@@ -246,6 +251,51 @@ func (s *session) report(ev *tracer.Event, verdicts []judge.Verdict) {
 			s.live.Violation(viol.Op, viol.Action, true)
 		}
 	}
+	s.wrote(ev, who, verdicts[0].Op)
+}
+
+// fileOf names the file a record's SlotResolved holds, if any.
+func fileOf(ev *tracer.Event) (report.FileID, bool) {
+	return report.FileID{Dev: uint64(ev.Dev), Ino: ev.Ino}, ev.Ino != 0 && ev.Has(tracer.SlotResolved)
+}
+
+// wrote tells the cross-test reads of a write outside the allowlist that
+// changed a known file: the kernel sends the reads of that file from now
+// on (bpf/lib/reads.h).
+func (s *session) wrote(ev *tracer.Event, who attribution.Who, op string) {
+	id, ok := fileOf(ev)
+	if !ok || (ev.Ret < 0 && !ev.ViaIOUring) {
+		return
+	}
+	if ev.Created {
+		s.xreads.Created(id)
+	}
+	if who.Test == "" || s.xreads.HasWriter(id, who.Runner, who.Package, who.Test) {
+		return
+	}
+	s.xreads.Wrote(id, s.access(ev, who, op))
+}
+
+// read takes a read record: a read-only open of a file the run wrote,
+// which is a cross-test read when another test wrote it outside the
+// allowlist.
+func (s *session) read(ev *tracer.Event) {
+	s.tree.Observe(ev)
+	id, ok := fileOf(ev)
+	if !ok || !s.xreads.Written(id) {
+		return // a file the kernel sent a write record of that was allowed
+	}
+	var path []byte
+	path = ev.AppendDir(path, tracer.SlotResolved)
+	s.xreads.Read(id, string(path), s.access(ev, s.tests.Attribute(ev), ""))
+}
+
+// access describes who wrote or read, for a cross-test read.
+func (s *session) access(ev *tracer.Event, who attribution.Who, op string) report.Access {
+	var v report.Violation
+	who.Fill(&v)
+	v.Op, v.PID, v.Comm, v.First = op, s.tree.Report(ev.TGID).PID, string(ev.Comm), ev.Time
+	return report.AccessOf(&v)
 }
 
 // occurrence is what the record tells of path v for its severity.

@@ -109,6 +109,7 @@ func Run(cfg Config) (*report.Report, error) {
 		events:   stream.New(tr),
 		judge:    judge.New(cfg.Allow),
 		builder:  &report.Builder{Limit: cfg.MaxViolations},
+		xreads:   &report.CrossReads{Limit: cfg.MaxViolations},
 		severity: severity.New(rep.Started),
 		repeatOf: map[tracer.RepeatKey][]group{},
 	}
@@ -278,6 +279,7 @@ func (s *session) finish(rep *report.Report) error {
 	s.severity.Assign(rep.Violations)
 	report.SortBySeverity(rep.Violations)
 	rep.UnlistedViolations = s.builder.Unlisted
+	rep.CrossTestReads, rep.UnlistedCrossTestReads = s.xreads.Reads(), s.xreads.Unlisted
 	rep.Survivors = s.tree.Survivors(alive)
 	rep.SurvivorsKilled = s.cfg.KillSurvivors && len(alive) > 0
 	rep.PeakRSS = PeakRSS()
@@ -295,6 +297,9 @@ func (s *session) finish(rep *report.Report) error {
 			rep.LostRefusals = s.cfg.Enforce.Tier.LostRefusals(stats, s.refused)
 		}
 		rep.Incomplete = stats.Incomplete(s.cfg.Enforce != nil)
+		if stats.WrittenFull > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%d written files were not watched for reads by other tests (the kernel's set of written files was full): cross-test reads of them are not listed", stats.WrittenFull))
+		}
 	}
 	if s.tee != nil {
 		s.tee.Results(time.Second, s.tests)

@@ -24,6 +24,12 @@ const (
 	KindTestStart = Kind(writewatchWwEventKindWW_EV_TEST_START)
 	// KindTestEnd: that test's function returned; cleanups follow.
 	KindTestEnd = Kind(writewatchWwEventKindWW_EV_TEST_END)
+	// KindRead: a process of the tree opened, read-only, a file whose
+	// write record the kernel sent earlier in the run. SlotResolved is the
+	// file, Ino and Dev name it; the reader is attributed like a write
+	// (Test, Go, Epoch). Sent once per file and reader: the kernel counts
+	// the repeats (Stats.ReadRepeats).
+	KindRead = Kind(writewatchWwEventKindWW_EV_READ)
 )
 
 // Go flags (Event.Go): what the kernel knew of the writing goroutine.

@@ -624,6 +624,10 @@ func (t *Tracer) Stats() (Stats, error) {
 		writewatchWwStatWW_STAT_BLOCKED:        &s.Blocked,
 		writewatchWwStatWW_STAT_SIGNAL_ERR:     &s.SignalErrors,
 		writewatchWwStatWW_STAT_UNMARKED:       &s.Unmarked,
+		writewatchWwStatWW_STAT_READS:          &s.Reads,
+		writewatchWwStatWW_STAT_READ_REPEATS:   &s.ReadRepeats,
+		writewatchWwStatWW_STAT_WRITTEN_FULL:   &s.WrittenFull,
+		writewatchWwStatWW_STAT_READS_FULL:     &s.ReadsFull,
 	}
 	for i := range uint32(writewatchWwStatWW_STAT_MAX) {
 		var per []uint64
@@ -666,6 +670,16 @@ type Stats struct {
 	// Unmarked counts refusals by the LSM programs of syscalls
 	// writewatch does not record (ftruncate, ...).
 	Unmarked uint64
+
+	// Reads counts KindRead records sent: read-only opens of a file the
+	// run wrote; ReadRepeats the same reads again, counted, not sent.
+	Reads, ReadRepeats uint64
+	// WrittenFull counts written files the kernel could not add to the
+	// set it checks reads against (map full): reads of them go unseen.
+	WrittenFull uint64
+	// ReadsFull counts reads whose repeats could not be counted (map
+	// full): they are sent again, nothing is lost.
+	ReadsFull uint64
 }
 
 // Unattributed names each non-zero cause of writes whose test could not be

@@ -55,6 +55,13 @@ type writewatchEventHdr struct {
 	Comm      [16]int8
 }
 
+type writewatchFileKey struct {
+	_   structs.HostLayout
+	Ino uint64
+	Dev uint32
+	Gen uint32
+}
+
 type writewatchGkey struct {
 	_    structs.HostLayout
 	Tgid uint32
@@ -108,6 +115,14 @@ type writewatchProc struct {
 	Epoch  uint32
 }
 
+type writewatchReadKey struct {
+	_     structs.HostLayout
+	File  writewatchFileKey
+	Test  uint64
+	Tgid  uint32
+	Epoch uint32
+}
+
 type writewatchRepeatKey struct {
 	_     structs.HostLayout
 	Ino   uint64
@@ -154,6 +169,7 @@ const (
 	writewatchWwEventKindWW_EV_EXIT       writewatchWwEventKind = 4
 	writewatchWwEventKindWW_EV_TEST_START writewatchWwEventKind = 5
 	writewatchWwEventKindWW_EV_TEST_END   writewatchWwEventKind = 6
+	writewatchWwEventKindWW_EV_READ       writewatchWwEventKind = 7
 )
 
 type writewatchWwGoFlag uint32
@@ -206,7 +222,11 @@ const (
 	writewatchWwStatWW_STAT_BLOCKED        writewatchWwStat = 12
 	writewatchWwStatWW_STAT_SIGNAL_ERR     writewatchWwStat = 13
 	writewatchWwStatWW_STAT_UNMARKED       writewatchWwStat = 14
-	writewatchWwStatWW_STAT_MAX            writewatchWwStat = 15
+	writewatchWwStatWW_STAT_READS          writewatchWwStat = 15
+	writewatchWwStatWW_STAT_READ_REPEATS   writewatchWwStat = 16
+	writewatchWwStatWW_STAT_WRITTEN_FULL   writewatchWwStat = 17
+	writewatchWwStatWW_STAT_READS_FULL     writewatchWwStat = 18
+	writewatchWwStatWW_STAT_MAX            writewatchWwStat = 19
 )
 
 type writewatchWwTier uint32
@@ -238,11 +258,13 @@ const (
 	writewatchMapPrefixScratch   = "prefix_scratch"
 	writewatchMapPrefixes        = "prefixes"
 	writewatchMapProcs           = "procs"
+	writewatchMapReads           = "reads"
 	writewatchMapRepeats         = "repeats"
 	writewatchMapScratch         = "scratch"
 	writewatchMapStats           = "stats"
 	writewatchMapTasks           = "tasks"
 	writewatchMapTokens          = "tokens"
+	writewatchMapWritten         = "written"
 	writewatchProgGoBenchStart   = "go_bench_start"
 	writewatchProgGoExampleStart = "go_example_start"
 	writewatchProgGoNewGoroutine = "go_new_goroutine"
@@ -268,6 +290,7 @@ const (
 	writewatchVarUnusedMark      = "unused_mark"
 	writewatchVarUnusedMetaFlag  = "unused_meta_flag"
 	writewatchVarUnusedOp        = "unused_op"
+	writewatchVarUnusedReadKey   = "unused_read_key"
 	writewatchVarUnusedRepeatKey = "unused_repeat_key"
 	writewatchVarUnusedSlot      = "unused_slot"
 	writewatchVarUnusedStat      = "unused_stat"
@@ -276,6 +299,7 @@ const (
 	writewatchVarUseMarks        = "use_marks"
 	writewatchVarWakeupBytes     = "wakeup_bytes"
 	writewatchVarWatchMetadata   = "watch_metadata"
+	writewatchVarWrittenFiles    = "written_files"
 )
 
 // loadWritewatch returns the embedded CollectionSpec for writewatch.
@@ -346,11 +370,13 @@ type writewatchMapSpecs struct {
 	PrefixScratch *ebpf.MapSpec `ebpf:"prefix_scratch"`
 	Prefixes      *ebpf.MapSpec `ebpf:"prefixes"`
 	Procs         *ebpf.MapSpec `ebpf:"procs"`
+	Reads         *ebpf.MapSpec `ebpf:"reads"`
 	Repeats       *ebpf.MapSpec `ebpf:"repeats"`
 	Scratch       *ebpf.MapSpec `ebpf:"scratch"`
 	Stats         *ebpf.MapSpec `ebpf:"stats"`
 	Tasks         *ebpf.MapSpec `ebpf:"tasks"`
 	Tokens        *ebpf.MapSpec `ebpf:"tokens"`
+	Written       *ebpf.MapSpec `ebpf:"written"`
 }
 
 // writewatchVariableSpecs contains global variables before they are loaded into the kernel.
@@ -371,6 +397,7 @@ type writewatchVariableSpecs struct {
 	UnusedMark      *ebpf.VariableSpec `ebpf:"unused_mark"`
 	UnusedMetaFlag  *ebpf.VariableSpec `ebpf:"unused_meta_flag"`
 	UnusedOp        *ebpf.VariableSpec `ebpf:"unused_op"`
+	UnusedReadKey   *ebpf.VariableSpec `ebpf:"unused_read_key"`
 	UnusedRepeatKey *ebpf.VariableSpec `ebpf:"unused_repeat_key"`
 	UnusedSlot      *ebpf.VariableSpec `ebpf:"unused_slot"`
 	UnusedStat      *ebpf.VariableSpec `ebpf:"unused_stat"`
@@ -379,6 +406,7 @@ type writewatchVariableSpecs struct {
 	UseMarks        *ebpf.VariableSpec `ebpf:"use_marks"`
 	WakeupBytes     *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 	WatchMetadata   *ebpf.VariableSpec `ebpf:"watch_metadata"`
+	WrittenFiles    *ebpf.VariableSpec `ebpf:"written_files"`
 }
 
 // writewatchObjects contains all objects after they have been loaded into the kernel.
@@ -410,11 +438,13 @@ type writewatchMaps struct {
 	PrefixScratch *ebpf.Map `ebpf:"prefix_scratch"`
 	Prefixes      *ebpf.Map `ebpf:"prefixes"`
 	Procs         *ebpf.Map `ebpf:"procs"`
+	Reads         *ebpf.Map `ebpf:"reads"`
 	Repeats       *ebpf.Map `ebpf:"repeats"`
 	Scratch       *ebpf.Map `ebpf:"scratch"`
 	Stats         *ebpf.Map `ebpf:"stats"`
 	Tasks         *ebpf.Map `ebpf:"tasks"`
 	Tokens        *ebpf.Map `ebpf:"tokens"`
+	Written       *ebpf.Map `ebpf:"written"`
 }
 
 func (m *writewatchMaps) Close() error {
@@ -428,11 +458,13 @@ func (m *writewatchMaps) Close() error {
 		m.PrefixScratch,
 		m.Prefixes,
 		m.Procs,
+		m.Reads,
 		m.Repeats,
 		m.Scratch,
 		m.Stats,
 		m.Tasks,
 		m.Tokens,
+		m.Written,
 	)
 }
 
@@ -454,6 +486,7 @@ type writewatchVariables struct {
 	UnusedMark      *ebpf.Variable `ebpf:"unused_mark"`
 	UnusedMetaFlag  *ebpf.Variable `ebpf:"unused_meta_flag"`
 	UnusedOp        *ebpf.Variable `ebpf:"unused_op"`
+	UnusedReadKey   *ebpf.Variable `ebpf:"unused_read_key"`
 	UnusedRepeatKey *ebpf.Variable `ebpf:"unused_repeat_key"`
 	UnusedSlot      *ebpf.Variable `ebpf:"unused_slot"`
 	UnusedStat      *ebpf.Variable `ebpf:"unused_stat"`
@@ -462,6 +495,7 @@ type writewatchVariables struct {
 	UseMarks        *ebpf.Variable `ebpf:"use_marks"`
 	WakeupBytes     *ebpf.Variable `ebpf:"wakeup_bytes"`
 	WatchMetadata   *ebpf.Variable `ebpf:"watch_metadata"`
+	WrittenFiles    *ebpf.Variable `ebpf:"written_files"`
 }
 
 // writewatchPrograms contains all programs after they have been loaded into the kernel.

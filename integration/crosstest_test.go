@@ -1,0 +1,78 @@
+package integration
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/writewatch/writewatch/internal/report"
+)
+
+// A Go and a pytest suite whose second test reads the file the first
+// left in the project: the report names the reader with its polluter,
+// in JSON and in the text summary. A test that reads back what it wrote
+// itself is not named.
+func TestCrossTestReads(t *testing.T) {
+	python := "/usr/bin/python3"
+	for _, c := range []struct {
+		name, suite    string
+		cmd            []string
+		runner, pkg    string
+		writer, reader string
+		own            string
+	}{
+		{name: "go", suite: "gosuite", cmd: []string{"go", "test", "-count=1", "."},
+			runner: report.RunnerGo, pkg: "example.com/crosstest", writer: "TestA", reader: "TestB", own: "TestOwn"},
+		{name: "pytest", suite: "pysuite", cmd: []string{python, "-m", "pytest", "-q", "-p", "no:cacheprovider"},
+			runner: report.RunnerPytest, pkg: "test_state.py", writer: "test_state.py::test_a", reader: "test_state.py::test_b",
+			own: "test_state.py::test_own"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, _ := project(t)
+			if c.runner == report.RunnerPytest {
+				requirePytest(t, python)
+			}
+			copyDir(t, "../testdata/crosstest/"+c.suite, root)
+			res := ww(t, root, nil, c.cmd...)
+			if res.code != 86 {
+				t.Fatalf("exit %d, want 86\n%s\n%s", res.code, res.stdout, res.stderr)
+			}
+			state := filepath.Join(root, "state.json")
+			if v := violation(res.rep, "open", state); v == nil || v.Test != c.writer {
+				t.Fatalf("the write of state.json by %s is not reported: %+v\n%s", c.writer, v, res.stderr)
+			}
+			if len(res.rep.CrossTestReads) != 1 {
+				t.Fatalf("%d cross-test reads, want 1 (%s reading %s's state.json): %+v\n%s",
+					len(res.rep.CrossTestReads), c.reader, c.writer, res.rep.CrossTestReads, res.stderr)
+			}
+			x := res.rep.CrossTestReads[0]
+			if x.Path != state {
+				t.Errorf("path %q, want %q", x.Path, state)
+			}
+			r := x.ReadBy
+			if r.Runner != c.runner || r.Package != c.pkg || r.Test != c.reader || r.Phase == "" || r.PID == 0 {
+				t.Errorf("read by %+v, want %s of %s (%s) with its phase and process", r, c.reader, c.pkg, c.runner)
+			}
+			if len(x.WrittenBy) != 1 {
+				t.Fatalf("written by %+v, want %s alone", x.WrittenBy, c.writer)
+			}
+			if w := x.WrittenBy[0]; w.Runner != c.runner || w.Package != c.pkg || w.Test != c.writer || w.Phase == "" || w.Op != "open" {
+				t.Errorf("written by %+v, want %s of %s (%s) with its phase, by open", w, c.writer, c.pkg, c.runner)
+			}
+			if !x.WrittenBy[0].First.Before(r.First) {
+				t.Errorf("written at %s, read at %s: the read comes first", x.WrittenBy[0].First, r.First)
+			}
+			if v := violation(res.rep, "open", filepath.Join(root, "own.txt")); v == nil || v.Test != c.own {
+				t.Errorf("the write of own.txt by %s is not reported: %+v", c.own, v)
+			}
+			want := c.reader
+			if c.runner == report.RunnerGo {
+				want += " (pkg " + c.pkg + ")"
+			}
+			want += " read " + state + ", which " + c.writer + " (open) wrote"
+			if !strings.Contains(res.stderr, "Cross-test reads: 1 read of a file another test wrote") || !strings.Contains(res.stderr, want) {
+				t.Errorf("the summary does not say %q:\n%s", want, res.stderr)
+			}
+		})
+	}
+}

@@ -1,0 +1,3 @@
+module example.com/crosstest
+
+go 1.22

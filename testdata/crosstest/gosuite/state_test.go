@@ -1,0 +1,36 @@
+// A suite whose tests pass only in this order: TestA leaves state.json
+// in the project, and TestB reads it. TestOwn reads only what it wrote
+// itself.
+package crosstest
+
+import (
+	"os"
+	"testing"
+)
+
+func TestA(t *testing.T) {
+	if err := os.WriteFile("state.json", []byte(`{"ready":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestB(t *testing.T) {
+	data, err := os.ReadFile("state.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data) != `{"ready":true}` {
+		t.Fatalf("state.json: %s", data)
+	}
+}
+
+func TestOwn(t *testing.T) {
+	if err := os.WriteFile("own.txt", []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := os.ReadFile("own.txt"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
