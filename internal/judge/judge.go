@@ -6,11 +6,13 @@ package judge
 import (
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unsafe"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/internal/severity"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 
@@ -264,4 +266,14 @@ func slotView(ev *tracer.Event, s tracer.Slot) string {
 		b = b[:n-1]
 	}
 	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// Occurrence is what record ev tells of v's path for its severity; who
+// names the writer (report.WhoKey).
+func (v *Verdict) Occurrence(ev *tracer.Event, who string) severity.Occurrence {
+	o := severity.Occurrence{Op: ev.Op, Role: v.Role, Path: v.Path, Who: who, Created: ev.Created, Flags: ev.Flags}
+	if ev.Ret < 0 && !ev.ViaIOUring {
+		o.Errno = syscall.Errno(-ev.Ret)
+	}
+	return o
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/attribution"
 	"github.com/writewatch/writewatch/internal/crosscheck"
+	"github.com/writewatch/writewatch/internal/crossread"
 	"github.com/writewatch/writewatch/internal/judge"
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/live"
@@ -45,7 +46,7 @@ type session struct {
 	tree     *attribution.Tree
 	tests    *attribution.Tests
 	builder  *report.Builder
-	xreads   *report.CrossReads // reads of files another test wrote
+	xreads   *crossread.Tracker // reads of files another test wrote
 	severity *severity.Tracker
 	judge    *judge.Judge
 	writes   uint64
@@ -137,7 +138,8 @@ func (s *session) handle(ev *tracer.Event) {
 		return
 	}
 	if ev.Kind == tracer.KindRead {
-		s.read(ev)
+		s.tree.Observe(ev)
+		s.xreads.Read(s.tree, s.tests, ev)
 		return
 	}
 	if s.observe(ev) {
@@ -228,7 +230,7 @@ func (s *session) report(ev *tracer.Event, verdicts []judge.Verdict) {
 			s.fs.Noted(ev.TGID, crosscheck.Group{Op: v.Op, Path: v.Path, Role: v.Role, Who: whoKey}, false)
 		}
 		if !s.builder.Full() || s.builder.Has(v.Op, v.Path, v.Role, whoKey) {
-			s.severity.Observe(occurrence(ev, v, whoKey))
+			s.severity.Observe(v.Occurrence(ev, whoKey))
 		}
 		switch {
 		case s.builder.Repeat(v.Op, v.Path, v.Role, whoKey):
@@ -251,60 +253,7 @@ func (s *session) report(ev *tracer.Event, verdicts []judge.Verdict) {
 			s.live.Violation(viol.Op, viol.Action, true)
 		}
 	}
-	s.wrote(ev, who, verdicts[0].Op)
-}
-
-// fileOf names the file a record's SlotResolved holds, if any.
-func fileOf(ev *tracer.Event) (report.FileID, bool) {
-	return report.FileID{Dev: uint64(ev.Dev), Ino: ev.Ino}, ev.Ino != 0 && ev.Has(tracer.SlotResolved)
-}
-
-// wrote tells the cross-test reads of a write outside the allowlist that
-// changed a known file: the kernel sends the reads of that file from now
-// on (bpf/lib/reads.h).
-func (s *session) wrote(ev *tracer.Event, who attribution.Who, op string) {
-	id, ok := fileOf(ev)
-	if !ok || (ev.Ret < 0 && !ev.ViaIOUring) {
-		return
-	}
-	if ev.Created {
-		s.xreads.Created(id)
-	}
-	if who.Test == "" || s.xreads.HasWriter(id, who.Runner, who.Package, who.Test) {
-		return
-	}
-	s.xreads.Wrote(id, s.access(ev, who, op))
-}
-
-// read takes a read record: a read-only open of a file the run wrote,
-// which is a cross-test read when another test wrote it outside the
-// allowlist.
-func (s *session) read(ev *tracer.Event) {
-	s.tree.Observe(ev)
-	id, ok := fileOf(ev)
-	if !ok || !s.xreads.Written(id) {
-		return // a file the kernel sent a write record of that was allowed
-	}
-	var path []byte
-	path = ev.AppendDir(path, tracer.SlotResolved)
-	s.xreads.Read(id, string(path), s.access(ev, s.tests.Attribute(ev), ""))
-}
-
-// access describes who wrote or read, for a cross-test read.
-func (s *session) access(ev *tracer.Event, who attribution.Who, op string) report.Access {
-	var v report.Violation
-	who.Fill(&v)
-	v.Op, v.PID, v.Comm, v.First = op, s.tree.Report(ev.TGID).PID, string(ev.Comm), ev.Time
-	return report.AccessOf(&v)
-}
-
-// occurrence is what the record tells of path v for its severity.
-func occurrence(ev *tracer.Event, v *judge.Verdict, who string) severity.Occurrence {
-	o := severity.Occurrence{Op: ev.Op, Role: v.Role, Path: v.Path, Who: who, Created: ev.Created, Flags: ev.Flags}
-	if ev.Ret < 0 && !ev.ViaIOUring {
-		o.Errno = syscall.Errno(-ev.Ret)
-	}
-	return o
+	s.xreads.Wrote(s.tree, ev, who, verdicts[0].Op)
 }
 
 // violation describes a new violation: the path judged, and the process

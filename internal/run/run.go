@@ -14,6 +14,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/attribution"
+	"github.com/writewatch/writewatch/internal/crossread"
 	"github.com/writewatch/writewatch/internal/judge"
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/live"
@@ -86,10 +87,8 @@ func Run(cfg Config) (*report.Report, error) {
 	if cfg.Enforce != nil {
 		cfg.Env = cfg.Enforce.Env(cfg.Env)
 	}
-	end := phases.Start("tracer options, marks")
 	opts, landlock := tracerOptions(cfg)
-	end()
-	end = phases.Start("tracer")
+	end := phases.Start("tracer")
 	tr, err := tracer.New(opts)
 	end()
 	if err != nil {
@@ -109,14 +108,12 @@ func Run(cfg Config) (*report.Report, error) {
 		events:   stream.New(tr),
 		judge:    judge.New(cfg.Allow),
 		builder:  &report.Builder{Limit: cfg.MaxViolations},
-		xreads:   &report.CrossReads{Limit: cfg.MaxViolations},
+		xreads:   crossread.New(cfg.MaxViolations),
 		severity: severity.New(rep.Started),
 		repeatOf: map[tracer.RepeatKey][]group{},
 	}
 	// The filesystem witness watches from before COMMAND runs.
-	end = phases.Start("witness")
 	fs, removePrivate := startWatch(cfg, tr)
-	end()
 	defer removePrivate()
 	defer fs.Close()
 	s.fs, s.judge.Held = fs, fs.HeldFile
@@ -129,10 +126,8 @@ func Run(cfg Config) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	end = phases.Start("follow")
+	end = phases.Start("follow and finish")
 	loopErr := s.follow()
-	end()
-	end = phases.Start("finish")
 	err = s.finish(rep)
 	end()
 	if s.tree != nil {
@@ -279,7 +274,7 @@ func (s *session) finish(rep *report.Report) error {
 	s.severity.Assign(rep.Violations)
 	report.SortBySeverity(rep.Violations)
 	rep.UnlistedViolations = s.builder.Unlisted
-	rep.CrossTestReads, rep.UnlistedCrossTestReads = s.xreads.Reads(), s.xreads.Unlisted
+	s.xreads.Fill(rep)
 	rep.Survivors = s.tree.Survivors(alive)
 	rep.SurvivorsKilled = s.cfg.KillSurvivors && len(alive) > 0
 	rep.PeakRSS = PeakRSS()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/crosscheck"
 	"github.com/writewatch/writewatch/internal/launch"
+	"github.com/writewatch/writewatch/internal/phases"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/stream"
 	"github.com/writewatch/writewatch/internal/tracer"
@@ -22,6 +23,7 @@ const settlePatience = 30 * time.Second
 // filesystems that hold what the allowlist protects, before COMMAND
 // runs. It returns a function removing the run's private directory.
 func startWatch(cfg Config, tr *tracer.Tracer) (*crosscheck.Watch, func()) {
+	defer phases.Start("witness")()
 	project := cfg.WorkDir
 	if cfg.Allow != nil && cfg.Allow.ConfigFile() != "" {
 		project = filepath.Dir(cfg.Allow.ConfigFile())
