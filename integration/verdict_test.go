@@ -165,6 +165,52 @@ func TestVerdictPathsChangedAfterTheCall(t *testing.T) {
 	})
 }
 
+// Case 3: a file created, deleted, and another created with the inode
+// number the first had. The second is a distinct file, left on disk: it
+// is named, with its own open, not counted as the first's repeat. Under
+// --audit too, and for opens that create nothing, of files another
+// process made, one of which reuses the other's number.
+func TestVerdictInodeReuse(t *testing.T) {
+	root, _ := project(t)
+	for _, c := range []struct {
+		name  string
+		flags []string
+		op    string
+		count int // opens of the second file
+	}{
+		{"gate", nil, "reuse-inode", 1},
+		{"audit", []string{"--audit"}, "reuse-inode", 1},
+		{"opened again by another process", nil, "reuse-inode-open", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reset(t, root, "")
+			// Not verdictRun: the syscall records name these writes,
+			// with or without the filesystem witness.
+			res := ww(t, root, c.flags, opBin, c.op, "scratch.tmp", "left_behind.json")
+			var second string
+			for _, line := range strings.Split(res.stdout, "\n") {
+				if strings.HasPrefix(line, "left_behind.json") {
+					second = line
+				}
+			}
+			if second == "" {
+				if strings.Contains(res.stderr, "no inode number reused") {
+					t.Skipf("this filesystem gave no freed inode number to a new file")
+				}
+				t.Fatalf("wwop failed\n%s", res.stderr)
+			}
+			first := strings.Replace(second, "left_behind.json", "scratch.tmp", 1)
+			v := wantViolation(t, res, len(c.flags) == 0, "open", root+"/"+second)
+			if v != nil && v.Count != c.count {
+				t.Errorf("%s opened %d times, want %d", second, v.Count, c.count)
+			}
+			if v := violation(res.rep, "open", root+"/"+first); v == nil || v.Count != c.count {
+				t.Errorf("open of %s: %+v, want %d", first, v, c.count)
+			}
+		})
+	}
+}
+
 // Case 5: writes that pass no hooked call.
 func TestVerdictWritesNoCallNames(t *testing.T) {
 	root, _ := verdictProject(t)

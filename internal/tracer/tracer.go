@@ -450,7 +450,7 @@ func (t *Tracer) Repeats(fn func(k RepeatKey, n uint64)) error {
 	it := t.objs.Repeats.Iterate()
 	for it.Next(&key, &n) {
 		if n > 0 {
-			fn(RepeatKey{Ino: key.Ino, Dev: key.Dev, TGID: key.Tgid, Op: ops.Op(key.Op), Flags: key.Flags, Test: key.Test, Epoch: key.Epoch}, n)
+			fn(RepeatKey{Ino: key.Ino, Dev: key.Dev, Gen: key.Gen, TGID: key.Tgid, Op: ops.Op(key.Op), Flags: key.Flags, Test: key.Test, Epoch: key.Epoch}, n)
 		}
 	}
 	if err := it.Err(); err != nil {

@@ -46,7 +46,8 @@ type writewatchEventHdr struct {
 	Clean     uint16
 	Via       uint16
 	Detached  uint16
-	_         [6]byte
+	Pad       uint16
+	Gen       uint32
 	Ino       uint64
 	Dev       uint32
 	Go        uint32
@@ -117,7 +118,7 @@ type writewatchRepeatKey struct {
 	Flags uint32
 	Test  uint64
 	Epoch uint32
-	Pad   uint32
+	Gen   uint32
 }
 
 type writewatchTaskState struct {

@@ -27,14 +27,16 @@ func init() {
 		"uring-rename": func(a []string) error {
 			return uringPaths(ioringOpRenameat, a[0], a[1])
 		},
-		"uring-unlink":  func(a []string) error { return uringPaths(ioringOpUnlinkat, a[0], "") },
-		"chroot":        func(a []string) error { return chrootTo(a[0]) },
-		"mount-ns-bind": mountNSBind,
-		"open-tree":     openTree,
-		"by-handle":     byHandle,
-		"acct":          acct,
-		"core":          coreDump,
-		"bind":          bindSocket,
+		"uring-unlink":     func(a []string) error { return uringPaths(ioringOpUnlinkat, a[0], "") },
+		"chroot":           func(a []string) error { return chrootTo(a[0]) },
+		"mount-ns-bind":    mountNSBind,
+		"open-tree":        openTree,
+		"by-handle":        byHandle,
+		"acct":             acct,
+		"core":             coreDump,
+		"bind":             bindSocket,
+		"reuse-inode":      reuseInode,
+		"reuse-inode-open": reuseInodeOpen,
 	} {
 		edgeOps[name] = op
 	}
@@ -317,4 +319,77 @@ func bindSocket(a []string) error {
 	}
 	defer unix.Close(s)
 	return unix.Bind(s, &unix.SockaddrUnix{Name: a[0]})
+}
+
+// reuseInode A B: create A, delete it, create B, until B gets the inode
+// number A had (up to 100 tries; each try's names carry its number after
+// the first); prints the name B finally took, and fails if no try did.
+func reuseInode(a []string) error {
+	for i := range 100 {
+		first, second := a[0], a[1]
+		if i > 0 {
+			first, second = fmt.Sprintf("%s.%d", a[0], i), fmt.Sprintf("%s.%d", a[1], i)
+		}
+		var st1, st2 unix.Stat_t
+		if err := openWrite(first, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC); err != nil {
+			return err
+		}
+		if err := unix.Stat(first, &st1); err != nil {
+			return err
+		}
+		if err := unix.Unlink(first); err != nil {
+			return err
+		}
+		if err := openWrite(second, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC); err != nil {
+			return err
+		}
+		if err := unix.Stat(second, &st2); err != nil {
+			return err
+		}
+		if st1.Ino == st2.Ino {
+			fmt.Println(second)
+			return nil
+		}
+	}
+	return fmt.Errorf("no inode number reused in 100 tries")
+}
+
+// reuseInodeOpen A B: another process creates A, this one opens it for
+// appending; A is deleted and the other process creates B, until B gets
+// the number A had (up to 100 tries, names numbered after the first);
+// then this process opens B for appending too, and prints B's name.
+func reuseInodeOpen(a []string) error {
+	create := func(path string) error {
+		return exec.Command("/proc/self/exe", "write", path).Run()
+	}
+	for i := range 100 {
+		first, second := a[0], a[1]
+		if i > 0 {
+			first, second = fmt.Sprintf("%s.%d", a[0], i), fmt.Sprintf("%s.%d", a[1], i)
+		}
+		var st1, st2 unix.Stat_t
+		if err := create(first); err != nil {
+			return err
+		}
+		if err := openWrite(first, unix.O_WRONLY|unix.O_APPEND); err != nil {
+			return err
+		}
+		if err := unix.Stat(first, &st1); err != nil {
+			return err
+		}
+		if err := unix.Unlink(first); err != nil {
+			return err
+		}
+		if err := create(second); err != nil {
+			return err
+		}
+		if err := unix.Stat(second, &st2); err != nil {
+			return err
+		}
+		if st1.Ino == st2.Ino {
+			fmt.Println(second)
+			return openWrite(second, unix.O_WRONLY|unix.O_APPEND)
+		}
+	}
+	return fmt.Errorf("no inode number reused in 100 tries")
 }
