@@ -333,3 +333,50 @@ for op in chmod fchmod chown utimes setxattr; do %[3]s $op keep.txt; echo "$op $
 		})
 	}
 }
+
+// io_uring SETXATTR and FSETXATTR requests, and a POSIX ACL that would
+// make the file 0777, under --enforce: the lsm tier refuses them when the
+// kernel makes the change, and the file keeps its mode and attributes;
+// the other tiers have no hook that could, and kill the submitter (the
+// change may land). An allowed file's attribute is set either way.
+func TestEnforceUringXattr(t *testing.T) {
+	tier := enforceTier()
+	for _, c := range []struct{ name, op, arg string }{
+		{"SETXATTR", "uring-setxattr", ""},
+		{"FSETXATTR", "uring-fsetxattr", ""},
+		{"POSIX ACL", "uring-setxattr", "acl"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, keep, _ := protectedProject(t)
+			mine := filepath.Join(root, "tests/sub/mine.txt")
+			writeFile(t, mine, "x\n")
+			before := metaOf(t, keep)
+			status := filepath.Join(t.TempDir(), "status")
+			script := fmt.Sprintf(`%[1]s %[2]s tests/sub/mine.txt %[3]s; echo "mine $?" >> %[4]s; %[1]s %[2]s keep.txt %[3]s`,
+				opBin, c.op, c.arg, status)
+			res := ww(t, root, []string{"--enforce", "--enforce-with", tier}, "sh", "-c", script)
+			if res.code != 86 {
+				t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
+			}
+			if st := statuses(t, status); st["mine"] != "0" {
+				t.Errorf("the allowed change failed: %v\n%s", st, res.stderr)
+			}
+			v := violation(res.rep, "setxattr", keep)
+			if v == nil {
+				t.Errorf("no setxattr of keep.txt reported: %v\n%s", keys(res.rep), res.stderr)
+			}
+			if violation(res.rep, "setxattr", mine) != nil {
+				t.Errorf("the allowed change was reported: %v", keys(res.rep))
+			}
+			if tier != "lsm" {
+				if v != nil && v.Action != report.ActionKilled {
+					t.Errorf("action %q, want killed", v.Action)
+				}
+				return
+			}
+			if after := metaOf(t, keep); after != before {
+				t.Errorf("keep.txt's metadata changed: %+v, was %+v", after, before)
+			}
+		})
+	}
+}

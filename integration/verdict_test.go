@@ -211,6 +211,37 @@ func TestVerdictInodeReuse(t *testing.T) {
 	}
 }
 
+// Case 6: extended attributes set through io_uring (SETXATTR by path,
+// FSETXATTR on a read-only descriptor, and a POSIX ACL that makes the
+// file 0777) are setxattr violations of the file, in the default mode
+// and under --audit.
+func TestVerdictUringXattr(t *testing.T) {
+	root, _ := verdictProject(t)
+	cfg := root + "/config.toml"
+	for _, c := range []struct {
+		name  string
+		flags []string
+		cmd   []string
+	}{
+		{"SETXATTR", nil, []string{opBin, "uring-setxattr", "config.toml"}},
+		{"FSETXATTR", nil, []string{opBin, "uring-fsetxattr", "config.toml"}},
+		{"a POSIX ACL making the file 0777", nil, []string{opBin, "uring-setxattr", "config.toml", "acl"}},
+		{"audit", []string{"--audit"}, []string{opBin, "uring-setxattr", "config.toml"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reset(t, root, "")
+			file(t, cfg)
+			res := ww(t, root, c.flags, c.cmd...)
+			if strings.Contains(res.stderr, "io_uring_setup: ") || strings.Contains(res.stderr, "io_uring request: ") {
+				t.Skipf("the kernel refused the request here: %s", res.stderr)
+			}
+			if v := wantViolation(t, res, len(c.flags) == 0, "setxattr", cfg); v != nil && v.Via != report.ViaIOUring {
+				t.Errorf("via %q, want io_uring", v.Via)
+			}
+		})
+	}
+}
+
 // Case 5: writes that pass no hooked call.
 func TestVerdictWritesNoCallNames(t *testing.T) {
 	root, _ := verdictProject(t)

@@ -46,7 +46,7 @@ static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
 	 * metadata changes, which they cannot refuse, unless the metadata
 	 * guard refuses those (then sys_exit reports what it refused). */
 	if (enforce_tier != WW_TIER_NONE && (is_metadata(op) ? !meta_guard : enforce_tier == WW_TIER_KILL))
-		st->args.action = judge_enter(st->args.path, dfd, st->args.path2, dfd2);
+		st->args.action = judge_enter(st->args.path, dfd, st->args.path2, dfd2, false);
 	return 0;
 }
 

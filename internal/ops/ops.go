@@ -118,7 +118,8 @@ var table = [...]row{
 	Utimes: {name: "utimes", kind: Metadata, metric: "utimes",
 		syscalls: []string{"utime", "utimes", "futimesat", "utimensat"}},
 	Setxattr: {name: "setxattr", kind: Metadata, metric: "setxattr",
-		syscalls: []string{"setxattr", "lsetxattr", "fsetxattr", "setxattrat"}},
+		syscalls: []string{"setxattr", "lsetxattr", "fsetxattr", "setxattrat"},
+		uring:    []string{"IORING_OP_SETXATTR", "IORING_OP_FSETXATTR"}},
 	Removexattr: {name: "removexattr", kind: Metadata, metric: "removexattr",
 		syscalls: []string{"removexattr", "lremovexattr", "fremovexattr", "removexattrat"}},
 }

@@ -244,6 +244,7 @@ const (
 	writewatchMapStats           = "stats"
 	writewatchMapTasks           = "tasks"
 	writewatchMapTokens          = "tokens"
+	writewatchMapUringXattrs     = "uring_xattrs"
 	writewatchProgGoBenchStart   = "go_bench_start"
 	writewatchProgGoExampleStart = "go_example_start"
 	writewatchProgGoNewGoroutine = "go_new_goroutine"
@@ -352,6 +353,7 @@ type writewatchMapSpecs struct {
 	Stats         *ebpf.MapSpec `ebpf:"stats"`
 	Tasks         *ebpf.MapSpec `ebpf:"tasks"`
 	Tokens        *ebpf.MapSpec `ebpf:"tokens"`
+	UringXattrs   *ebpf.MapSpec `ebpf:"uring_xattrs"`
 }
 
 // writewatchVariableSpecs contains global variables before they are loaded into the kernel.
@@ -416,6 +418,7 @@ type writewatchMaps struct {
 	Stats         *ebpf.Map `ebpf:"stats"`
 	Tasks         *ebpf.Map `ebpf:"tasks"`
 	Tokens        *ebpf.Map `ebpf:"tokens"`
+	UringXattrs   *ebpf.Map `ebpf:"uring_xattrs"`
 }
 
 func (m *writewatchMaps) Close() error {
@@ -434,6 +437,7 @@ func (m *writewatchMaps) Close() error {
 		m.Stats,
 		m.Tasks,
 		m.Tokens,
+		m.UringXattrs,
 	)
 }
 

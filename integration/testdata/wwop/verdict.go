@@ -37,6 +37,8 @@ func init() {
 		"bind":             bindSocket,
 		"reuse-inode":      reuseInode,
 		"reuse-inode-open": reuseInodeOpen,
+		"uring-setxattr":   uringSetxattr,
+		"uring-fsetxattr":  uringFsetxattr,
 	} {
 		edgeOps[name] = op
 	}
@@ -392,4 +394,61 @@ func reuseInodeOpen(a []string) error {
 		}
 	}
 	return fmt.Errorf("no inode number reused in 100 tries")
+}
+
+const (
+	ioringOpFsetxattr = 41
+	ioringOpSetxattr  = 42
+)
+
+// aclAllRWX is a POSIX access ACL (system.posix_acl_access, version 2)
+// of the three base entries, each rwx: set on a file, it makes it 0777.
+var aclAllRWX = []byte{
+	2, 0, 0, 0, // version
+	0x01, 0, 7, 0, 0xff, 0xff, 0xff, 0xff, // ACL_USER_OBJ rwx
+	0x04, 0, 7, 0, 0xff, 0xff, 0xff, 0xff, // ACL_GROUP_OBJ rwx
+	0x20, 0, 7, 0, 0xff, 0xff, 0xff, 0xff, // ACL_OTHER rwx
+}
+
+// uringSetxattr PATH [acl]: an io_uring SETXATTR request (user.writewatch,
+// or with "acl" the ACL that makes PATH 0777), relative to the working
+// directory.
+func uringSetxattr(a []string) error {
+	name, value := "user.writewatch", []byte("1")
+	if len(a) > 1 && a[1] == "acl" {
+		name, value = "system.posix_acl_access", aclAllRWX
+	}
+	return uringXattr(ioringOpSetxattr, a[0], -1, name, value)
+}
+
+// uringFsetxattr PATH: PATH opened read-only, and an io_uring FSETXATTR
+// request (user.writewatch) on the descriptor.
+func uringFsetxattr(a []string) error {
+	fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return uringXattr(ioringOpFsetxattr, "", fd, "user.writewatch", []byte("1"))
+}
+
+func uringXattr(opcode uint8, path string, fd int, name string, value []byte) error {
+	n, err := unix.BytePtrFromString(name)
+	if err != nil {
+		return err
+	}
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	return uringSubmit(func(sqe []byte) {
+		sqe[0] = opcode
+		*(*int32)(unsafe.Pointer(&sqe[4])) = int32(fd)
+		*(*uint64)(unsafe.Pointer(&sqe[8])) = uint64(uintptr(unsafe.Pointer(&value[0]))) // addr2: the value
+		*(*uint64)(unsafe.Pointer(&sqe[16])) = uint64(uintptr(unsafe.Pointer(n)))        // addr: the name
+		*(*uint32)(unsafe.Pointer(&sqe[24])) = uint32(len(value))                        // len: its size
+		if opcode == ioringOpSetxattr {
+			*(*uint64)(unsafe.Pointer(&sqe[48])) = uint64(uintptr(unsafe.Pointer(p))) // addr3: the path
+		}
+	}, n, p, value)
 }
