@@ -380,3 +380,62 @@ func TestEnforceUringXattr(t *testing.T) {
 		})
 	}
 }
+
+// inodeFlags are a file's inode flags (FS_IOC_GETFLAGS).
+func inodeFlags(t *testing.T, path string) int {
+	t.Helper()
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	flags, err := unix.IoctlGetInt(fd, unix.FS_IOC_GETFLAGS)
+	if err != nil {
+		t.Skipf("inode flags: %v", err)
+	}
+	return flags
+}
+
+// chattr +i (FS_IOC_SETFLAGS) and FS_IOC_FSSETXATTR of a protected file
+// under --enforce: the metadata guard refuses them, under every tier, and
+// the file keeps its flags; its writer is killed; an allowed file's flags
+// change.
+func TestEnforceInodeFlags(t *testing.T) {
+	tier := enforceTier()
+	for _, c := range []struct{ name, op, arg string }{
+		{"chattr +i", "setflags", "i"},
+		{"FS_IOC_FSSETXATTR", "fssetxattr", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, keep, _ := protectedProject(t)
+			mine := filepath.Join(root, "tests/sub/mine.txt")
+			writeFile(t, mine, "x\n")
+			// Whatever happens, the files can be removed afterwards.
+			t.Cleanup(func() { exec.Command(opBin, "setflags", keep, "-", ",", "setflags", mine, "-").Run() })
+			before := inodeFlags(t, keep)
+			status := filepath.Join(t.TempDir(), "status")
+			script := fmt.Sprintf(`%[1]s %[2]s tests/sub/mine.txt %[3]s; echo "mine $?" >> %[4]s; %[1]s %[2]s keep.txt %[3]s; echo "keep $?" >> %[4]s`,
+				opBin, c.op, c.arg, status)
+			res := ww(t, root, []string{"--enforce", "--enforce-with", tier}, "sh", "-c", script)
+			if res.code != 86 {
+				t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
+			}
+			st := statuses(t, status)
+			if st["mine"] != "0" || st["keep"] != "137" {
+				t.Errorf("statuses %v: want the allowed change to work (0) and the other's writer killed (137)\n%s", st, res.stderr)
+			}
+			if after := inodeFlags(t, keep); after != before {
+				t.Errorf("keep.txt's flags changed: %#x, were %#x", after, before)
+			}
+			if inodeFlags(t, mine) == before {
+				t.Errorf("tests/sub/mine.txt's flags did not change")
+			}
+			if v := violation(res.rep, "setflags", keep); v == nil || v.Action != report.ActionBlockedKilled {
+				t.Errorf("setflags violation %+v, want keep.txt's, blocked+killed\n%s", v, res.stderr)
+			}
+			if violation(res.rep, "setflags", mine) != nil {
+				t.Errorf("the allowed change was reported: %v", keys(res.rep))
+			}
+		})
+	}
+}

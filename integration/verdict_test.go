@@ -242,6 +242,33 @@ func TestVerdictUringXattr(t *testing.T) {
 	}
 }
 
+// Case 6: inode flags changed by ioctl (FS_IOC_SETFLAGS, as chattr
+// does, and FS_IOC_FSSETXATTR) on a descriptor opened read-only are
+// setflags violations of the file, in the default mode and under --audit.
+func TestVerdictInodeFlags(t *testing.T) {
+	root, _ := verdictProject(t)
+	cfg := root + "/config.toml"
+	for _, c := range []struct {
+		name  string
+		flags []string
+		cmd   []string
+	}{
+		{"FS_IOC_SETFLAGS", nil, []string{opBin, "setflags", "config.toml", "A"}},
+		{"FS_IOC_FSSETXATTR", nil, []string{opBin, "fssetxattr", "config.toml"}},
+		{"audit", []string{"--audit"}, []string{opBin, "setflags", "config.toml", "A"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reset(t, root, "")
+			file(t, cfg)
+			res := ww(t, root, c.flags, c.cmd...)
+			if strings.Contains(res.stderr, "inappropriate ioctl") || strings.Contains(res.stderr, "operation not supported") {
+				t.Skipf("this filesystem keeps no such flags: %s", res.stderr)
+			}
+			wantViolation(t, res, len(c.flags) == 0, "setflags", cfg)
+		})
+	}
+}
+
 // Case 5: writes that pass no hooked call.
 func TestVerdictWritesNoCallNames(t *testing.T) {
 	root, _ := verdictProject(t)

@@ -167,7 +167,7 @@ func decode(syscall string, a [6]uint64) (c call, flags uint64) {
 	case "chmod", "chown", "utime", "utimes", "setxattr", "removexattr":
 	case "lchown", "lsetxattr", "lremovexattr":
 		c.follow = false
-	case "fchmod", "fchown", "fsetxattr", "fremovexattr":
+	case "fchmod", "fchown", "fsetxattr", "fremovexattr", "ioctl":
 		c = call{dfd: int32(a[0])}
 	case "fchmodat", "futimesat":
 		c = call{dfd: int32(a[0]), path: a[1], follow: true}

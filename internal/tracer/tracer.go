@@ -45,7 +45,7 @@ type Options struct {
 	// RingBufferBytes is the size of the kernel-to-user ring buffer, a
 	// power of two multiple of the page size. 0 means 8 MiB.
 	RingBufferBytes uint32
-	// IgnoreMetadata leaves chmod, chown, utimes and xattr changes out.
+	// IgnoreMetadata leaves chmod, chown, utimes, xattr and inode flag changes out.
 	IgnoreMetadata bool
 	// Marks let the kernel recognise allowed writes and keep them from
 	// user space. A write is dropped in the kernel only when every path
