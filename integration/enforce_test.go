@@ -439,3 +439,33 @@ func TestEnforceInodeFlags(t *testing.T) {
 		})
 	}
 }
+
+// The metadata guard resolves a path as the kernel does for the caller:
+// /dev/stdin and /dev/fd/N are the caller's descriptors (not
+// writewatch's, whose stdin is /dev/null, which is allowed), and a
+// symlink is followed before the ".." after it. chmod 777 of the
+// protected file each way is refused and changes nothing.
+func TestEnforceMetadataResolvedForTheCaller(t *testing.T) {
+	tier := enforceTier()
+	for _, c := range []struct{ name, script string }{
+		{"/dev/stdin", "chmod 777 /dev/stdin < keep.txt"},
+		{"/dev/fd/N", "exec 3<keep.txt; chmod 777 /dev/fd/3"},
+		{"/proc/self/fd/N", "exec 3<keep.txt; chmod 777 /proc/self/fd/3"},
+		{"symlink then ..", "ln -s . tests/x && chmod 777 tests/x/../keep.txt"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, keep, _ := protectedProject(t)
+			before := metaOf(t, keep)
+			res := ww(t, root, []string{"--enforce", "--enforce-with", tier}, "sh", "-c", c.script)
+			if res.code != 86 {
+				t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
+			}
+			if after := metaOf(t, keep); after != before {
+				t.Errorf("keep.txt's metadata changed: %+v, was %+v", after, before)
+			}
+			if v := violation(res.rep, "chmod", keep); v == nil || v.Action != report.ActionBlockedKilled {
+				t.Errorf("chmod violation %+v, want keep.txt's, blocked+killed: %v\n%s", v, keys(res.rep), res.stderr)
+			}
+		})
+	}
+}
