@@ -109,6 +109,8 @@ static __always_inline int uring_submitted(struct bpf_raw_tracepoint_args *ctx)
 		a.path = (__u64)BPF_CORE_READ(l, newpath, name);
 	} else if (opcode == bpf_core_enum_value(enum io_uring_op, IORING_OP_SETXATTR) ||
 		   opcode == bpf_core_enum_value(enum io_uring_op, IORING_OP_FSETXATTR)) {
+		if (!watch_metadata)
+			return 0; /* --ignore-metadata */
 		uring_xattr(req, opcode, &a);
 	} else {
 		return 0;
