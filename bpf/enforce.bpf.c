@@ -194,7 +194,8 @@ struct up_walk {
 static long up_step(__u32 i, void *ctx)
 {
 	struct up_walk *w = ctx;
-	__u32 m = mark_of(w->d);
+	struct dentry *d = w->d; /* a local first: not a CO-RE access of up_walk */
+	__u32 m = mark_of(d);
 	struct dentry *parent;
 
 	if (m & WW_MARK_DENY)
@@ -203,8 +204,8 @@ static long up_step(__u32 i, void *ctx)
 		w->allowed = true;
 		return 1;
 	}
-	parent = BPF_CORE_READ(w->d, d_parent);
-	if (parent == w->d)
+	parent = BPF_CORE_READ(d, d_parent);
+	if (parent == d)
 		return 1;
 	w->d = parent;
 	return 0;
