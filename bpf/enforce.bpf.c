@@ -184,3 +184,84 @@ int BPF_PROG(ww_path_rename, const struct path *old_dir, struct dentry *old_dent
 		return refuse(st);
 	return 0;
 }
+
+struct up_walk {
+	struct dentry *d;
+	bool allowed;
+};
+
+/* One step of dentry_allowed: the marks of one dentry, then its parent. */
+static long up_step(__u32 i, void *ctx)
+{
+	struct up_walk *w = ctx;
+	struct dentry *d = w->d; /* a local first: not a CO-RE access of up_walk */
+	__u32 m = mark_of(d);
+	struct dentry *parent;
+
+	if (m & WW_MARK_DENY)
+		return 1;
+	if ((m & WW_MARK_ALLOW) && (m & WW_MARK_FINAL)) {
+		w->allowed = true;
+		return 1;
+	}
+	parent = BPF_CORE_READ(d, d_parent);
+	if (parent == d)
+		return 1;
+	w->d = parent;
+	return 0;
+}
+
+/*
+ * Is a change to dentry allowed by the marks, judged without its mount
+ * (the extended-attribute hooks are given none)? The walk goes up its
+ * own filesystem and stops at its root, which decides when nothing
+ * below did: a file on a filesystem mounted inside an allowed directory
+ * is refused, on the safe side.
+ */
+static __always_inline bool dentry_allowed(struct dentry *dentry)
+{
+	struct up_walk w = { .d = dentry };
+
+	bpf_loop(MAX_DEPTH, up_step, &w, 0);
+	return w.allowed;
+}
+
+/*
+ * An extended attribute (or POSIX ACL) change that an io_uring request
+ * of the tree makes: the request was noted at submission under the
+ * address of its attribute name, which the kernel hands to these hooks.
+ * Other xattr changes pass: the metadata guard answers for the syscalls.
+ */
+static __always_inline int uring_xattr(struct dentry *dentry, const char *name, int ret)
+{
+	__u64 key = scalar(name);
+	struct task_state *st;
+
+	if (ret || !bpf_map_lookup_elem(&uring_xattrs, &key))
+		return ret;
+	bpf_map_delete_elem(&uring_xattrs, &key);
+	if (dentry_allowed(dentry))
+		return 0;
+	st = tracked_state();
+	if (st)
+		return refuse(st);
+	count(WW_STAT_UNMARKED);
+	refuse_current(enforce_kill);
+	return -EPERM;
+}
+
+SEC("lsm/inode_setxattr")
+int BPF_PROG(ww_inode_setxattr, void *idmap, struct dentry *dentry, const char *name,
+	     const void *value, size_t size, int flags, int ret)
+{
+	return uring_xattr(dentry, name, ret);
+}
+
+/* Linux 6.2 and later set POSIX ACLs here, not through inode_setxattr
+ * (the loader leaves this program unattached where the hook is missing). */
+SEC("lsm/inode_set_acl")
+int BPF_PROG(ww_inode_set_acl, void *idmap, struct dentry *dentry, const char *acl_name,
+	     void *kacl, int ret)
+{
+	return uring_xattr(dentry, acl_name, ret);
+}

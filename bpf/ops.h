@@ -22,18 +22,23 @@ enum ww_op {
 	WW_OP_UTIMES = 13,
 	WW_OP_SETXATTR = 14,
 	WW_OP_REMOVEXATTR = 15,
+	WW_OP_SETFLAGS = 16,
 };
 
 /* The metadata changes, as X(NAME) for WW_OP_NAME. */
 #define WW_METADATA_OPS(X) X(CHMOD) X(CHOWN) X(UTIMES) X(SETXATTR) \
-	X(REMOVEXATTR)
+	X(REMOVEXATTR) X(SETFLAGS)
 
 /* The syscalls that produce the metadata changes, as X(name) for NR_name:
  * their cases in sys_enter, and stash_meta_call. */
 #define META_SYSCALLS(X) X(chmod) X(fchmod) X(fchmodat) X(fchmodat2) X(chown) \
 	X(lchown) X(fchown) X(fchownat) X(utime) X(utimes) X(futimesat) \
 	X(utimensat) X(setxattr) X(lsetxattr) X(fsetxattr) X(setxattrat) \
-	X(removexattr) X(lremovexattr) X(fremovexattr) X(removexattrat)
+	X(removexattr) X(lremovexattr) X(fremovexattr) X(removexattrat) \
+	X(ioctl)
+
+/* The ioctl commands that change inode flags (WW_OP_SETFLAGS), as X(cmd). */
+#define WW_SETFLAGS_IOCTLS(X) X(0x40086602) X(0x401c5820)
 
 /* Every syscall that produces an operation: those whose arguments
  * sys_enter stores for sys_exit: every case of its switch but the fork
@@ -44,11 +49,13 @@ enum ww_op {
 	X(mknodat) X(chmod) X(fchmod) X(fchmodat) X(fchmodat2) X(chown) \
 	X(lchown) X(fchown) X(fchownat) X(utime) X(utimes) X(futimesat) \
 	X(utimensat) X(setxattr) X(lsetxattr) X(fsetxattr) X(setxattrat) \
-	X(removexattr) X(lremovexattr) X(fremovexattr) X(removexattrat)
+	X(removexattr) X(lremovexattr) X(fremovexattr) X(removexattrat) \
+	X(ioctl)
 
 /* Syscall numbers, per architecture (internal/ops/numbers.go). */
 #if defined(__TARGET_ARCH_x86)
 #define NR_open 2
+#define NR_ioctl 16
 #define NR_clone 56
 #define NR_fork 57
 #define NR_vfork 58
@@ -98,6 +105,7 @@ enum ww_op {
 #define NR_removexattr 14
 #define NR_lremovexattr 15
 #define NR_fremovexattr 16
+#define NR_ioctl 29
 #define NR_mknodat 33
 #define NR_mkdirat 34
 #define NR_unlinkat 35

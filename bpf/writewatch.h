@@ -129,7 +129,10 @@ struct inode_key {
 
 /*
  * A write already sent once: the same process, operation, flags and file.
- * Its repeats are counted here instead of being sent again.
+ * Its repeats are counted here instead of being sent again. A file is its
+ * inode number, device and generation: a number freed by a delete and
+ * given to a new file comes back with another generation (on filesystems
+ * that keep one; an open that creates its file is never a repeat).
  */
 struct repeat_key {
 	__u64 ino;
@@ -139,7 +142,7 @@ struct repeat_key {
 	__u32 flags;
 	__u64 test;  /* the Go test of the writing goroutine (event_hdr.test) */
 	__u32 epoch; /* the process's test-boundary announcements so far */
-	__u32 _pad;
+	__u32 gen;   /* the inode's i_generation */
 };
 
 /*
@@ -208,8 +211,10 @@ struct event_hdr {
 	__u16 clean;       /* bit n: the walk of slot n met an allowed mark and no denied one */
 	__u16 via;         /* enum ww_via */
 	__u16 detached;    /* bit n: slot n's file has no path: a pipe, socket, memfd... */
-	__u64 ino;         /* the file of WW_SLOT_RESOLVED, when known: repeats of */
-	__u32 dev;         /* this record are counted in the repeats map (0: none) */
+	__u16 _pad;
+	__u32 gen;         /* the file of WW_SLOT_RESOLVED, when known (ino 0: none), */
+	__u64 ino;         /* by inode generation, number and device: repeats of */
+	__u32 dev;         /* this record are counted in the repeats map */
 	__u32 go;          /* enum ww_go_flag bits */
 	__u32 epoch;       /* WRITE: the process's boundary announcements so far */
 	__u32 action;      /* enum ww_action bits: what enforcement did */

@@ -334,3 +334,144 @@ for op in chmod fchmod chown utimes setxattr; do %[3]s $op keep.txt; echo "$op $
 		})
 	}
 }
+
+// io_uring SETXATTR and FSETXATTR requests, and a POSIX ACL that would
+// make the file 0777, under --enforce: the lsm tier refuses them when the
+// kernel makes the change, and the file keeps its mode and attributes;
+// the other tiers have no hook that could, and kill the submitter (the
+// change may land). An allowed file's attribute is set either way.
+func TestEnforceUringXattr(t *testing.T) {
+	tier := enforceTier()
+	for _, c := range []struct{ name, op, arg string }{
+		{"SETXATTR", "uring-setxattr", ""},
+		{"FSETXATTR", "uring-fsetxattr", ""},
+		{"POSIX ACL", "uring-setxattr", "acl"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, keep, _ := protectedProject(t)
+			requireUringRecords(t, root)
+			writeFile(t, keep, "precious: every byte of this must survive\n")
+			mine := filepath.Join(root, "tests/sub/mine.txt")
+			writeFile(t, mine, "x\n")
+			before := metaOf(t, keep)
+			status := filepath.Join(t.TempDir(), "status")
+			script := fmt.Sprintf(`%[1]s %[2]s tests/sub/mine.txt %[3]s; echo "mine $?" >> %[4]s; %[1]s %[2]s keep.txt %[3]s`,
+				opBin, c.op, c.arg, status)
+			res := ww(t, root, []string{"--enforce", "--enforce-with", tier}, "sh", "-c", script)
+			if res.code != 86 {
+				t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
+			}
+			if st := statuses(t, status); st["mine"] != "0" {
+				t.Errorf("the allowed change failed: %v\n%s", st, res.stderr)
+			}
+			v := violation(res.rep, "setxattr", keep)
+			if v == nil {
+				t.Errorf("no setxattr of keep.txt reported: %v\n%s", keys(res.rep), res.stderr)
+			}
+			if violation(res.rep, "setxattr", mine) != nil {
+				t.Errorf("the allowed change was reported: %v", keys(res.rep))
+			}
+			if tier != "lsm" {
+				if v != nil && v.Action != report.ActionKilled {
+					t.Errorf("action %q, want killed", v.Action)
+				}
+				return
+			}
+			if after := metaOf(t, keep); after != before {
+				t.Errorf("keep.txt's metadata changed: %+v, was %+v", after, before)
+			}
+		})
+	}
+}
+
+// inodeFlags are a file's inode flags (FS_IOC_GETFLAGS).
+func inodeFlags(t *testing.T, path string) int {
+	t.Helper()
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	flags, err := unix.IoctlGetInt(fd, unix.FS_IOC_GETFLAGS)
+	if err != nil {
+		t.Skipf("inode flags: %v", err)
+	}
+	return flags
+}
+
+// chattr +i (FS_IOC_SETFLAGS) and FS_IOC_FSSETXATTR of a protected file
+// under --enforce: the metadata guard refuses them, under every tier, and
+// the file keeps its flags; its writer is killed; an allowed file's flags
+// change.
+func TestEnforceInodeFlags(t *testing.T) {
+	tier := enforceTier()
+	for _, c := range []struct{ name, op, arg string }{
+		{"chattr +i", "setflags", "i"},
+		{"FS_IOC_FSSETXATTR", "fssetxattr", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root, keep, _ := protectedProject(t)
+			mine := filepath.Join(root, "tests/sub/mine.txt")
+			writeFile(t, mine, "x\n")
+			// Whatever happens, the files can be removed afterwards.
+			t.Cleanup(func() { exec.Command(opBin, "setflags", keep, "-", ",", "setflags", mine, "-").Run() })
+			before := inodeFlags(t, keep)
+			status := filepath.Join(t.TempDir(), "status")
+			script := fmt.Sprintf(`%[1]s %[2]s tests/sub/mine.txt %[3]s; echo "mine $?" >> %[4]s; %[1]s %[2]s keep.txt %[3]s; echo "keep $?" >> %[4]s`,
+				opBin, c.op, c.arg, status)
+			res := ww(t, root, []string{"--enforce", "--enforce-with", tier}, "sh", "-c", script)
+			if res.code != 86 {
+				t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
+			}
+			st := statuses(t, status)
+			if st["mine"] != "0" || st["keep"] != "137" {
+				t.Errorf("statuses %v: want the allowed change to work (0) and the other's writer killed (137)\n%s", st, res.stderr)
+			}
+			if after := inodeFlags(t, keep); after != before {
+				t.Errorf("keep.txt's flags changed: %#x, were %#x", after, before)
+			}
+			if inodeFlags(t, mine) == before {
+				t.Errorf("tests/sub/mine.txt's flags did not change")
+			}
+			if v := violation(res.rep, "setflags", keep); v == nil || v.Action != report.ActionBlockedKilled {
+				t.Errorf("setflags violation %+v, want keep.txt's, blocked+killed\n%s", v, res.stderr)
+			}
+			if violation(res.rep, "setflags", mine) != nil {
+				t.Errorf("the allowed change was reported: %v", keys(res.rep))
+			}
+		})
+	}
+}
+
+// The metadata guard resolves a path as the kernel does for the caller:
+// /dev/stdin and /dev/fd/N are the caller's descriptors (not
+// writewatch's, whose stdin is /dev/null, which is allowed), and a
+// symlink is followed before the ".." after it. chmod 777 of the
+// protected file each way is refused and changes nothing.
+func TestEnforceMetadataResolvedForTheCaller(t *testing.T) {
+	tier := enforceTier()
+	for _, c := range []struct{ name, needs, script string }{
+		{"/dev/stdin", "/dev/stdin", "chmod 777 /dev/stdin < keep.txt"},
+		{"/dev/fd/N", "/dev/fd", "exec 3<keep.txt; chmod 777 /dev/fd/3"},
+		{"/proc/self/fd/N", "", "exec 3<keep.txt; chmod 777 /proc/self/fd/3"},
+		{"symlink then ..", "", "ln -s . tests/x && chmod 777 tests/x/../keep.txt"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.needs != "" && !exists(c.needs) {
+				t.Skipf("no %s here", c.needs)
+			}
+			root, keep, _ := protectedProject(t)
+			before := metaOf(t, keep)
+			res := ww(t, root, []string{"--enforce", "--enforce-with", tier}, "sh", "-c", c.script)
+			if res.code != 86 {
+				t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
+			}
+			if after := metaOf(t, keep); after != before {
+				t.Errorf("keep.txt's metadata changed: %+v, was %+v", after, before)
+			}
+			if v := violation(res.rep, "chmod", keep); v == nil || v.Action != report.ActionBlockedKilled {
+				t.Errorf("chmod violation %+v, want keep.txt's, blocked+killed: %v\n%s", v, keys(res.rep), res.stderr)
+			}
+		})
+	}
+}

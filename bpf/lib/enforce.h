@@ -71,9 +71,11 @@ static __always_inline bool enforce_allowed(struct event *e, __u64 path2)
  * writer unless the kernel can tell it is allowed (the kill tier, and
  * metadata changes under every tier: neither Landlock nor the LSM
  * programs refuse those). A call on a descriptor is judged by its file.
- * A global function, checked once by the verifier. Returns enum ww_action.
+ * The paths are the process's, or kernel strings (kstr: an io_uring
+ * request's). A global function, checked once by the verifier. Returns
+ * enum ww_action.
  */
-__noinline int judge_enter(__u64 path, __s32 dfd, __u64 path2, __s32 dfd2)
+__noinline int judge_enter(__u64 path, __s32 dfd, __u64 path2, __s32 dfd2, int kstr)
 {
 	struct event *e = scratch_event();
 	__u32 off;
@@ -90,9 +92,9 @@ __noinline int judge_enter(__u64 path, __s32 dfd, __u64 path2, __s32 dfd2)
 	e->hdr.clean = 0;
 	for (int i = 0; i < NSLOTS; i++)
 		e->hdr.len[i] = 0;
-	off = put_target(e, 0, WW_SLOT_PATH, WW_SLOT_DIR, (const char *)path, dfd, true, false);
+	off = put_target(e, 0, WW_SLOT_PATH, WW_SLOT_DIR, (const char *)path, dfd, true, kstr);
 	if (path2)
-		put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, (const char *)path2, dfd2, true, false);
+		put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, (const char *)path2, dfd2, true, kstr);
 	if (enforce_allowed(e, path2))
 		return 0;
 	return kill_current() ? WW_ACT_KILLED : 0;

@@ -127,6 +127,7 @@ static __always_inline __u32 put_file(struct event *e, __u32 off, int slot, stru
 		return off;
 	e->hdr.ino = BPF_CORE_READ(f, f_inode, i_ino);
 	e->hdr.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	e->hdr.gen = BPF_CORE_READ(f, f_inode, i_generation);
 	return put_path(e, off, slot, (__u64)BPF_CORE_READ(f, f_path.dentry),
 			(__u64)BPF_CORE_READ(f, f_path.mnt));
 }

@@ -80,6 +80,7 @@ static __always_inline void fill_hdr(struct event *e, __u32 kind)
 	e->hdr.detached = 0;
 	e->hdr.ino = 0;
 	e->hdr.dev = 0;
+	e->hdr.gen = 0;
 	e->hdr.action = 0;
 	for (int i = 0; i < NSLOTS; i++)
 		e->hdr.len[i] = 0;

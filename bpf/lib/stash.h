@@ -46,7 +46,7 @@ static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
 	 * metadata changes, which they cannot refuse, unless the metadata
 	 * guard refuses those (then sys_exit reports what it refused). */
 	if (enforce_tier != WW_TIER_NONE && (is_metadata(op) ? !meta_guard : enforce_tier == WW_TIER_KILL))
-		st->args.action = judge_enter(st->args.path, dfd, st->args.path2, dfd2);
+		st->args.action = judge_enter(st->args.path, dfd, st->args.path2, dfd2, false);
 	return 0;
 }
 
@@ -83,6 +83,7 @@ static __always_inline int stash_unlinkat(int dfd, const char *path, __u32 flags
 }
 
 #define STASHING_CASE(name) case NR_##name:
+#define OR_CMD(cmd) || (__u32)ARG(2) == cmd
 #define ARG(n) ((unsigned long)SYSCALL_ARG##n(regs))
 #define STR(n) ((const char *)ARG(n))
 
@@ -111,6 +112,11 @@ static __always_inline bool stash_meta_call(struct pt_regs *regs, long id)
 	case NR_lremovexattr: stash_meta(WW_OP_REMOVEXATTR, AT_FDCWD, STR(1), false); return true;
 	case NR_fremovexattr: stash_meta(WW_OP_REMOVEXATTR, ARG(1), NULL, false); return true;
 	case NR_removexattrat: stash_meta(WW_OP_REMOVEXATTR, ARG(1), STR(2), !(ARG(3) & AT_SYMLINK_NOFOLLOW)); return true;
+	case NR_ioctl:
+		/* Only the commands that change inode flags (chattr). */
+		if (false WW_SETFLAGS_IOCTLS(OR_CMD))
+			stash_meta(WW_OP_SETFLAGS, ARG(1), NULL, false);
+		return true;
 	}
 	return false;
 }
@@ -168,6 +174,9 @@ static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long 
 	struct args a;
 
 	if (!stashing(SYSCALL_NR(regs)))
+		return 0;
+	/* Of the ioctls, only inode flag changes. */
+	if (SYSCALL_NR(regs) == NR_ioctl && !(false WW_SETFLAGS_IOCTLS(OR_CMD)))
 		return 0;
 	st = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
 	if (!st)

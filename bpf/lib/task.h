@@ -57,6 +57,19 @@ struct {
 	__type(value, __u64);
 } stats SEC(".maps");
 
+/*
+ * The tree's io_uring extended-attribute changes, submitted and not yet
+ * made: keyed by the address of the request's attribute name, which the
+ * kernel hands to the LSM hooks when it makes the change (the LSM tier
+ * refuses it there); the value is the submitting process.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64);
+	__type(value, __u32);
+} uring_xattrs SEC(".maps");
+
 static __always_inline void count(__u32 which)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &which);

@@ -18,6 +18,47 @@ static __always_inline void *uring_cmd(struct io_kiocb *req)
 	return (void *)req + bpf_core_field_offset(struct io_kiocb, cmd);
 }
 
+/*
+ * An extended attribute set by path (SETXATTR, which follows a symlink
+ * in the last component) or on a descriptor (FSETXATTR; a registered
+ * file, not in the descriptor table, is judged as no file at all).
+ * Under --enforce it is noted for the LSM tier, which refuses it when
+ * the kernel makes it; the other tiers have no hook that could, and kill
+ * the submitter now unless the kernel can tell it is allowed: it may
+ * still take effect.
+ */
+static __always_inline void uring_xattr(struct io_kiocb *req, __u8 opcode, struct args *a)
+{
+	struct io_xattr *x = uring_cmd(req);
+	__u64 name = (__u64)BPF_CORE_READ(x, ctx.kname);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	a->op = WW_OP_SETXATTR;
+	if (opcode == bpf_core_enum_value(enum io_uring_op, IORING_OP_SETXATTR)) {
+		a->flags = WW_META_FOLLOW;
+		a->dfd = AT_FDCWD;
+		a->path = (__u64)BPF_CORE_READ(x, filename, name);
+	} else {
+		/* REQ_F_FIXED_FILE is bit 0 of req->flags (as IOSQE_FIXED_FILE
+		 * is of the request's), whose width varies: its first byte. */
+		__u8 low = 0;
+
+		bpf_probe_read_kernel(&low, 1, (void *)req + bpf_core_field_offset(struct io_kiocb, flags));
+		a->dfd = low & 1 ? -1 : BPF_CORE_READ(req, cqe.fd);
+	}
+	if (enforce_tier == WW_TIER_NONE)
+		return;
+	if (enforce_tier == WW_TIER_LSM) {
+		if (bpf_map_update_elem(&uring_xattrs, &name, &tgid, BPF_ANY))
+			count(WW_STAT_PROC_FULL);
+		return;
+	}
+	if (!a->path && a->dfd < 0)
+		a->action = kill_current() ? WW_ACT_KILLED : 0;
+	else
+		a->action = judge_enter(a->path, a->dfd, 0, 0, true);
+}
+
 static __always_inline int uring_submitted(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct io_kiocb *req = (struct io_kiocb *)ctx->args[0];
@@ -66,6 +107,11 @@ static __always_inline int uring_submitted(struct bpf_raw_tracepoint_args *ctx)
 		a.op = WW_OP_SYMLINK;
 		a.dfd = BPF_CORE_READ(l, new_dfd);
 		a.path = (__u64)BPF_CORE_READ(l, newpath, name);
+	} else if (opcode == bpf_core_enum_value(enum io_uring_op, IORING_OP_SETXATTR) ||
+		   opcode == bpf_core_enum_value(enum io_uring_op, IORING_OP_FSETXATTR)) {
+		if (!watch_metadata)
+			return 0; /* --ignore-metadata */
+		uring_xattr(req, opcode, &a);
 	} else {
 		return 0;
 	}

@@ -111,12 +111,17 @@ static __always_inline bool is_marker(struct event *e)
 	return true;
 }
 
+#define FMODE_CREATED (1u << 20) /* include/linux/fs.h: the open created the file */
+
 /*
  * A write to file f that this process already made the same way, for the
  * same test, since its last test-boundary announcement: counted in the
- * repeats map, and nothing else to do.
+ * repeats map, and nothing else to do. An open that created its file
+ * (created) made a file no earlier write touched, whatever its inode
+ * number says: it is always sent.
  */
-static __always_inline bool counted_repeat(struct file *f, struct args *a, struct pt_regs *regs)
+static __always_inline bool counted_repeat(struct file *f, bool created, struct args *a,
+					   struct pt_regs *regs)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct proc *pr = bpf_map_lookup_elem(&procs, &tgid);
@@ -124,6 +129,7 @@ static __always_inline bool counted_repeat(struct file *f, struct args *a, struc
 	struct repeat_key rk = {
 		.ino = BPF_CORE_READ(f, f_inode, i_ino),
 		.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev),
+		.gen = BPF_CORE_READ(f, f_inode, i_generation),
 		.tgid = tgid,
 		.op = a->op,
 		.flags = a->flags,
@@ -132,7 +138,7 @@ static __always_inline bool counted_repeat(struct file *f, struct args *a, struc
 	};
 	__u64 *n;
 
-	if (!rk.ino)
+	if (!rk.ino || created)
 		return false;
 	n = bpf_map_lookup_elem(&repeats, &rk);
 	if (!n)
@@ -141,8 +147,6 @@ static __always_inline bool counted_repeat(struct file *f, struct args *a, struc
 	count(WW_STAT_REPEATS);
 	return true;
 }
-
-#define FMODE_CREATED (1u << 20) /* include/linux/fs.h: the open created the file */
 
 /*
  * Send the record of one write: its paths, the directories relative paths
@@ -165,12 +169,15 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	 * start-up time. */
 	bool by_file = opened || !a->path;
 	struct file *f = NULL;
+	bool created = false;
 	struct event *e;
 	int link_fd;
 	__u32 off = 0;
 
 	if (by_file)
 		f = fd_file(opened ? ret : a->dfd);
+	if (f && opened)
+		created = BPF_CORE_READ(f, f_mode) & FMODE_CREATED;
 	/* Most writes of a test run go to allowed places, and a loop writes
 	 * the same file again and again: settle both before building
 	 * anything (unless enforcement acted on the write). */
@@ -180,7 +187,7 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 			count(WW_STAT_ALLOWED);
 			return 0;
 		}
-		if (counted_repeat(f, a, regs))
+		if (counted_repeat(f, created, a, regs))
 			return 0;
 	}
 	e = scratch_event();
@@ -202,8 +209,8 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	if (by_file) {
 		off = put_file(e, off, WW_SLOT_RESOLVED, f);
 		/* Whether the open made the file. */
-		if (opened)
-			e->hdr.flags |= (BPF_CORE_READ(f, f_mode) & FMODE_CREATED) ? WW_OPEN_CREATED : 0;
+		if (created)
+			e->hdr.flags |= WW_OPEN_CREATED;
 	} else if (is_metadata(a->op) && (a->flags & WW_META_FOLLOW) && !kstr &&
 		 (link_fd = record_fd_link(e->hdr.len[WW_SLOT_PATH])) >= 0)
 		off = put_file(e, off, WW_SLOT_RESOLVED, f = fd_file(link_fd));
@@ -238,7 +245,7 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	/* Later identical writes will be counted under this key (see
 	 * counted_repeat). */
 	struct repeat_key rk = {
-		.ino = e->hdr.ino, .dev = e->hdr.dev, .tgid = e->hdr.tgid,
+		.ino = e->hdr.ino, .dev = e->hdr.dev, .gen = e->hdr.gen, .tgid = e->hdr.tgid,
 		.op = a->op, .flags = a->flags, .test = e->hdr.test, .epoch = e->hdr.epoch,
 	};
 	count(WW_STAT_EVENTS);

@@ -162,7 +162,7 @@ func (c *Config) flagSet() *flag.FlagSet {
 	fs.DurationVar(&c.Grace, "grace", 2*time.Second, "after COMMAND exits, wait this long for the processes it left running")
 	fs.BoolVar(&c.KillSurvivors, "kill-survivors", false, "kill the processes of the tree still running after --grace")
 	fs.UintVar(&c.RingbufMiB, "ringbuf-mib", 8, "size of the kernel ring buffer in MiB (a power of two)")
-	fs.BoolVar(&c.IgnoreMetadata, "ignore-metadata", false, "do not report chmod, chown, utimes and xattr changes")
+	fs.BoolVar(&c.IgnoreMetadata, "ignore-metadata", false, "do not report chmod, chown, utimes, xattr and inode flag changes")
 	fs.IntVar(&c.MaxViolations, "max-violations", 10000, "list at most `N` paths written outside the allowlist; writes to more are counted (0: no limit)")
 	fs.StringVar(&c.SuggestConfig, "suggest-config", "", "write a proposed .writewatch.yaml to `FILE`: the config in use plus the fewest allow entries that let this run's writes pass, each commented with its tests and severity (write it in the project's directory: relative entries are relative to the config's)")
 	fs.StringVar(&c.Baseline, "baseline", "", "the --json report of an earlier run, `FILE`: writes it lists (same test, operation and path, or path pattern) are marked baselined and fail nothing; only new ones fail the run, and those no longer made are listed as fixed")

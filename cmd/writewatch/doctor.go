@@ -106,7 +106,7 @@ func writeDoctor(w io.Writer, f doctorFacts) int {
 	} else {
 		row("--enforce", fmt.Sprintf("%s (%s)", tier, tierWhy))
 	}
-	guard := "yes: chmod, chown, utimes and xattr changes outside the allowlist are refused (seccomp user notification)"
+	guard := "yes: chmod, chown, utimes, xattr and inode flag changes outside the allowlist are refused (seccomp user notification)"
 	if s.MetadataGuardErr != nil {
 		guard = "no: their writer is killed, but the change may land: " + s.MetadataGuardErr.Error()
 	}

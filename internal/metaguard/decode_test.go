@@ -26,6 +26,7 @@ func TestDecode(t *testing.T) {
 		{"utimensat on fd", "utimensat", [6]uint64{dfd, 0, 0, 0}, call{dfd, 0, true}},
 		{"setxattrat", "setxattrat", [6]uint64{dfd, path, atSymlinkNofollow}, call{dfd, path, false}},
 		{"fremovexattr", "fremovexattr", [6]uint64{dfd}, call{dfd, 0, false}},
+		{"ioctl", "ioctl", [6]uint64{dfd, 0x40086602, path}, call{dfd, 0, false}},
 	} {
 		if got, _ := decode(tc.call, tc.args); got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
@@ -57,12 +58,31 @@ func TestProgramJumps(t *testing.T) {
 		if prog[notify].K != unix.SECCOMP_RET_USER_NOTIF || prog[notify-1].K != unix.SECCOMP_RET_ALLOW {
 			t.Fatalf("%s: the program must end with allow, notify: %+v", arch, prog[notify-1:])
 		}
-		if at := 1 + 1 + int(prog[1].Jf); at != notify-1 {
-			t.Errorf("%s: another architecture jumps to %d, want allow at %d", arch, at, notify-1)
+		if at := 1 + 1 + int(prog[1].Jf); prog[at].Code != unix.BPF_RET|unix.BPF_K || prog[at].K != unix.SECCOMP_RET_ALLOW {
+			t.Errorf("%s: another architecture jumps to %d, %+v, want an allow", arch, at, prog[at])
 		}
+		ioctl, _ := ops.Numbers(arch, []string{"ioctl"})
+		cmds := ops.Ioctls()
 		for i, nr := range nrs {
 			ins := prog[3+i]
-			if ins.K != nr || 3+i+1+int(ins.Jt) != notify || ins.Jf != 0 {
+			to := 3 + i + 1 + int(ins.Jt)
+			if nr == ioctl[0] {
+				// ioctl goes on to the check of its command.
+				if ins.K != nr || prog[to].K != offArg1 || ins.Jf != 0 {
+					t.Errorf("%s: ioctl: %+v does not jump to its commands", arch, ins)
+				}
+				for j, c := range cmds {
+					at := to + 1 + j
+					if ins := prog[at]; ins.K != c || at+1+int(ins.Jt) != notify || ins.Jf != 0 {
+						t.Errorf("%s: ioctl command %#x: %+v does not jump to notify", arch, c, ins)
+					}
+				}
+				if prog[to+1+len(cmds)].K != unix.SECCOMP_RET_ALLOW {
+					t.Errorf("%s: another ioctl command is not allowed", arch)
+				}
+				continue
+			}
+			if ins.K != nr || to != notify || ins.Jf != 0 {
 				t.Errorf("%s: syscall %d: %+v does not jump to notify", arch, nr, ins)
 			}
 			if name := ops.Name(arch, nr); name == "" {

@@ -37,16 +37,20 @@ func syscalls(arch string) ([]uint32, error) {
 	return ops.Numbers(arch, ops.Syscalls(ops.Metadata))
 }
 
-// Offsets in struct seccomp_data.
+// Offsets in struct seccomp_data: the syscall number, the architecture,
+// and the low 32 bits of the second argument (little-endian), an ioctl's
+// command.
 const (
 	offNr   = 0
 	offArch = 4
+	offArg1 = 24
 )
 
 // program is the classic BPF filter for arch (a GOARCH): its native
-// syscalls in syscalls go to the listener, everything else runs. Calls
-// of another ABI (x32 and ia32 on x86-64, AArch32 on arm64) are not
-// watched by writewatch at all (see docs/limits.md), and run.
+// syscalls in syscalls go to the listener (ioctl only with one of the
+// commands of ops.Ioctls), everything else runs. Calls of another ABI
+// (x32 and ia32 on x86-64, AArch32 on arm64) are not watched by
+// writewatch at all (see docs/limits.md), and run.
 func program(arch string) ([]unix.SockFilter, error) {
 	audit, ok := auditArch[arch]
 	if !ok {
@@ -56,19 +60,39 @@ func program(arch string) ([]unix.SockFilter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metadata guard: %w", err)
 	}
-	n := len(nrs)
-	// Layout: 0 load arch, 1 check it, 2 load nr, 3..3+n-1 compare,
-	// 3+n allow, 4+n notify.
-	allow, notify := 3+n, 4+n
+	ioctl, err := ops.Numbers(arch, []string{"ioctl"})
+	if err != nil {
+		return nil, fmt.Errorf("metadata guard: %w", err)
+	}
+	cmds := ops.Ioctls()
+	n, k := len(nrs), len(cmds)
+	// Layout: 0 load arch, 1 check it, 2 load nr, 3..3+n-1 compare
+	// (ioctl's jumps to its commands), 3+n allow; 4+n load the command,
+	// 5+n..5+n+k-1 compare, 5+n+k allow; 6+n+k notify. Jumps go forward
+	// only.
+	allow, cmd, notify := 3+n, 4+n, 6+n+k
 	prog := []unix.SockFilter{
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offArch},
 		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: audit, Jt: 0, Jf: uint8(allow - 2)},
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offNr},
 	}
 	for i, nr := range nrs {
-		at := 3 + i
+		at, to := 3+i, notify
+		if nr == ioctl[0] {
+			to = cmd
+		}
 		prog = append(prog, unix.SockFilter{
-			Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: nr, Jt: uint8(notify - at - 1),
+			Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: nr, Jt: uint8(to - at - 1),
+		})
+	}
+	prog = append(prog,
+		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
+		unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offArg1},
+	)
+	for i, c := range cmds {
+		at := cmd + 1 + i
+		prog = append(prog, unix.SockFilter{
+			Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: c, Jt: uint8(notify - at - 1),
 		})
 	}
 	return append(prog,

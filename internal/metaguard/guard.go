@@ -167,7 +167,7 @@ func decode(syscall string, a [6]uint64) (c call, flags uint64) {
 	case "chmod", "chown", "utime", "utimes", "setxattr", "removexattr":
 	case "lchown", "lsetxattr", "lremovexattr":
 		c.follow = false
-	case "fchmod", "fchown", "fsetxattr", "fremovexattr":
+	case "fchmod", "fchown", "fsetxattr", "fremovexattr", "ioctl":
 		c = call{dfd: int32(a[0])}
 	case "fchmodat", "futimesat":
 		c = call{dfd: int32(a[0]), path: a[1], follow: true}
@@ -186,11 +186,13 @@ func decode(syscall string, a [6]uint64) (c call, flags uint64) {
 
 // resolve finds the file a call acts on, as a clean absolute path, the
 // way the kernel will: the path read from the caller's memory, relative
-// to its cwd or dirfd, symlinks followed unless the call says not to.
+// to its cwd or dirfd, symlinks followed unless the call says not to
+// (see walk: /proc/self, /dev/stdin and the like are the caller's).
 // It returns "" and true for something that is not a file (a pipe, a
 // socket), and false when the call cannot be judged (it is refused).
 func resolve(n *notif) (string, bool) {
-	proc := "/proc/" + strconv.FormatUint(uint64(n.PID), 10)
+	tid := strconv.FormatUint(uint64(n.PID), 10)
+	proc := "/proc/" + tid
 	c, flags := decode(ops.Name(runtime.GOARCH, uint32(n.Data.Nr)), n.Data.Args)
 	var name string
 	if c.path != 0 {
@@ -213,13 +215,7 @@ func resolve(n *notif) (string, bool) {
 	if name == "" {
 		return "", true // ENOENT: nothing to change
 	}
-	// The caller's /proc/self is not ours.
-	for _, self := range []string{"/proc/self", "/proc/thread-self"} {
-		if rest, ok := strings.CutPrefix(name, self); ok && (rest == "" || rest[0] == '/') {
-			name = proc + rest
-		}
-	}
-	if !filepath.IsAbs(name) {
+	if !strings.HasPrefix(name, "/") {
 		link := proc + "/cwd"
 		if c.dfd != atFDCWD {
 			link = proc + "/fd/" + strconv.Itoa(int(c.dfd))
@@ -228,29 +224,85 @@ func resolve(n *notif) (string, bool) {
 		if err != nil || !filepath.IsAbs(base) {
 			return "", false
 		}
-		name = filepath.Join(base, name)
+		name = base + "/" + name // not cleaned: ".." comes after symlinks
 	}
-	name = filepath.Clean(name)
-	// /proc/PID/fd/N names what the fd holds, which may be no file.
-	if c.follow && strings.HasPrefix(name, "/proc/") && filepath.Base(filepath.Dir(name)) == "fd" {
-		if target, err := os.Readlink(name); err == nil {
-			if !strings.HasPrefix(target, "/") {
-				return "", true
-			}
-			name = strings.TrimSuffix(target, " (deleted)")
+	return walk(name, proc, tid, c.follow)
+}
+
+// maxLinks is how many symlinks one lookup follows, the kernel's
+// MAXSYMLINKS.
+const maxLinks = 40
+
+// walk resolves the absolute path p as the kernel looks it up for the
+// caller (thread tid, whose /proc directory is proc): one component at a
+// time, a symlink followed where it stands, before any ".." after it;
+// the last component followed only when follow is set (or when it is
+// "." or ".."). /proc/self and /proc/thread-self are the caller's, so
+// /dev/stdin, /dev/fd/N (links to /proc/self/fd/...) and /proc/self/fd/N
+// name the caller's descriptors; one that holds no file (a pipe, a
+// socket) makes "", true. It returns a clean absolute path and true.
+//
+// The walk reads the filesystem as it is now. Where a component does
+// not exist, the rest of the path is cleaned as text: the call fails
+// there, or creates nothing the guard judges.
+func walk(p, proc, tid string, follow bool) (string, bool) {
+	dest := "" // the directory reached so far; "" is /
+	rest := p
+	links := 0
+	for {
+		rest = strings.TrimLeft(rest, "/")
+		if rest == "" {
+			break
 		}
-	}
-	if c.follow {
-		if real, err := filepath.EvalSymlinks(name); err == nil {
-			return real, true
+		var comp string
+		comp, rest, _ = strings.Cut(rest, "/")
+		switch comp {
+		case ".":
+			continue
+		case "..":
+			dest = dest[:max(strings.LastIndexByte(dest, '/'), 0)]
+			continue
 		}
+		next := dest + "/" + comp
+		switch next {
+		case "/proc/self":
+			next = proc
+		case "/proc/thread-self":
+			next = proc + "/task/" + tid
+		}
+		if strings.TrimLeft(rest, "/") == "" && !follow {
+			dest = next
+			break
+		}
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return filepath.Clean(next + "/" + rest), true
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			dest = next
+			continue
+		}
+		target, err := os.Readlink(next)
+		if links++; err != nil || links > maxLinks {
+			return filepath.Clean(next + "/" + rest), true
+		}
+		if !strings.HasPrefix(target, "/") && strings.HasPrefix(next, "/proc/") &&
+			strings.Contains(target, ":") {
+			// A descriptor's link to no file: pipe:[…], socket:[…],
+			// anon_inode:….
+			return "", true
+		}
+		// A descriptor of a deleted file: the name it had.
+		target = strings.TrimSuffix(target, " (deleted)")
+		if strings.HasPrefix(target, "/") {
+			dest = ""
+		}
+		rest = target + "/" + rest
 	}
-	// Not followed, or not there (yet): the directory it is in, resolved.
-	dir, file := filepath.Split(name)
-	if real, err := filepath.EvalSymlinks(dir); err == nil {
-		return filepath.Join(real, file), true
+	if dest == "" {
+		return "/", true
 	}
-	return name, true
+	return dest, true
 }
 
 // readString reads a NUL-terminated string of at most PATH_MAX bytes at

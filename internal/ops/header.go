@@ -39,6 +39,12 @@ func CHeader() []byte {
 	p("/* The syscalls that produce the metadata changes, as X(name) for NR_name:\n")
 	p(" * their cases in sys_enter, and stash_meta_call. */\n")
 	p("%s\n\n", xlist("META_SYSCALLS(X)", Syscalls(Metadata)))
+	var cmds []string
+	for _, c := range ioctls {
+		cmds = append(cmds, fmt.Sprintf("%#x", c.cmd))
+	}
+	p("/* The ioctl commands that change inode flags (WW_OP_SETFLAGS), as X(cmd). */\n")
+	p("%s\n\n", xlist("WW_SETFLAGS_IOCTLS(X)", cmds))
 	p("/* Every syscall that produces an operation: those whose arguments\n")
 	p(" * sys_enter stores for sys_exit: every case of its switch but the fork\n")
 	p(" * family. */\n")

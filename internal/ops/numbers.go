@@ -16,7 +16,7 @@ import "fmt"
 var numbers = map[string]map[string]uint32{
 	// arch/x86/entry/syscalls/syscall_64.tbl
 	"amd64": {
-		"open": 2, "clone": 56, "fork": 57, "vfork": 58, "truncate": 76,
+		"open": 2, "ioctl": 16, "clone": 56, "fork": 57, "vfork": 58, "truncate": 76,
 		"rename": 82, "mkdir": 83, "rmdir": 84, "creat": 85, "link": 86,
 		"unlink": 87, "symlink": 88, "chmod": 90, "fchmod": 91, "chown": 92,
 		"fchown": 93, "lchown": 94, "utime": 132, "mknod": 133,
@@ -31,7 +31,7 @@ var numbers = map[string]map[string]uint32{
 	// include/uapi/asm-generic/unistd.h
 	"arm64": {
 		"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14,
-		"lremovexattr": 15, "fremovexattr": 16, "mknodat": 33, "mkdirat": 34,
+		"lremovexattr": 15, "fremovexattr": 16, "ioctl": 29, "mknodat": 33, "mkdirat": 34,
 		"unlinkat": 35, "symlinkat": 36, "linkat": 37, "renameat": 38,
 		"truncate": 45, "fchmod": 52, "fchmodat": 53, "fchownat": 54,
 		"fchown": 55, "openat": 56, "utimensat": 88, "clone": 220,

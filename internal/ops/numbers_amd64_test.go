@@ -23,7 +23,7 @@ func TestNumbersAMD64(t *testing.T) {
 		"setxattr": unix.SYS_SETXATTR, "lsetxattr": unix.SYS_LSETXATTR, "fsetxattr": unix.SYS_FSETXATTR,
 		"setxattrat": unix.SYS_SETXATTRAT, "removexattr": unix.SYS_REMOVEXATTR,
 		"lremovexattr": unix.SYS_LREMOVEXATTR, "fremovexattr": unix.SYS_FREMOVEXATTR,
-		"removexattrat": unix.SYS_REMOVEXATTRAT,
+		"removexattrat": unix.SYS_REMOVEXATTRAT, "ioctl": unix.SYS_IOCTL,
 		// The fork family.
 		"clone": unix.SYS_CLONE, "clone3": unix.SYS_CLONE3, "fork": unix.SYS_FORK, "vfork": unix.SYS_VFORK,
 	}
@@ -37,5 +37,23 @@ func TestNumbersAMD64(t *testing.T) {
 		if _, ok := want[name]; !ok {
 			t.Errorf("%s: not checked against golang.org/x/sys/unix; add it here", name)
 		}
+	}
+}
+
+// The ioctl commands are those of golang.org/x/sys/unix, or (which it
+// lacks) computed as the kernel's _IOW does.
+func TestIoctls(t *testing.T) {
+	iow := func(typ byte, nr, size uint32) uint32 { return 1<<30 | size<<16 | uint32(typ)<<8 | nr }
+	want := map[string]uint32{
+		"FS_IOC_SETFLAGS":   unix.FS_IOC_SETFLAGS,
+		"FS_IOC_FSSETXATTR": iow('X', 32, 28), // struct fsxattr: 28 bytes
+	}
+	for _, c := range ioctls {
+		if want[c.name] != c.cmd {
+			t.Errorf("%s: %#x, want %#x", c.name, c.cmd, want[c.name])
+		}
+	}
+	if len(ioctls) != len(want) {
+		t.Errorf("%d ioctls, %d checked", len(ioctls), len(want))
 	}
 }

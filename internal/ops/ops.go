@@ -48,6 +48,7 @@ const (
 	Utimes
 	Setxattr
 	Removexattr
+	Setflags
 )
 
 // Kind says what an operation changes.
@@ -60,7 +61,7 @@ const (
 	// Namespace operations add, remove or rename names.
 	Namespace
 	// Metadata operations change a file's attributes: mode, owner,
-	// times, extended attributes.
+	// times, extended attributes, inode flags.
 	Metadata
 )
 
@@ -118,9 +119,33 @@ var table = [...]row{
 	Utimes: {name: "utimes", kind: Metadata, metric: "utimes",
 		syscalls: []string{"utime", "utimes", "futimesat", "utimensat"}},
 	Setxattr: {name: "setxattr", kind: Metadata, metric: "setxattr",
-		syscalls: []string{"setxattr", "lsetxattr", "fsetxattr", "setxattrat"}},
+		syscalls: []string{"setxattr", "lsetxattr", "fsetxattr", "setxattrat"},
+		uring:    []string{"IORING_OP_SETXATTR", "IORING_OP_FSETXATTR"}},
 	Removexattr: {name: "removexattr", kind: Metadata, metric: "removexattr",
 		syscalls: []string{"removexattr", "lremovexattr", "fremovexattr", "removexattrat"}},
+	Setflags: {name: "setflags", kind: Metadata, metric: "setflags",
+		syscalls: []string{"ioctl"}}, // with one of the commands of Ioctls only
+}
+
+// ioctls are the ioctl commands that change a file's inode flags
+// (chattr +i, +a, ...): of the ioctls, the only ones that are a write
+// (Setflags). The kernel side (WW_SETFLAGS_IOCTLS) and the metadata
+// guard's filter look at these commands only.
+var ioctls = []struct {
+	name string
+	cmd  uint32
+}{
+	{"FS_IOC_SETFLAGS", 0x40086602},   // _IOW('f', 2, long)
+	{"FS_IOC_FSSETXATTR", 0x401c5820}, // _IOW('X', 32, struct fsxattr)
+}
+
+// Ioctls are the ioctl commands that are Setflags writes.
+func Ioctls() []uint32 {
+	cmds := make([]uint32, len(ioctls))
+	for i, c := range ioctls {
+		cmds[i] = c.cmd
+	}
+	return cmds
 }
 
 // Count is the number of operations: they are 1 to Count.

@@ -48,7 +48,7 @@ type Config struct {
 	KillSurvivors bool
 	// RingBufferBytes sizes the kernel ring buffer (0: default).
 	RingBufferBytes uint32
-	// IgnoreMetadata leaves chmod, chown, utimes and xattr changes out.
+	// IgnoreMetadata leaves chmod, chown, utimes, xattr and inode flag changes out.
 	IgnoreMetadata bool
 	// MaxViolations caps the violations listed (0: no cap); writes to
 	// further paths are counted in Report.UnlistedViolations.

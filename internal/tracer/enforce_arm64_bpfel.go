@@ -49,20 +49,23 @@ type enforceTaskState struct {
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	enforceMapDirVerdicts     = "dir_verdicts"
-	enforceMapMarks           = "marks"
-	enforceMapStats           = "stats"
-	enforceMapTasks           = "tasks"
-	enforceProgWwFileOpen     = "ww_file_open"
-	enforceProgWwPathLink     = "ww_path_link"
-	enforceProgWwPathMkdir    = "ww_path_mkdir"
-	enforceProgWwPathMknod    = "ww_path_mknod"
-	enforceProgWwPathRename   = "ww_path_rename"
-	enforceProgWwPathRmdir    = "ww_path_rmdir"
-	enforceProgWwPathSymlink  = "ww_path_symlink"
-	enforceProgWwPathTruncate = "ww_path_truncate"
-	enforceProgWwPathUnlink   = "ww_path_unlink"
-	enforceVarEnforceKill     = "enforce_kill"
+	enforceMapDirVerdicts      = "dir_verdicts"
+	enforceMapMarks            = "marks"
+	enforceMapStats            = "stats"
+	enforceMapTasks            = "tasks"
+	enforceMapUringXattrs      = "uring_xattrs"
+	enforceProgWwFileOpen      = "ww_file_open"
+	enforceProgWwInodeSetAcl   = "ww_inode_set_acl"
+	enforceProgWwInodeSetxattr = "ww_inode_setxattr"
+	enforceProgWwPathLink      = "ww_path_link"
+	enforceProgWwPathMkdir     = "ww_path_mkdir"
+	enforceProgWwPathMknod     = "ww_path_mknod"
+	enforceProgWwPathRename    = "ww_path_rename"
+	enforceProgWwPathRmdir     = "ww_path_rmdir"
+	enforceProgWwPathSymlink   = "ww_path_symlink"
+	enforceProgWwPathTruncate  = "ww_path_truncate"
+	enforceProgWwPathUnlink    = "ww_path_unlink"
+	enforceVarEnforceKill      = "enforce_kill"
 )
 
 // loadEnforce returns the embedded CollectionSpec for enforce.
@@ -107,15 +110,17 @@ type enforceSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type enforceProgramSpecs struct {
-	WwFileOpen     *ebpf.ProgramSpec `ebpf:"ww_file_open"`
-	WwPathLink     *ebpf.ProgramSpec `ebpf:"ww_path_link"`
-	WwPathMkdir    *ebpf.ProgramSpec `ebpf:"ww_path_mkdir"`
-	WwPathMknod    *ebpf.ProgramSpec `ebpf:"ww_path_mknod"`
-	WwPathRename   *ebpf.ProgramSpec `ebpf:"ww_path_rename"`
-	WwPathRmdir    *ebpf.ProgramSpec `ebpf:"ww_path_rmdir"`
-	WwPathSymlink  *ebpf.ProgramSpec `ebpf:"ww_path_symlink"`
-	WwPathTruncate *ebpf.ProgramSpec `ebpf:"ww_path_truncate"`
-	WwPathUnlink   *ebpf.ProgramSpec `ebpf:"ww_path_unlink"`
+	WwFileOpen      *ebpf.ProgramSpec `ebpf:"ww_file_open"`
+	WwInodeSetAcl   *ebpf.ProgramSpec `ebpf:"ww_inode_set_acl"`
+	WwInodeSetxattr *ebpf.ProgramSpec `ebpf:"ww_inode_setxattr"`
+	WwPathLink      *ebpf.ProgramSpec `ebpf:"ww_path_link"`
+	WwPathMkdir     *ebpf.ProgramSpec `ebpf:"ww_path_mkdir"`
+	WwPathMknod     *ebpf.ProgramSpec `ebpf:"ww_path_mknod"`
+	WwPathRename    *ebpf.ProgramSpec `ebpf:"ww_path_rename"`
+	WwPathRmdir     *ebpf.ProgramSpec `ebpf:"ww_path_rmdir"`
+	WwPathSymlink   *ebpf.ProgramSpec `ebpf:"ww_path_symlink"`
+	WwPathTruncate  *ebpf.ProgramSpec `ebpf:"ww_path_truncate"`
+	WwPathUnlink    *ebpf.ProgramSpec `ebpf:"ww_path_unlink"`
 }
 
 // enforceMapSpecs contains maps before they are loaded into the kernel.
@@ -126,6 +131,7 @@ type enforceMapSpecs struct {
 	Marks       *ebpf.MapSpec `ebpf:"marks"`
 	Stats       *ebpf.MapSpec `ebpf:"stats"`
 	Tasks       *ebpf.MapSpec `ebpf:"tasks"`
+	UringXattrs *ebpf.MapSpec `ebpf:"uring_xattrs"`
 }
 
 // enforceVariableSpecs contains global variables before they are loaded into the kernel.
@@ -159,6 +165,7 @@ type enforceMaps struct {
 	Marks       *ebpf.Map `ebpf:"marks"`
 	Stats       *ebpf.Map `ebpf:"stats"`
 	Tasks       *ebpf.Map `ebpf:"tasks"`
+	UringXattrs *ebpf.Map `ebpf:"uring_xattrs"`
 }
 
 func (m *enforceMaps) Close() error {
@@ -167,6 +174,7 @@ func (m *enforceMaps) Close() error {
 		m.Marks,
 		m.Stats,
 		m.Tasks,
+		m.UringXattrs,
 	)
 }
 
@@ -181,20 +189,24 @@ type enforceVariables struct {
 //
 // It can be passed to loadEnforceObjects or ebpf.CollectionSpec.LoadAndAssign.
 type enforcePrograms struct {
-	WwFileOpen     *ebpf.Program `ebpf:"ww_file_open"`
-	WwPathLink     *ebpf.Program `ebpf:"ww_path_link"`
-	WwPathMkdir    *ebpf.Program `ebpf:"ww_path_mkdir"`
-	WwPathMknod    *ebpf.Program `ebpf:"ww_path_mknod"`
-	WwPathRename   *ebpf.Program `ebpf:"ww_path_rename"`
-	WwPathRmdir    *ebpf.Program `ebpf:"ww_path_rmdir"`
-	WwPathSymlink  *ebpf.Program `ebpf:"ww_path_symlink"`
-	WwPathTruncate *ebpf.Program `ebpf:"ww_path_truncate"`
-	WwPathUnlink   *ebpf.Program `ebpf:"ww_path_unlink"`
+	WwFileOpen      *ebpf.Program `ebpf:"ww_file_open"`
+	WwInodeSetAcl   *ebpf.Program `ebpf:"ww_inode_set_acl"`
+	WwInodeSetxattr *ebpf.Program `ebpf:"ww_inode_setxattr"`
+	WwPathLink      *ebpf.Program `ebpf:"ww_path_link"`
+	WwPathMkdir     *ebpf.Program `ebpf:"ww_path_mkdir"`
+	WwPathMknod     *ebpf.Program `ebpf:"ww_path_mknod"`
+	WwPathRename    *ebpf.Program `ebpf:"ww_path_rename"`
+	WwPathRmdir     *ebpf.Program `ebpf:"ww_path_rmdir"`
+	WwPathSymlink   *ebpf.Program `ebpf:"ww_path_symlink"`
+	WwPathTruncate  *ebpf.Program `ebpf:"ww_path_truncate"`
+	WwPathUnlink    *ebpf.Program `ebpf:"ww_path_unlink"`
 }
 
 func (p *enforcePrograms) Close() error {
 	return _EnforceClose(
 		p.WwFileOpen,
+		p.WwInodeSetAcl,
+		p.WwInodeSetxattr,
 		p.WwPathLink,
 		p.WwPathMkdir,
 		p.WwPathMknod,

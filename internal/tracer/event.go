@@ -90,11 +90,13 @@ type Event struct {
 	// ViaIOUring marks a request submitted through io_uring: it was seen
 	// when submitted, so Ret says nothing about its result.
 	ViaIOUring bool
-	// Ino and Dev name the file behind SlotResolved (0: none). The kernel
-	// counts later identical writes to it in the repeats map instead of
-	// sending them: see Tracer.Repeats.
+	// Ino, Dev and Gen (the inode's generation) name the file behind
+	// SlotResolved (Ino 0: none). The kernel counts later identical
+	// writes to it in the repeats map instead of sending them: see
+	// Tracer.Repeats.
 	Ino uint64
 	Dev uint32
+	Gen uint32
 	// Test is a test token handed out by the kernel: for a write, the
 	// test of the goroutine that wrote (Go & GoTest); for a fork, the test
 	// of the goroutine that forked; for KindTestStart/End, the test.
@@ -142,7 +144,7 @@ func (e *Event) decode(raw []byte) error {
 	e.present, e.truncated = uint32(h.Present), h.Truncated
 	e.Action = h.Action
 	e.ViaIOUring = h.Via == uint16(writewatchWwViaWW_VIA_IO_URING)
-	e.Ino, e.Dev = h.Ino, h.Dev
+	e.Ino, e.Dev, e.Gen = h.Ino, h.Dev, h.Gen
 	comm := raw[commOff : commOff+len(h.Comm)]
 	if i := bytes.IndexByte(comm, 0); i >= 0 {
 		comm = comm[:i]
@@ -201,11 +203,12 @@ func (e *Event) Args() []string {
 }
 
 // RepeatKey identifies the repeats of one sent write: the same process,
-// operation, flags and file, for the same test (Go test token, or the
-// process's announcement epoch).
+// operation, flags and file (inode number, device and generation), for
+// the same test (Go test token, or the process's announcement epoch).
 type RepeatKey struct {
 	Ino   uint64
 	Dev   uint32
+	Gen   uint32
 	TGID  uint32
 	Op    ops.Op
 	Flags uint32
@@ -219,7 +222,7 @@ func (e *Event) RepeatKey() (k RepeatKey, ok bool) {
 	if e.Ino == 0 || e.truncated != 0 {
 		return k, false
 	}
-	return RepeatKey{Ino: e.Ino, Dev: e.Dev, TGID: e.TGID, Op: e.Op, Flags: e.Flags, Test: e.Test, Epoch: e.Epoch}, true
+	return RepeatKey{Ino: e.Ino, Dev: e.Dev, Gen: e.Gen, TGID: e.TGID, Op: e.Op, Flags: e.Flags, Test: e.Test, Epoch: e.Epoch}, true
 }
 
 // SetSlot sets slot s of a record built by hand (for tests and replays).

@@ -46,7 +46,7 @@ type Options struct {
 	// RingBufferBytes is the size of the kernel-to-user ring buffer, a
 	// power of two multiple of the page size. 0 means 8 MiB.
 	RingBufferBytes uint32
-	// IgnoreMetadata leaves chmod, chown, utimes and xattr changes out.
+	// IgnoreMetadata leaves chmod, chown, utimes, xattr and inode flag changes out.
 	IgnoreMetadata bool
 	// Marks let the kernel recognise allowed writes and keep them from
 	// user space. A write is dropped in the kernel only when every path
@@ -411,17 +411,29 @@ func (t *Tracer) loadLSM(kill bool) error {
 		return fmt.Errorf("set enforce_kill: %w", err)
 	}
 	spec.Maps["marks"].MaxEntries = t.objs.Marks.MaxEntries() // sized by New
+	// Before Linux 6.2, POSIX ACLs are set through inode_setxattr, and
+	// there is no inode_set_acl: its program is then loaded on the other
+	// hook, which takes the same first arguments, and not attached.
+	setACL := hasLSMHook("inode_set_acl")
+	if !setACL {
+		spec.Programs["ww_inode_set_acl"].AttachTo = "inode_setxattr"
+	}
 	t.lsm = &enforceObjects{}
 	err = spec.LoadAndAssign(t.lsm, &ebpf.CollectionOptions{MapReplacements: map[string]*ebpf.Map{
 		"tasks": t.objs.Tasks, "marks": t.objs.Marks, "dir_verdicts": t.objs.DirVerdicts, "stats": t.objs.Stats,
+		"uring_xattrs": t.objs.UringXattrs,
 	}, Cache: kernelBTF})
 	if err != nil {
 		t.lsm = nil
 		return classify("load BPF LSM programs", err)
 	}
 	p := &t.lsm.enforcePrograms
-	for _, prog := range []*ebpf.Program{p.WwFileOpen, p.WwPathTruncate, p.WwPathUnlink, p.WwPathRmdir,
-		p.WwPathMkdir, p.WwPathMknod, p.WwPathSymlink, p.WwPathLink, p.WwPathRename} {
+	progs := []*ebpf.Program{p.WwFileOpen, p.WwPathTruncate, p.WwPathUnlink, p.WwPathRmdir,
+		p.WwPathMkdir, p.WwPathMknod, p.WwPathSymlink, p.WwPathLink, p.WwPathRename, p.WwInodeSetxattr}
+	if setACL {
+		progs = append(progs, p.WwInodeSetAcl)
+	}
+	for _, prog := range progs {
 		l, err := link.AttachLSM(link.LSMOptions{Program: prog})
 		if err != nil {
 			return classify("attach BPF LSM program", err)
@@ -429,6 +441,17 @@ func (t *Tracer) loadLSM(kill bool) error {
 		t.links = append(t.links, l)
 	}
 	return nil
+}
+
+// hasLSMHook reports whether the kernel has the LSM hook name, by its
+// BPF attachment point in the kernel's BTF.
+func hasLSMHook(name string) bool {
+	spec, err := btf.LoadKernelSpec()
+	if err != nil {
+		return false
+	}
+	var fn *btf.Func
+	return spec.TypeByName("bpf_lsm_"+name, &fn) == nil
 }
 
 // setPrefixes fills the allowed-prefix trie: a directory as "DIR/", a path
@@ -596,7 +619,7 @@ func (t *Tracer) Repeats(fn func(k RepeatKey, n uint64)) error {
 	it := t.objs.Repeats.Iterate()
 	for it.Next(&key, &n) {
 		if n > 0 {
-			fn(RepeatKey{Ino: key.Ino, Dev: key.Dev, TGID: key.Tgid, Op: ops.Op(key.Op), Flags: key.Flags, Test: key.Test, Epoch: key.Epoch}, n)
+			fn(RepeatKey{Ino: key.Ino, Dev: key.Dev, Gen: key.Gen, TGID: key.Tgid, Op: ops.Op(key.Op), Flags: key.Flags, Test: key.Test, Epoch: key.Epoch}, n)
 		}
 	}
 	if err := it.Err(); err != nil {

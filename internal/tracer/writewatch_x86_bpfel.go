@@ -46,7 +46,8 @@ type writewatchEventHdr struct {
 	Clean     uint16
 	Via       uint16
 	Detached  uint16
-	_         [6]byte
+	Pad       uint16
+	Gen       uint32
 	Ino       uint64
 	Dev       uint32
 	Go        uint32
@@ -132,7 +133,7 @@ type writewatchRepeatKey struct {
 	Flags uint32
 	Test  uint64
 	Epoch uint32
-	Pad   uint32
+	Gen   uint32
 }
 
 type writewatchTaskState struct {
@@ -264,6 +265,7 @@ const (
 	writewatchMapStats           = "stats"
 	writewatchMapTasks           = "tasks"
 	writewatchMapTokens          = "tokens"
+	writewatchMapUringXattrs     = "uring_xattrs"
 	writewatchMapWritten         = "written"
 	writewatchProgGoBenchStart   = "go_bench_start"
 	writewatchProgGoExampleStart = "go_example_start"
@@ -376,6 +378,7 @@ type writewatchMapSpecs struct {
 	Stats         *ebpf.MapSpec `ebpf:"stats"`
 	Tasks         *ebpf.MapSpec `ebpf:"tasks"`
 	Tokens        *ebpf.MapSpec `ebpf:"tokens"`
+	UringXattrs   *ebpf.MapSpec `ebpf:"uring_xattrs"`
 	Written       *ebpf.MapSpec `ebpf:"written"`
 }
 
@@ -444,6 +447,7 @@ type writewatchMaps struct {
 	Stats         *ebpf.Map `ebpf:"stats"`
 	Tasks         *ebpf.Map `ebpf:"tasks"`
 	Tokens        *ebpf.Map `ebpf:"tokens"`
+	UringXattrs   *ebpf.Map `ebpf:"uring_xattrs"`
 	Written       *ebpf.Map `ebpf:"written"`
 }
 
@@ -464,6 +468,7 @@ func (m *writewatchMaps) Close() error {
 		m.Stats,
 		m.Tasks,
 		m.Tokens,
+		m.UringXattrs,
 		m.Written,
 	)
 }

@@ -27,14 +27,20 @@ func init() {
 		"uring-rename": func(a []string) error {
 			return uringPaths(ioringOpRenameat, a[0], a[1])
 		},
-		"uring-unlink":  func(a []string) error { return uringPaths(ioringOpUnlinkat, a[0], "") },
-		"chroot":        func(a []string) error { return chrootTo(a[0]) },
-		"mount-ns-bind": mountNSBind,
-		"open-tree":     openTree,
-		"by-handle":     byHandle,
-		"acct":          acct,
-		"core":          coreDump,
-		"bind":          bindSocket,
+		"uring-unlink":     func(a []string) error { return uringPaths(ioringOpUnlinkat, a[0], "") },
+		"chroot":           func(a []string) error { return chrootTo(a[0]) },
+		"mount-ns-bind":    mountNSBind,
+		"open-tree":        openTree,
+		"by-handle":        byHandle,
+		"acct":             acct,
+		"core":             coreDump,
+		"bind":             bindSocket,
+		"reuse-inode":      reuseInode,
+		"reuse-inode-open": reuseInodeOpen,
+		"uring-setxattr":   uringSetxattr,
+		"uring-fsetxattr":  uringFsetxattr,
+		"setflags":         setFlags,
+		"fssetxattr":       fsSetxattr,
 	} {
 		edgeOps[name] = op
 	}
@@ -317,4 +323,191 @@ func bindSocket(a []string) error {
 	}
 	defer unix.Close(s)
 	return unix.Bind(s, &unix.SockaddrUnix{Name: a[0]})
+}
+
+// reuseInode A B: create A, delete it, create B, until B gets the inode
+// number A had (up to 100 tries; each try's names carry its number after
+// the first); prints the name B finally took, and fails if no try did.
+func reuseInode(a []string) error {
+	for i := range 100 {
+		first, second := a[0], a[1]
+		if i > 0 {
+			first, second = fmt.Sprintf("%s.%d", a[0], i), fmt.Sprintf("%s.%d", a[1], i)
+		}
+		var st1, st2 unix.Stat_t
+		if err := openWrite(first, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC); err != nil {
+			return err
+		}
+		if err := unix.Stat(first, &st1); err != nil {
+			return err
+		}
+		if err := unix.Unlink(first); err != nil {
+			return err
+		}
+		if err := openWrite(second, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC); err != nil {
+			return err
+		}
+		if err := unix.Stat(second, &st2); err != nil {
+			return err
+		}
+		if st1.Ino == st2.Ino {
+			fmt.Println(second)
+			return nil
+		}
+	}
+	return fmt.Errorf("no inode number reused in 100 tries")
+}
+
+// reuseInodeOpen A B: another process creates A, this one opens it for
+// appending; A is deleted and the other process creates B, until B gets
+// the number A had (up to 100 tries, names numbered after the first);
+// then this process opens B for appending too, and prints B's name.
+func reuseInodeOpen(a []string) error {
+	create := func(path string) error {
+		return exec.Command("/proc/self/exe", "write", path).Run()
+	}
+	for i := range 100 {
+		first, second := a[0], a[1]
+		if i > 0 {
+			first, second = fmt.Sprintf("%s.%d", a[0], i), fmt.Sprintf("%s.%d", a[1], i)
+		}
+		var st1, st2 unix.Stat_t
+		if err := create(first); err != nil {
+			return err
+		}
+		if err := openWrite(first, unix.O_WRONLY|unix.O_APPEND); err != nil {
+			return err
+		}
+		if err := unix.Stat(first, &st1); err != nil {
+			return err
+		}
+		if err := unix.Unlink(first); err != nil {
+			return err
+		}
+		if err := create(second); err != nil {
+			return err
+		}
+		if err := unix.Stat(second, &st2); err != nil {
+			return err
+		}
+		if st1.Ino == st2.Ino {
+			fmt.Println(second)
+			return openWrite(second, unix.O_WRONLY|unix.O_APPEND)
+		}
+	}
+	return fmt.Errorf("no inode number reused in 100 tries")
+}
+
+const (
+	ioringOpFsetxattr = 41
+	ioringOpSetxattr  = 42
+)
+
+// aclAllRWX is a POSIX access ACL (system.posix_acl_access, version 2)
+// of the three base entries, each rwx: set on a file, it makes it 0777.
+var aclAllRWX = []byte{
+	2, 0, 0, 0, // version
+	0x01, 0, 7, 0, 0xff, 0xff, 0xff, 0xff, // ACL_USER_OBJ rwx
+	0x04, 0, 7, 0, 0xff, 0xff, 0xff, 0xff, // ACL_GROUP_OBJ rwx
+	0x20, 0, 7, 0, 0xff, 0xff, 0xff, 0xff, // ACL_OTHER rwx
+}
+
+// uringSetxattr PATH [acl]: an io_uring SETXATTR request (user.writewatch,
+// or with "acl" the ACL that makes PATH 0777), relative to the working
+// directory.
+func uringSetxattr(a []string) error {
+	name, value := "user.writewatch", []byte("1")
+	if len(a) > 1 && a[1] == "acl" {
+		name, value = "system.posix_acl_access", aclAllRWX
+	}
+	return uringXattr(ioringOpSetxattr, a[0], -1, name, value)
+}
+
+// uringFsetxattr PATH: PATH opened read-only, and an io_uring FSETXATTR
+// request (user.writewatch) on the descriptor.
+func uringFsetxattr(a []string) error {
+	fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return uringXattr(ioringOpFsetxattr, "", fd, "user.writewatch", []byte("1"))
+}
+
+func uringXattr(opcode uint8, path string, fd int, name string, value []byte) error {
+	n, err := unix.BytePtrFromString(name)
+	if err != nil {
+		return err
+	}
+	p, err := unix.BytePtrFromString(path)
+	if err != nil {
+		return err
+	}
+	return uringSubmit(func(sqe []byte) {
+		sqe[0] = opcode
+		*(*int32)(unsafe.Pointer(&sqe[4])) = int32(fd)
+		*(*uint64)(unsafe.Pointer(&sqe[8])) = uint64(uintptr(unsafe.Pointer(&value[0]))) // addr2: the value
+		*(*uint64)(unsafe.Pointer(&sqe[16])) = uint64(uintptr(unsafe.Pointer(n)))        // addr: the name
+		*(*uint32)(unsafe.Pointer(&sqe[24])) = uint32(len(value))                        // len: its size
+		if opcode == ioringOpSetxattr {
+			*(*uint64)(unsafe.Pointer(&sqe[48])) = uint64(uintptr(unsafe.Pointer(p))) // addr3: the path
+		}
+	}, n, p, value)
+}
+
+// Inode flags (chattr) and the ioctls that get and set them.
+const (
+	fsImmutableFl   = 0x10 // chattr +i
+	fsNoatimeFl     = 0x80 // chattr +A
+	fsXflagNoatime  = 0x40
+	fsIocFsgetxattr = 0x801c581f // _IOR('X', 31, struct fsxattr)
+	fsIocFssetxattr = 0x401c5820 // _IOW('X', 32, struct fsxattr)
+)
+
+// setFlags PATH i|A|-: FS_IOC_SETFLAGS on PATH opened read-only, as
+// chattr does: +i, +A, or every flag cleared ("-").
+func setFlags(a []string) error {
+	fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var flags int32
+	if err := ioctlPtr(fd, unix.FS_IOC_GETFLAGS, unsafe.Pointer(&flags)); err != nil {
+		return err
+	}
+	switch a[1] {
+	case "i":
+		flags |= fsImmutableFl
+	case "A":
+		flags |= fsNoatimeFl
+	case "-":
+		flags &^= fsImmutableFl | fsNoatimeFl
+	default:
+		return fmt.Errorf("flag %q: want i, A or -", a[1])
+	}
+	return ioctlPtr(fd, unix.FS_IOC_SETFLAGS, unsafe.Pointer(&flags))
+}
+
+// fsSetxattr PATH: FS_IOC_FSSETXATTR on PATH opened read-only, adding the
+// no-atime flag.
+func fsSetxattr(a []string) error {
+	fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	var fsx [28]byte // struct fsxattr; fsx_xflags first
+	if err := ioctlPtr(fd, fsIocFsgetxattr, unsafe.Pointer(&fsx)); err != nil {
+		return err
+	}
+	*(*uint32)(unsafe.Pointer(&fsx[0])) |= fsXflagNoatime
+	return ioctlPtr(fd, fsIocFssetxattr, unsafe.Pointer(&fsx))
+}
+
+func ioctlPtr(fd int, req uint, arg unsafe.Pointer) error {
+	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg)); errno != 0 {
+		return errno
+	}
+	return nil
 }
