@@ -218,23 +218,23 @@ for pkg in "${kernels[@]}"; do
 	rc=$?
 	set -e
 	secs=$(($(date +%s) - start))
-	tr -d '\r' <"$log" | grep '^VMTEST \(KERNEL\|ARCH\|LSM\|DOCTOR --enforce\)' | sed "s/^VMTEST /vmtest: $pkg: /"
-	results=$(tr -d '\r' <"$log" | grep -E '^VMTEST\s*--- (PASS|FAIL|SKIP)' | sed -E 's/^VMTEST\s*--- //' || true)
+	tr -d '\r' <"$log" | grep -a '^VMTEST \(KERNEL\|ARCH\|LSM\|DOCTOR --enforce\)' | sed "s/^VMTEST /vmtest: $pkg: /"
+	results=$(tr -d '\r' <"$log" | grep -aE '^VMTEST\s*--- (PASS|FAIL|SKIP)' | sed -E 's/^VMTEST\s*--- //' || true)
 	if [ -n "$results" ]; then
 		while read -r line; do echo "vmtest: $pkg: $line"; done <<<"$results"
 	fi
-	if ! tr -d '\r' <"$log" | grep -q '^VMTEST DONE'; then
+	if ! tr -d '\r' <"$log" | grep -aq '^VMTEST DONE'; then
 		echo "vmtest: $pkg: FAIL: the guest did not finish (qemu exit $rc after ${secs}s); its console ($log):" >&2
 		tail -40 "$log" >&2
 		failed=1
 	elif [ -z "$results" ] || grep -q '^FAIL' <<<"$results" || ! grep -q '^PASS' <<<"$results"; then
 		echo "vmtest: $pkg: FAIL (${secs}s); its console ($log):" >&2
-		tr -d '\r' <"$log" | grep -v '^VMTEST' | tail -60 >&2
+		tr -d '\r' <"$log" | grep -av '^VMTEST' | tail -60 >&2
 		failed=1
-	elif ! tr -d '\r' <"$log" | grep -q '^VMTEST DOCTOR --enforce: *lsm'; then
+	elif ! tr -d '\r' <"$log" | grep -aq '^VMTEST DOCTOR --enforce: *lsm'; then
 		echo "vmtest: $pkg: FAIL: the guest would not use the lsm tier" >&2
 		failed=1
-	elif ! tr -d '\r' <"$log" | grep -qx "VMTEST ARCH $machine"; then
+	elif ! tr -d '\r' <"$log" | grep -aqx "VMTEST ARCH $machine"; then
 		echo "vmtest: $pkg: FAIL: the guest is not $arch" >&2
 		failed=1
 	else
