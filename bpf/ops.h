@@ -93,6 +93,7 @@ enum ww_op {
 #define NR_fchmodat 268
 #define NR_utimensat 280
 #define NR_renameat2 316
+#define NR_io_uring_setup 425
 #define NR_clone3 435
 #define NR_openat2 437
 #define NR_fchmodat2 452
@@ -121,6 +122,7 @@ enum ww_op {
 #define NR_utimensat 88
 #define NR_clone 220
 #define NR_renameat2 276
+#define NR_io_uring_setup 425
 #define NR_clone3 435
 #define NR_openat2 437
 #define NR_fchmodat2 452

@@ -103,6 +103,7 @@ type trampolineSpec struct {
 	// rulesetFD.
 	Landlock bool
 	Guard    bool
+	NoURing  bool
 }
 
 // IsTrampoline reports whether this process was started as the
@@ -177,7 +178,7 @@ func trampoline() error {
 	}
 	syscall.CloseOnExec(listenerFD)
 	if spec.Guard {
-		if err := sendListener(); err != nil {
+		if err := sendListener(spec.NoURing); err != nil {
 			return classed{classConfine, err}
 		}
 	}
@@ -190,10 +191,11 @@ func trampoline() error {
 	return execFailed(spec.Path, err)
 }
 
-// sendListener installs the metadata guard's filter on this thread and
-// sends its listener to writewatch.
-func sendListener() error {
-	l, err := metaguard.Install()
+// sendListener installs the metadata guard's filter on this thread
+// (refusing io_uring_setup when noURing) and sends its listener to
+// writewatch.
+func sendListener(noURing bool) error {
+	l, err := metaguard.Install(noURing)
 	if err != nil {
 		return err
 	}
@@ -367,7 +369,7 @@ func startTrampoline(path string, spec Spec, env []string) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find writewatch itself: %w", err)
 	}
-	ts := trampolineSpec{Path: path, Args: spec.Args, Env: env, User: spec.User, Guard: spec.MetadataGuard}
+	ts := trampolineSpec{Path: path, Args: spec.Args, Env: env, User: spec.User, Guard: spec.MetadataGuard, NoURing: spec.NoIOURing}
 	// The ruleset goes to the trampoline as a descriptor: a big one is
 	// built by several threads, while the rest of the start goes on.
 	var ruleset *os.File

@@ -43,6 +43,9 @@ type Spec struct {
 	// through the trampoline. Process.MetadataListener then returns the
 	// listener to serve.
 	MetadataGuard bool
+	// NoIOURing: the guard's filter also makes io_uring_setup fail
+	// (ENOSYS); only with MetadataGuard.
+	NoIOURing bool
 }
 
 // Identity is the user COMMAND runs as.

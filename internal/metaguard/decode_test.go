@@ -38,7 +38,7 @@ func TestDecode(t *testing.T) {
 // jumps past the end, on every architecture.
 func TestProgramJumps(t *testing.T) {
 	for arch, audit := range map[string]uint32{"amd64": unix.AUDIT_ARCH_X86_64, "arm64": unix.AUDIT_ARCH_AARCH64} {
-		prog, err := program(arch)
+		prog, err := program(arch, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,43 @@ func TestProgramJumps(t *testing.T) {
 			}
 		}
 	}
-	if _, err := program("riscv64"); err == nil {
+	if _, err := program("riscv64", false); err == nil {
 		t.Error("program must fail for an architecture it has no filter for")
+	}
+}
+
+// With noURing, io_uring_setup fails with ENOSYS, and the rest of the
+// filter is laid out as without it: its syscalls still go to notify.
+func TestProgramRefusesIOURing(t *testing.T) {
+	for _, arch := range []string{"amd64", "arm64"} {
+		plain, err := program(arch, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := program(arch, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(prog) != len(plain)+2 {
+			t.Fatalf("%s: %d instructions, want %d", arch, len(prog), len(plain)+2)
+		}
+		uring, _ := ops.Numbers(arch, []string{"io_uring_setup"})
+		nrs, _ := syscalls(arch)
+		at := 3 + len(nrs)
+		if ins := prog[at]; ins.Code != unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K || ins.K != uring[0] || ins.Jt != 0 || ins.Jf != 1 {
+			t.Errorf("%s: %+v, want a compare with io_uring_setup", arch, ins)
+		}
+		if ins := prog[at+1]; ins.Code != unix.BPF_RET|unix.BPF_K || ins.K != unix.SECCOMP_RET_ERRNO|uint32(unix.ENOSYS) {
+			t.Errorf("%s: %+v, want ENOSYS", arch, ins)
+		}
+		if to := 2 + int(prog[1].Jf); prog[to].K != unix.SECCOMP_RET_ALLOW {
+			t.Errorf("%s: another architecture jumps to %+v, want an allow", arch, prog[to])
+		}
+		notify := len(prog) - 1
+		for i := range nrs {
+			if ins := prog[3+i]; 3+i+1+int(ins.Jt) != notify && prog[3+i+1+int(ins.Jt)].K != offArg1 {
+				t.Errorf("%s: syscall %d jumps to %d, not to notify or its commands", arch, ins.K, 3+i+1+int(ins.Jt))
+			}
+		}
 	}
 }

@@ -48,10 +48,11 @@ const (
 
 // program is the classic BPF filter for arch (a GOARCH): its native
 // syscalls in syscalls go to the listener (ioctl only with one of the
-// commands of ops.Ioctls), everything else runs. Calls of another ABI
+// commands of ops.Ioctls), io_uring_setup fails with ENOSYS when
+// noURing, everything else runs. Calls of another ABI
 // (x32 and ia32 on x86-64, AArch32 on arm64) are not watched by
 // writewatch at all (see docs/limits.md), and run.
-func program(arch string) ([]unix.SockFilter, error) {
+func program(arch string, noURing bool) ([]unix.SockFilter, error) {
 	audit, ok := auditArch[arch]
 	if !ok {
 		return nil, fmt.Errorf("metadata guard: no seccomp filter for %s", arch)
@@ -64,13 +65,21 @@ func program(arch string) ([]unix.SockFilter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("metadata guard: %w", err)
 	}
+	uring, err := ops.Numbers(arch, []string{"io_uring_setup"})
+	if err != nil {
+		return nil, fmt.Errorf("metadata guard: %w", err)
+	}
 	cmds := ops.Ioctls()
-	n, k := len(nrs), len(cmds)
+	n, k, u := len(nrs), len(cmds), 0
+	if noURing {
+		u = 2
+	}
 	// Layout: 0 load arch, 1 check it, 2 load nr, 3..3+n-1 compare
-	// (ioctl's jumps to its commands), 3+n allow; 4+n load the command,
-	// 5+n..5+n+k-1 compare, 5+n+k allow; 6+n+k notify. Jumps go forward
-	// only.
-	allow, cmd, notify := 3+n, 4+n, 6+n+k
+	// (ioctl's jumps to its commands), when noURing 3+n compare with
+	// io_uring_setup and 4+n fail; 3+n+u allow; 4+n+u load the command,
+	// 5+n+u..5+n+u+k-1 compare, 5+n+u+k allow; 6+n+u+k notify. Jumps go
+	// forward only.
+	allow, cmd, notify := 3+n+u, 4+n+u, 6+n+u+k
 	prog := []unix.SockFilter{
 		{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: offArch},
 		{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: audit, Jt: 0, Jf: uint8(allow - 2)},
@@ -84,6 +93,12 @@ func program(arch string) ([]unix.SockFilter, error) {
 		prog = append(prog, unix.SockFilter{
 			Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: nr, Jt: uint8(to - at - 1),
 		})
+	}
+	if noURing {
+		prog = append(prog,
+			unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: uring[0], Jt: 0, Jf: 1},
+			unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)},
+		)
 	}
 	prog = append(prog,
 		unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: unix.SECCOMP_RET_ALLOW},
@@ -106,8 +121,8 @@ func program(arch string) ([]unix.SockFilter, error) {
 // the thread execs, and everything that forks from it, inherit the
 // filter. Without CAP_SYS_ADMIN it sets no_new_privs first, as the kernel
 // requires.
-func Install() (*os.File, error) {
-	prog, err := program(runtime.GOARCH)
+func Install(noURing bool) (*os.File, error) {
+	prog, err := program(runtime.GOARCH, noURing)
 	if err != nil {
 		return nil, err
 	}

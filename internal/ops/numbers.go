@@ -3,9 +3,10 @@ package ops
 import "fmt"
 
 // numbers are the numbers of the syscalls the kernel side names, per
-// architecture (GOARCH): those of every operation, and the fork family
+// architecture (GOARCH): those of every operation, the fork family
 // (clone, clone3, fork, vfork), whose entry records the forking
-// goroutine's test. bpf/ops.h defines them as NR_<name> for the
+// goroutine's test, and io_uring_setup, which the metadata guard may
+// refuse. bpf/ops.h defines them as NR_<name> for the
 // architecture it is built for; a test checks the build architecture's
 // against golang.org/x/sys/unix.
 //
@@ -26,7 +27,7 @@ var numbers = map[string]map[string]uint32{
 		"fchownat": 260, "futimesat": 261, "unlinkat": 263, "renameat": 264,
 		"linkat": 265, "symlinkat": 266, "fchmodat": 268, "utimensat": 280,
 		"renameat2": 316, "clone3": 435, "openat2": 437, "fchmodat2": 452,
-		"setxattrat": 463, "removexattrat": 466,
+		"setxattrat": 463, "removexattrat": 466, "io_uring_setup": 425,
 	},
 	// include/uapi/asm-generic/unistd.h
 	"arm64": {
@@ -36,7 +37,7 @@ var numbers = map[string]map[string]uint32{
 		"truncate": 45, "fchmod": 52, "fchmodat": 53, "fchownat": 54,
 		"fchown": 55, "openat": 56, "utimensat": 88, "clone": 220,
 		"renameat2": 276, "clone3": 435, "openat2": 437, "fchmodat2": 452,
-		"setxattrat": 463, "removexattrat": 466,
+		"setxattrat": 463, "removexattrat": 466, "io_uring_setup": 425,
 	},
 }
 

@@ -31,7 +31,10 @@ func (landlockTier) Probe(s *Support) (string, error) {
 	return fmt.Sprintf("Landlock ABI %d", s.LandlockABI), nil
 }
 
-func (landlockTier) Kernel(*tracer.EnforceOptions) {}
+// Kernel: Landlock has no right for extended attributes, and io_uring's
+// requests pass no seccomp filter, so the metadata guard cannot refuse
+// IORING_OP_SETXATTR: COMMAND gets no io_uring instead.
+func (landlockTier) Kernel(o *tracer.EnforceOptions) { o.NoIOURing = true }
 
 // Launch is the ruleset of the plan: every write right on each grant,
 // those that apply to a file on a file.
@@ -49,7 +52,7 @@ func (landlockTier) Launch(e *Enforcement) *launch.Landlock {
 }
 
 func (landlockTier) Explain() string {
-	return "COMMAND runs under a Landlock ruleset: the kernel refuses writes outside the grants below (EACCES), and kills the writer"
+	return "COMMAND runs under a Landlock ruleset: the kernel refuses writes outside the grants below (EACCES), and kills the writer; io_uring_setup fails (ENOSYS), as Landlock cannot refuse io_uring's extended-attribute requests"
 }
 
 func (landlockTier) Refuses() bool { return true }

@@ -121,7 +121,7 @@ func Run(cfg Config) (*report.Report, error) {
 		s.events = stream.New(tr, fs.Source)
 	}
 	end = phases.Start("launch")
-	err = s.launch(path, landlock, opts.Enforce != nil && opts.Enforce.MetadataGuarded)
+	err = s.launch(path, landlock, opts.Enforce)
 	end()
 	if err != nil {
 		return nil, err
@@ -176,8 +176,8 @@ func newReport(cfg Config) *report.Report {
 }
 
 // launch starts COMMAND as the root of the traced tree, with the metadata
-// guard answering its calls when guarded.
-func (s *session) launch(path string, landlock *launch.Landlock, guarded bool) error {
+// guard answering its calls when e says so.
+func (s *session) launch(path string, landlock *launch.Landlock, e *tracer.EnforceOptions) error {
 	if err := s.tr.Arm(); err != nil {
 		return err
 	}
@@ -190,8 +190,8 @@ func (s *session) launch(path string, landlock *launch.Landlock, guarded bool) e
 	proc, err := launch.Start(path, launch.Spec{
 		Args: s.cfg.Args, Env: s.cfg.Env, Dir: s.cfg.WorkDir,
 		Stdin: s.cfg.Stdin, Stdout: stdout, Stderr: s.cfg.Stderr,
-		User: s.cfg.User, Landlock: landlock,
-		MetadataGuard: guarded,
+		User: s.cfg.User, Landlock: landlock, MetadataGuard: e != nil && e.MetadataGuarded,
+		NoIOURing: e != nil && e.MetadataGuarded && e.NoIOURing,
 	})
 	if s.tee != nil {
 		s.tee.Started(err == nil)

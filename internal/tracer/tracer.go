@@ -90,6 +90,10 @@ type EnforceOptions struct {
 	// grants before they run: the kernel then reports those it refused
 	// instead of judging metadata changes at their entry.
 	MetadataGuarded bool
+	// NoIOURing: with MetadataGuarded, the guard's filter also makes
+	// io_uring_setup fail (ENOSYS), for a tier that cannot refuse the
+	// extended-attribute requests of an io_uring (Landlock).
+	NoIOURing bool
 	// Prefixes are directories, each ending in "/", everything under
 	// which is allowed; Exact are paths allowed themselves. Entries
 	// longer than PrefixMax bytes are refused.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -110,11 +111,24 @@ const deletedSuffix = " (deleted)"
 // not. An object whose link count is 0 (removed, still open somewhere)
 // yields the path it had, without the kernel's " (deleted)", and
 // errStale. A handle that no longer opens yields errStale.
+//
+// open_by_handle_at fails with ENOMEM, not ESTALE, for an object whose
+// inode the kernel is evicting (a removed file, seen here as a burst of
+// ENOMEM for removed files' link-count events): a handle that still
+// fails that way after lookupTries is stale.
 func (w *Witness) lookupHandle(fs *fsys, h handle) (p string, err error) {
 	for range lookupTries {
-		if p, err = w.lookupOnce(fs, h); !errors.Is(err, errMoved) {
-			break
+		p, err = w.lookupOnce(fs, h)
+		if errors.Is(err, unix.ENOMEM) {
+			time.Sleep(100 * time.Microsecond)
+			continue
 		}
+		if !errors.Is(err, errMoved) {
+			return p, err
+		}
+	}
+	if errors.Is(err, unix.ENOMEM) {
+		return "", errStale
 	}
 	return p, err
 }
