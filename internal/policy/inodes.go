@@ -1,14 +1,12 @@
 package policy
 
 import (
-	"bufio"
 	"encoding/binary"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 
+	"github.com/writewatch/writewatch/internal/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -170,37 +168,9 @@ func (c *inodes) isMount(path string) bool {
 // mountPoints are the mount points of this process's mount namespace.
 func mountPoints() map[string]bool {
 	m := map[string]bool{}
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return m
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 5 {
-			m[unescapeMountPath(fields[4])] = true
-		}
+	mounts, _ := mountinfo.Read() // none when it cannot be read
+	for _, mnt := range mounts {
+		m[mnt.Point] = true
 	}
 	return m
-}
-
-// unescapeMountPath undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMountPath(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

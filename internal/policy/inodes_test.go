@@ -47,11 +47,3 @@ func TestInodesAgreeWithStat(t *testing.T) {
 		t.Errorf("%s was not read as a whole", root)
 	}
 }
-
-func TestUnescapeMountPath(t *testing.T) {
-	for in, want := range map[string]string{`/a\040b`: "/a b", `/plain`: "/plain", `/x\134y`: `/x\y`, `/odd\04`: `/odd\04`} {
-		if got := unescapeMountPath(in); got != want {
-			t.Errorf("unescapeMountPath(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -2,7 +2,6 @@ package witness
 
 import (
 	"encoding/binary"
-	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -148,31 +147,6 @@ func TestInoLayouts(t *testing.T) {
 		if got := layoutOf(c.typ, len(c.h)).ino(c.h); got != c.ino {
 			t.Errorf("handle %#x %x: ino %d, want %d", c.typ, c.h, got, c.ino)
 		}
-	}
-}
-
-func TestParseMounts(t *testing.T) {
-	data := strings.Join([]string{
-		`26 1 254:0 / / rw,relatime - ext4 /dev/vda rw`,
-		`40 26 254:0 /srv/data /mnt/with\040space rw shared:1 master:2 - ext4 /dev/vda rw`,
-		`41 26 259:1048576 / /big rw - xfs /dev/nvme0n1p1 rw`,
-	}, "\n")
-	ms, err := parseMounts([]byte(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ms) != 3 {
-		t.Fatalf("%d mounts", len(ms))
-	}
-	if m := ms[1]; m.id != 40 || m.root != "/srv/data" || m.point != "/mnt/with space" || m.fstype != "ext4" ||
-		m.dev != unix.Mkdev(254, 0) {
-		t.Errorf("mount: %+v", m)
-	}
-	if ms[2].dev != unix.Mkdev(259, 1048576) {
-		t.Errorf("large minor: %x, want %x", ms[2].dev, unix.Mkdev(259, 1048576))
-	}
-	if _, err := parseMounts([]byte("garbage\n")); err == nil {
-		t.Error("garbage parsed")
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/writewatch/writewatch/internal/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
@@ -231,13 +232,13 @@ const baseMask = unix.FAN_CREATE | unix.FAN_DELETE | unix.FAN_ATTRIB |
 
 // markAll marks the filesystem of each given path once.
 func (w *Witness) markAll(fd int) error {
-	mounts, err := readMounts()
+	mounts, err := mountinfo.Read()
 	if err != nil {
 		return fmt.Errorf("witness: %w", err)
 	}
-	byID := map[int]mountInfo{}
+	byID := map[int]mountinfo.Mount{}
 	for _, m := range mounts {
-		byID[m.id] = m
+		byID[m.ID] = m
 	}
 	w.markMask = baseMask | unix.FAN_RENAME
 	w.features.Rename = true
@@ -295,7 +296,7 @@ func (w *Witness) fsOfDev(dev uint64) *fsys {
 }
 
 // markOne puts a filesystem mark on the filesystem of path.
-func (w *Witness) markOne(fd int, info *Filesystem, path string, st *unix.Stat_t, byID map[int]mountInfo, mounts []mountInfo) error {
+func (w *Witness) markOne(fd int, info *Filesystem, path string, st *unix.Stat_t, byID map[int]mountinfo.Mount, mounts []mountinfo.Mount) error {
 	var sfs unix.Statfs_t
 	if err := unix.Statfs(path, &sfs); err != nil {
 		return fmt.Errorf("statfs: %w", err)
@@ -303,18 +304,18 @@ func (w *Witness) markOne(fd int, info *Filesystem, path string, st *unix.Stat_t
 	id := fsid{sfs.Fsid.Val[0], sfs.Fsid.Val[1]}
 	// The mount path is on, by id: mountinfo's device numbers are not
 	// st_dev on btrfs.
-	var mnt mountInfo
+	var mnt mountinfo.Mount
 	if _, mountID, err := unix.NameToHandleAt(unix.AT_FDCWD, path, 0); err == nil {
 		mnt = byID[mountID]
 	} else {
 		// No handles here (the mark will say so): find it by device.
 		for _, m := range mounts {
-			if m.dev == st.Dev {
+			if m.Dev == st.Dev {
 				mnt = m
 			}
 		}
 	}
-	info.Type = mnt.fstype
+	info.Type = mnt.FSType
 	if other := w.byFsid[id]; other != nil {
 		return fmt.Errorf("its fsid %x:%x is also that of the filesystem of %s (a copy of one filesystem?): events could not tell them apart",
 			uint32(id[0]), uint32(id[1]), other.info.Paths[0])
@@ -341,8 +342,8 @@ func (w *Witness) markOne(fd int, info *Filesystem, path string, st *unix.Stat_t
 	// Then a mount of the filesystem's root, for objects outside the
 	// given paths' mounts (bind mounts of a subdirectory).
 	for _, m := range mounts {
-		if mnt.point != "" && m.dev == mnt.dev && m.root == "/" {
-			w.addMountFD(fs, m.point, m.point)
+		if mnt.Point != "" && m.Dev == mnt.Dev && m.Root == "/" {
+			w.addMountFD(fs, m.Point, m.Point)
 		}
 	}
 	return nil
@@ -365,7 +366,7 @@ func markError(err error) error {
 
 // addMount adds the mount path lies on to fs's mounts and checks that
 // path's handle decodes to its inode.
-func (w *Witness) addMount(fs *fsys, path string, st *unix.Stat_t, byID map[int]mountInfo) {
+func (w *Witness) addMount(fs *fsys, path string, st *unix.Stat_t, byID map[int]mountinfo.Mount) {
 	h, mountID, err := unix.NameToHandleAt(unix.AT_FDCWD, path, 0)
 	if err != nil {
 		fs.trusted = false
@@ -374,7 +375,7 @@ func (w *Witness) addMount(fs *fsys, path string, st *unix.Stat_t, byID map[int]
 	if layoutOf(h.Type(), h.Size()).ino(h.Bytes()) != st.Ino {
 		fs.trusted = false
 	}
-	point := byID[mountID].point
+	point := byID[mountID].Point
 	if point == "" {
 		point = path
 	}

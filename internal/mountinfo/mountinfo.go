@@ -1,4 +1,6 @@
-package witness
+// Package mountinfo reads /proc/self/mountinfo: the mounts of this
+// process's mount namespace, with their devices, roots and mount points.
+package mountinfo
 
 import (
 	"bufio"
@@ -11,26 +13,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mountInfo is one line of /proc/self/mountinfo.
-type mountInfo struct {
-	id     int
-	dev    uint64 // major:minor as st_dev encodes it
-	root   string // the directory of the filesystem mounted here
-	point  string // where it is mounted, in this mount namespace
-	fstype string
+// Mount is one line of /proc/self/mountinfo.
+type Mount struct {
+	ID     int
+	Dev    uint64 // major:minor as st_dev encodes it
+	Root   string // the directory of the filesystem mounted here
+	Point  string // where it is mounted, in this mount namespace
+	FSType string
 }
 
-// readMounts parses /proc/self/mountinfo.
-func readMounts() ([]mountInfo, error) {
+// Read parses /proc/self/mountinfo.
+func Read() ([]Mount, error) {
 	data, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil, err
 	}
-	return parseMounts(data)
+	return Parse(data)
 }
 
-func parseMounts(data []byte) ([]mountInfo, error) {
-	var out []mountInfo
+// Parse parses the text of a mountinfo file; a line it cannot read is an
+// error.
+func Parse(data []byte) ([]Mount, error) {
+	var out []Mount
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
@@ -52,20 +56,20 @@ func parseMounts(data []byte) ([]mountInfo, error) {
 		if !ok || err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("mountinfo line %q: device %q", line, f[2])
 		}
-		out = append(out, mountInfo{
-			id:     id,
-			dev:    unix.Mkdev(uint32(ma), uint32(mi)),
-			root:   unescapeMount(f[3]),
-			point:  unescapeMount(f[4]),
-			fstype: g[0],
+		out = append(out, Mount{
+			ID:     id,
+			Dev:    unix.Mkdev(uint32(ma), uint32(mi)),
+			Root:   Unescape(f[3]),
+			Point:  Unescape(f[4]),
+			FSType: g[0],
 		})
 	}
 	return out, sc.Err()
 }
 
-// unescapeMount undoes the octal escapes (\040 for a space) mountinfo
-// writes for space, tab, newline and backslash.
-func unescapeMount(s string) string {
+// Unescape undoes the octal escapes (\040 for a space) mountinfo writes
+// for space, tab, newline and backslash.
+func Unescape(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}

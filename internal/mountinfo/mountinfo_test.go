@@ -1,0 +1,41 @@
+package mountinfo
+
+import (
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestParse(t *testing.T) {
+	data := strings.Join([]string{
+		`26 1 254:0 / / rw,relatime - ext4 /dev/vda rw`,
+		`40 26 254:0 /srv/data /mnt/with\040space rw shared:1 master:2 - ext4 /dev/vda rw`,
+		`41 26 259:1048576 / /big rw - xfs /dev/nvme0n1p1 rw`,
+	}, "\n")
+	ms, err := Parse([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 3 {
+		t.Fatalf("%d mounts", len(ms))
+	}
+	if m := ms[1]; m.ID != 40 || m.Root != "/srv/data" || m.Point != "/mnt/with space" || m.FSType != "ext4" ||
+		m.Dev != unix.Mkdev(254, 0) {
+		t.Errorf("mount: %+v", m)
+	}
+	if ms[2].Dev != unix.Mkdev(259, 1048576) {
+		t.Errorf("large minor: %x, want %x", ms[2].Dev, unix.Mkdev(259, 1048576))
+	}
+	if _, err := Parse([]byte("garbage\n")); err == nil {
+		t.Error("garbage parsed")
+	}
+}
+
+func TestUnescape(t *testing.T) {
+	for in, want := range map[string]string{`/a\040b`: "/a b", `/plain`: "/plain", `/x\134y`: `/x\y`, `/odd\04`: `/odd\04`} {
+		if got := Unescape(in); got != want {
+			t.Errorf("Unescape(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
