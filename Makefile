@@ -26,18 +26,25 @@ build:
 
 # Regenerate bpf/ops.h from the table of operations (internal/ops), then
 # the BPF objects and their Go bindings (needs clang and libbpf headers).
+# clang's BTF output depends on the length of the paths it is given (the
+# order of forward-declared types follows its heap layout), so generation
+# runs in a copy of the tree at a path of fixed length, under /tmp: every
+# clone then gets the same bytes. check-generate compares that copy's
+# output with the tree's and changes nothing.
+GEN_PKGS  := ./internal/ops/ ./internal/tracer/ ./bench/floor/
+GEN_FILES := bpf/ops.h internal/tracer/*_bpfel.go internal/tracer/*_bpfel.o bench/floor/*_bpfel.go bench/floor/*_bpfel.o
+GEN_COPY   = gen=$$(mktemp -d /tmp/writewatch-generate.XXXXXXXXXX) && trap 'rm -rf "$$gen"' EXIT && \
+	tar --exclude=./.git --exclude=./bin -cf - . | tar -xf - -C "$$gen" && \
+	(cd "$$gen" && $(GO) generate $(GEN_PKGS))
+
 generate:
-	$(GO) generate $(GEN_PKGS)
+	@$(GEN_COPY) && cd "$$gen" && for f in $(GEN_FILES); do cp "$$f" "$(CURDIR)/$$f"; done
 
 # Fails when the generated files in the tree differ from a fresh regeneration.
-GEN_PKGS  := ./internal/ops/ ./internal/tracer/ ./bench/floor/
-GENERATED := bpf/ops.h $(wildcard internal/tracer/*_bpfel.go internal/tracer/*_bpfel.o bench/floor/*_bpfel.go bench/floor/*_bpfel.o)
 check-generate:
-	@tmp=$$(mktemp -d) && cp $(GENERATED) $$tmp/ && $(GO) generate $(GEN_PKGS) && \
-	for f in $(GENERATED); do cmp -s $$f $$tmp/$$(basename $$f) || { \
-		echo "$$f is stale: run make generate and commit it"; \
-		for g in $(GENERATED); do cp $$tmp/$$(basename $$g) $$g; done; rm -rf $$tmp; exit 1; }; \
-	done; rm -rf $$tmp; echo "generated files are fresh"
+	@$(GEN_COPY) && cd "$$gen" && for f in $(GEN_FILES); do \
+		cmp -s "$$f" "$(CURDIR)/$$f" || { echo "$$f is stale: run make generate and commit it"; exit 1; }; \
+	done && echo "generated files are fresh"
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
