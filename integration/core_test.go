@@ -456,16 +456,20 @@ func TestStandardLibraryTestsStillPass(t *testing.T) {
 // violations on that file, by relative path and by plain name in the
 // allowed directory, and so are chmods of /proc/self/fd/N and /dev/stdin
 // open on it. lchown acts on the link itself, which is allowed; a pipe
-// (/dev/stdin) is no file.
+// (/dev/stdin) is no file. touch -h of a link to a directory outside,
+// with a slash after it, acts on that directory: the kernel follows a
+// link for the slash after it.
 func TestMetadataThroughSymlink(t *testing.T) {
 	root, outside := project(t)
 	target := filepath.Join(outside, "precious.txt")
 	writeFile(t, target, "x\n")
 	must(t, os.Symlink(target, filepath.Join(root, "tests/link")))
+	must(t, os.Symlink(outside, filepath.Join(root, "tests/dirlink")))
 	script := fmt.Sprintf(`%[1]s chmod tests/link
 (exec 3<%[2]s; chmod 600 /proc/self/fd/3)
 chmod 600 /dev/stdin < %[2]s
 echo | chmod 600 /dev/stdin
+touch -h tests/dirlink/
 cd tests && %[1]s utimes link , setxattr link , chown link`, opBin, target)
 	res := ww(t, root, []string{"--audit"}, "sh", "-c", script)
 	if res.code != 0 {
@@ -485,8 +489,11 @@ cd tests && %[1]s utimes link , setxattr link , chown link`, opBin, target)
 				want.op, v, want.count, target, want.requested, res.stderr)
 		}
 	}
+	if v := violation(res.rep, "utimes", outside); v == nil || v.RequestedPath != "tests/dirlink/" {
+		t.Errorf("touch -h of a link to a directory, with a slash after it: %+v, want utimes on %s\n%s", v, outside, res.stderr)
+	}
 	for _, v := range res.rep.Violations {
-		if v.Op == "chown" || v.Path != target {
+		if v.Op == "chown" || v.Path != target && v.Path != outside {
 			t.Errorf("reported, but only the link itself or a pipe was changed: %+v", v)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/ops"
+	"github.com/writewatch/writewatch/internal/pathwalk"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/severity"
 	"github.com/writewatch/writewatch/internal/tracer"
@@ -129,10 +130,10 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 		// so Held is asked which file it was.
 		src := slotView(ev, tracer.SlotPath)
 		if ev.Op == ops.Rename || !heldOpen(src) {
-			out = append(out, j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir).resolved())
-			return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved())
+			out = append(out, j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir).resolved(pathwalk.Entry))
+			return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved(pathwalk.Entry))
 		}
-		linked := j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved()
+		linked := j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved(pathwalk.Entry)
 		if j.Held != nil && ev.Ret >= 0 && !ev.ViaIOUring && src != "" && !linked.Truncated {
 			if p, ok := j.Held(ev, src, linked.Path); ok {
 				out = append(out, Verdict{Op: op, Role: report.RoleOld, Path: p, Requested: src})
@@ -140,7 +141,7 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 		}
 		return append(out, linked)
 	case ops.Symlink:
-		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath, tracer.SlotDir).resolved())
+		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath, tracer.SlotDir).resolved(pathwalk.Entry))
 	}
 	// A call on a file descriptor (fchmod, fsetxattr, futimens...) acts on
 	// the file the kernel found behind it, and so does a metadata change
@@ -173,7 +174,13 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 	if len(slotView(ev, tracer.SlotPath)) == 0 && (ev.Ret < 0 || ev.ViaIOUring) {
 		return append(out, Verdict{Op: op})
 	}
-	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir).resolved()
+	// lchown and the like do not follow a symlink in the last
+	// component, unless a slash follows it.
+	last := pathwalk.Entry
+	if ev.Op.Metadata() {
+		last = pathwalk.NoFollow
+	}
+	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir).resolved(last)
 	// chmod and the like follow a symlink in the last component too:
 	// judge the file it points to, while it is there.
 	// Not under /proc or /dev, whose links (/proc/self, /dev/stdin) would
@@ -181,7 +188,7 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 	// descriptor links it knows (see above).
 	if ev.Op.Metadata() && ev.Flags&tracer.MetaFollow != 0 && !t.Truncated &&
 		!strings.HasPrefix(t.Path, "/proc/") && !strings.HasPrefix(t.Path, "/dev/") {
-		if real, err := filepath.EvalSymlinks(t.Path); err == nil {
+		if real, err := pathwalk.Resolve(t.Path, pathwalk.Options{Last: pathwalk.Follow}); err == nil {
 			t.Path = real
 		}
 	}
@@ -206,14 +213,18 @@ func (j *Judge) target(ev *tracer.Event, op, role string, ps, ds tracer.Slot) Ve
 }
 
 // resolved turns the path as passed, made absolute, into the entry the
-// kernel acted on: symlinks in the directories above it followed before
-// any ".." after them (resolveParents). A cut path is only cleaned.
-func (t Verdict) resolved() Verdict {
+// kernel acted on (package pathwalk): symlinks in the directories above
+// it followed before any ".." after them, the last component as last
+// says. The filesystem is read as it is now: where a component no
+// longer exists, the rest is cleaned as text, the best guess left; and
+// paths under /proc are cleaned as text, since /proc/self there would
+// name writewatch. A cut path is only cleaned.
+func (t Verdict) resolved(last pathwalk.Last) Verdict {
 	if t.Truncated {
 		t.Path = filepath.Clean(t.Path)
 		return t
 	}
-	t.Path = resolveParents(t.Path)
+	t.Path, _ = pathwalk.Resolve(t.Path, pathwalk.Options{Last: last})
 	return t
 }
 

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/writewatch/writewatch/internal/ops"
+	"github.com/writewatch/writewatch/internal/pathwalk"
 )
 
 // struct seccomp_notif and struct seccomp_notif_resp.
@@ -185,11 +186,14 @@ func decode(syscall string, a [6]uint64) (c call, flags uint64) {
 }
 
 // resolve finds the file a call acts on, as a clean absolute path, the
-// way the kernel will: the path read from the caller's memory, relative
-// to its cwd or dirfd, symlinks followed unless the call says not to
-// (see walk: /proc/self, /dev/stdin and the like are the caller's).
-// It returns "" and true for something that is not a file (a pipe, a
-// socket), and false when the call cannot be judged (it is refused).
+// way the kernel will (package pathwalk): the path read from the
+// caller's memory, relative to its cwd or dirfd, symlinks followed
+// unless the call says not to, /proc/self, /dev/stdin and the like the
+// caller's. It returns "" and true for something that is not a file (a
+// pipe, a socket), and false when the call cannot be judged (it is
+// refused). Where the lookup cannot go on (a component missing, a loop)
+// the path as text is judged: the call fails there, or creates nothing
+// the guard judges.
 func resolve(n *notif) (string, bool) {
 	tid := strconv.FormatUint(uint64(n.PID), 10)
 	proc := "/proc/" + tid
@@ -207,102 +211,34 @@ func resolve(n *notif) (string, bool) {
 		if err != nil {
 			return "", false
 		}
-		if !strings.HasPrefix(target, "/") {
-			return "", true // pipe:[…], socket:[…], anon_inode:…
+		if target, ok := pathwalk.Descriptor(target); ok && strings.HasPrefix(target, "/") {
+			return filepath.Clean(target), true
 		}
-		return filepath.Clean(strings.TrimSuffix(target, " (deleted)")), true
+		return "", true // pipe:[…], socket:[…], anon_inode:…
 	}
 	if name == "" {
 		return "", true // ENOENT: nothing to change
+	}
+	o := pathwalk.Options{PID: int(n.PID), TID: int(n.PID), Last: pathwalk.NoFollow}
+	if c.follow {
+		o.Last = pathwalk.Follow
 	}
 	if !strings.HasPrefix(name, "/") {
 		link := proc + "/cwd"
 		if c.dfd != atFDCWD {
 			link = proc + "/fd/" + strconv.Itoa(int(c.dfd))
 		}
-		base, err := os.Readlink(link)
-		if err != nil || !filepath.IsAbs(base) {
+		dir, err := os.Readlink(link)
+		if err != nil || !filepath.IsAbs(dir) {
 			return "", false
 		}
-		name = base + "/" + name // not cleaned: ".." comes after symlinks
+		o.Dir = dir
 	}
-	return walk(name, proc, tid, c.follow)
-}
-
-// maxLinks is how many symlinks one lookup follows, the kernel's
-// MAXSYMLINKS.
-const maxLinks = 40
-
-// walk resolves the absolute path p as the kernel looks it up for the
-// caller (thread tid, whose /proc directory is proc): one component at a
-// time, a symlink followed where it stands, before any ".." after it;
-// the last component followed only when follow is set (or when it is
-// "." or ".."). /proc/self and /proc/thread-self are the caller's, so
-// /dev/stdin, /dev/fd/N (links to /proc/self/fd/...) and /proc/self/fd/N
-// name the caller's descriptors; one that holds no file (a pipe, a
-// socket) makes "", true. It returns a clean absolute path and true.
-//
-// The walk reads the filesystem as it is now. Where a component does
-// not exist, the rest of the path is cleaned as text: the call fails
-// there, or creates nothing the guard judges.
-func walk(p, proc, tid string, follow bool) (string, bool) {
-	dest := "" // the directory reached so far; "" is /
-	rest := p
-	links := 0
-	for {
-		rest = strings.TrimLeft(rest, "/")
-		if rest == "" {
-			break
-		}
-		var comp string
-		comp, rest, _ = strings.Cut(rest, "/")
-		switch comp {
-		case ".":
-			continue
-		case "..":
-			dest = dest[:max(strings.LastIndexByte(dest, '/'), 0)]
-			continue
-		}
-		next := dest + "/" + comp
-		switch next {
-		case "/proc/self":
-			next = proc
-		case "/proc/thread-self":
-			next = proc + "/task/" + tid
-		}
-		if strings.TrimLeft(rest, "/") == "" && !follow {
-			dest = next
-			break
-		}
-		fi, err := os.Lstat(next)
-		if err != nil {
-			return filepath.Clean(next + "/" + rest), true
-		}
-		if fi.Mode()&os.ModeSymlink == 0 {
-			dest = next
-			continue
-		}
-		target, err := os.Readlink(next)
-		if links++; err != nil || links > maxLinks {
-			return filepath.Clean(next + "/" + rest), true
-		}
-		if !strings.HasPrefix(target, "/") && strings.HasPrefix(next, "/proc/") &&
-			strings.Contains(target, ":") {
-			// A descriptor's link to no file: pipe:[…], socket:[…],
-			// anon_inode:….
-			return "", true
-		}
-		// A descriptor of a deleted file: the name it had.
-		target = strings.TrimSuffix(target, " (deleted)")
-		if strings.HasPrefix(target, "/") {
-			dest = ""
-		}
-		rest = target + "/" + rest
+	path, err := pathwalk.Resolve(name, o)
+	if errors.Is(err, pathwalk.ErrNotFile) {
+		return "", true
 	}
-	if dest == "" {
-		return "/", true
-	}
-	return dest, true
+	return path, true
 }
 
 // readString reads a NUL-terminated string of at most PATH_MAX bytes at

@@ -33,8 +33,10 @@ func mode(t *testing.T, path string) os.FileMode {
 // child process; changes to the protected file fail with EPERM and change
 // nothing, also through a symlink, /proc/self/fd or a relative path from
 // another directory, /dev/stdin and /dev/fd/N (the caller's descriptors,
-// not the guard's), or a symlink followed before ".." (allowed/x -> .,
-// then allowed/x/../keep.txt); a pipe is not a file and carries on.
+// not the guard's), a symlink followed before ".." (allowed/x -> .,
+// then allowed/x/../keep.txt), or one followed for the slash after it
+// although the call says not to (touch -h allowed/up/, up -> ..); a pipe
+// is not a file and carries on.
 func TestGuardAnswersRealCalls(t *testing.T) {
 	if err := metaguard.Supported(); err != nil {
 		t.Fatalf("this kernel cannot run the metadata guard: %v", err)
@@ -67,6 +69,7 @@ check stdin sh -c 'chmod 600 /dev/stdin < keep.txt'
 check stdinok sh -c 'chmod 600 /dev/stdin < allowed/a'
 check devfd sh -c 'exec 4<keep.txt; chmod 600 /dev/fd/4'
 check linkdotdot sh -c 'ln -s . allowed/x && chmod 600 allowed/x/../keep.txt'
+check slashnofollow sh -c 'ln -s .. allowed/up && touch -h allowed/up/'
 `
 	var out bytes.Buffer
 	r, w, err := os.Pipe()
@@ -109,7 +112,8 @@ check linkdotdot sh -c 'ln -s . allowed/x && chmod 600 allowed/x/../keep.txt'
 		got[name] = code
 	}
 	want := map[string]string{"abs": "0", "rel": "0", "keep": "1", "dotdot": "1", "link": "1", "procfd": "1", "pipe": "0", "touch": "1",
-		"stdin": "1", "stdinok": "0", "devfd": "1", "linkdotdot": "1"}
+		"stdin": "1", "stdinok": "0", "devfd": "1", "linkdotdot": "1",
+		"slashnofollow": "1"}
 	for name, code := range want {
 		if got[name] != code {
 			t.Errorf("%s: exit %q, want %s", name, got[name], code)
@@ -124,7 +128,7 @@ check linkdotdot sh -c 'ln -s . allowed/x && chmod 600 allowed/x/../keep.txt'
 	if m := mode(t, filepath.Join(allowed, "sub/b")); m != 0o600 {
 		t.Errorf("allowed/sub/b is %v, want 0600", m)
 	}
-	if n := g.Refused.Load(); n != 8 {
-		t.Errorf("refused %d calls, want 8 (paths judged: %q)", n, judged)
+	if n := g.Refused.Load(); n != 9 {
+		t.Errorf("refused %d calls, want 9 (paths judged: %q)", n, judged)
 	}
 }

@@ -1,0 +1,154 @@
+// Package pathwalk resolves a path the way the kernel looks it up for a
+// process: one component at a time, a symlink followed where it stands
+// and before any ".." after it, /proc/self as the caller's, the last
+// component followed or not as the call asks, at most 40 symlinks.
+// The judge resolves a write record's path with it, the metadata guard
+// the path of a call it answers.
+package pathwalk
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// MaxLinks is how many symlinks one lookup follows, the kernel's
+// MAXSYMLINKS; one more ends the lookup with ELOOP.
+const MaxLinks = 40
+
+// Last says what becomes of the last component of a path.
+type Last int
+
+const (
+	// Entry: the last component is the entry the call acts on, never
+	// followed, trailing slashes or not (unlink, rename, mkdir, the new
+	// name of a link).
+	Entry Last = iota
+	// NoFollow: not followed, unless a slash follows it, which makes
+	// the kernel follow it (lchown, AT_SYMLINK_NOFOLLOW).
+	NoFollow
+	// Follow: followed (chmod, setxattr, utimensat without
+	// AT_SYMLINK_NOFOLLOW).
+	Follow
+)
+
+// Options say whose lookup it is and how it ends.
+type Options struct {
+	// PID and TID are the process and thread the lookup is made for:
+	// /proc/self is /proc/PID and /proc/thread-self /proc/PID/task/TID.
+	// With PID 0 no caller is known, and the walk stops at the first
+	// entry of /proc (whose self would be this process): the rest is
+	// cleaned as text, with ErrNoCaller.
+	PID, TID int
+	// Dir is the absolute directory a relative path starts from: the
+	// caller's working directory or the directory of its dirfd.
+	Dir  string
+	Last Last
+}
+
+var (
+	// ErrNoCaller: the path went into /proc with no caller to read it
+	// for.
+	ErrNoCaller = errors.New("a path under /proc, with no caller to read it for")
+	// ErrNotFile: the path ends in a descriptor that holds no file (a
+	// pipe, a socket, an anonymous inode).
+	ErrNotFile = errors.New("a descriptor of no file")
+	// ErrRelative: a relative path, with no directory to start from.
+	ErrRelative = errors.New("a relative path with no directory to start from")
+)
+
+// Resolve returns the clean absolute path p names, resolved as the
+// kernel does for the caller in o. It reads the filesystem as it is now.
+// Where the walk cannot go on — a component missing (the error of its
+// Lstat), more than MaxLinks symlinks (ELOOP), /proc with no caller
+// (ErrNoCaller) — it returns the path reached so far with the rest
+// cleaned as text, the best guess left, and the error. A descriptor's
+// link to no file gives "" and ErrNotFile.
+func Resolve(p string, o Options) (string, error) {
+	if !strings.HasPrefix(p, "/") {
+		if o.Dir == "" || !strings.HasPrefix(o.Dir, "/") {
+			return filepath.Clean(p), ErrRelative
+		}
+		p = o.Dir + "/" + p // not cleaned: ".." comes after symlinks
+	}
+	dest := "" // the directory reached so far; "" is /
+	rest := p
+	links := 0
+	for {
+		rest = strings.TrimLeft(rest, "/")
+		if rest == "" {
+			break
+		}
+		var comp string
+		var slash bool
+		comp, rest, slash = strings.Cut(rest, "/")
+		switch comp {
+		case ".":
+			continue
+		case "..":
+			dest = dest[:max(strings.LastIndexByte(dest, '/'), 0)]
+			continue
+		}
+		next := dest + "/" + comp
+		if dest == "/proc" {
+			if o.PID == 0 {
+				return filepath.Clean(next + "/" + rest), ErrNoCaller
+			}
+			switch comp {
+			case "self":
+				next = "/proc/" + strconv.Itoa(o.PID)
+			case "thread-self":
+				next = "/proc/" + strconv.Itoa(o.PID) + "/task/" + strconv.Itoa(o.TID)
+			}
+		}
+		if strings.TrimLeft(rest, "/") == "" && (o.Last == Entry || o.Last == NoFollow && !slash) {
+			dest = next
+			break
+		}
+		fi, err := os.Lstat(next)
+		if err != nil {
+			return filepath.Clean(next + "/" + rest), err
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			dest = next
+			continue
+		}
+		if links++; links > MaxLinks {
+			return filepath.Clean(next + "/" + rest), &os.PathError{Op: "lookup", Path: p, Err: syscall.ELOOP}
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return filepath.Clean(next + "/" + rest), err
+		}
+		if strings.HasPrefix(next, "/proc/") {
+			var ok bool
+			if target, ok = Descriptor(target); !ok {
+				return "", ErrNotFile
+			}
+		}
+		if strings.HasPrefix(target, "/") {
+			dest = ""
+		}
+		// A slash after the body: its last component is followed as
+		// the link was.
+		rest = target + "/" + rest
+	}
+	if dest == "" {
+		return "/", nil
+	}
+	return dest, nil
+}
+
+// Descriptor reads the target of a link under /proc (/proc/PID/fd/N,
+// cwd, exe): false for a descriptor of no file (pipe:[…], socket:[…],
+// anon_inode:…); otherwise the target, without the " (deleted)" of a
+// file removed since, and true.
+func Descriptor(target string) (string, bool) {
+	if !strings.HasPrefix(target, "/") && strings.Contains(target, ":") {
+		return "", false
+	}
+	return strings.TrimSuffix(target, " (deleted)"), true
+}
