@@ -38,7 +38,8 @@ const (
 // Options say whose lookup it is and how it ends.
 type Options struct {
 	// PID and TID are the process and thread the lookup is made for:
-	// /proc/self is /proc/PID and /proc/thread-self /proc/PID/task/TID.
+	// /proc/self is /proc/PID and /proc/thread-self /proc/PID/task/TID
+	// (TID 0 is PID).
 	// With PID 0 no caller is known, and the walk stops at the first
 	// entry of /proc (whose self would be this process): the rest is
 	// cleaned as text, with ErrNoCaller.
@@ -66,13 +67,17 @@ var (
 // Lstat), more than MaxLinks symlinks (ELOOP), /proc with no caller
 // (ErrNoCaller) — it returns the path reached so far with the rest
 // cleaned as text, the best guess left, and the error. A descriptor's
-// link to no file gives "" and ErrNotFile.
+// link to no file gives "" and ErrNotFile. The work is bounded: each of
+// at most MaxLinks links adds one link's body to the path left to walk.
 func Resolve(p string, o Options) (string, error) {
 	if !strings.HasPrefix(p, "/") {
 		if o.Dir == "" || !strings.HasPrefix(o.Dir, "/") {
 			return filepath.Clean(p), ErrRelative
 		}
 		p = o.Dir + "/" + p // not cleaned: ".." comes after symlinks
+	}
+	if o.TID == 0 {
+		o.TID = o.PID
 	}
 	dest := "" // the directory reached so far; "" is /
 	rest := p

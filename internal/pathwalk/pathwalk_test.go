@@ -169,6 +169,7 @@ func TestResolveForCaller(t *testing.T) {
 	check(t, []walkCase{
 		{"/proc/self/cwd/../f", caller(Entry), proj + "/tests/f", nil},
 		{"/proc/thread-self/cwd/x", caller(Entry), proj + "/tests/deep/x", nil},
+		{"/proc/thread-self/cwd/x", Options{PID: pid}, proj + "/tests/deep/x", nil},
 		{"/proc/self/cwd", caller(Entry), dir + "/cwd", nil},
 		{"/proc/self/fd/3", caller(Follow), proj + "/config.toml", nil},
 		{"/proc/self/fd/3", caller(NoFollow), dir + "/fd/3", nil},
