@@ -4,7 +4,7 @@
 // several runs each, and prints a Markdown table of times and ratios with
 // writewatch's peak memory and lost events. `make bench` runs it.
 //
-//	go run ./bench [-runs 5] [-writewatch bin/writewatch] [-quick]
+//	go run ./bench [-runs 5] [-writewatch bin/writewatch] [-quick] [-only start-up]
 package main
 
 import (
@@ -64,6 +64,7 @@ func main() {
 type bench struct {
 	runs  int
 	quick bool
+	only  string // run only the workloads whose name contains it
 	ww    string // the writewatch binary
 	micro string // bench/micro, built
 	floor string // bench/floor, built
@@ -76,9 +77,10 @@ func run(out io.Writer) error {
 	runs := flag.Int("runs", 5, "timed runs per workload and configuration (the median is shown)")
 	ww := flag.String("writewatch", "bin/writewatch", "the writewatch binary")
 	quick := flag.Bool("quick", false, "smaller workloads, for a smoke test")
+	only := flag.String("only", "", "run only the workloads whose name contains this text (\"start-up\")")
 	flag.Parse()
 
-	b := &bench{runs: *runs, quick: *quick}
+	b := &bench{runs: *runs, quick: *quick, only: *only}
 	cleanup, err := b.setup(*ww)
 	defer cleanup()
 	if err != nil {
@@ -90,7 +92,7 @@ func run(out io.Writer) error {
 	fmt.Fprintf(out, "| workload | %s | target | peak RSS | lost |\n", strings.Join(names(configs), " | "))
 	fmt.Fprintf(out, "|---|%s---|---|---|\n", strings.Repeat("---|", len(configs)))
 	failed := false
-	for _, w := range b.workloads() {
+	for _, w := range b.selected(b.workloads()) {
 		results, err := b.measureAll(w, configs)
 		if err != nil {
 			return err
@@ -227,6 +229,11 @@ func (b *bench) workloads() []workload {
 	}
 	workloads = append(workloads, b.goSuiteWorkload())
 	return workloads
+}
+
+// selected are the workloads of ws that -only selects.
+func (b *bench) selected(ws []workload) []workload {
+	return slices.DeleteFunc(ws, func(w workload) bool { return !strings.Contains(w.name, b.only) })
 }
 
 // clean empties dir before a run.

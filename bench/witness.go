@@ -47,7 +47,7 @@ func (b *bench) witnessTable(out io.Writer) error {
 	}
 	fmt.Fprintf(out, "\nThe filesystem witness's cost: writewatch --audit with the witness, and without it (CAP_SYS_ADMIN dropped).\n\n")
 	fmt.Fprintf(out, "| workload | bare | %s | %s | witness on / off |\n|---|---|---|---|---|\n", on.name, off.name)
-	for _, w := range workloads {
+	for _, w := range b.selected(workloads) {
 		var meds [3]time.Duration
 		for i, c := range []config{{name: "bare"}, on, off} {
 			r, err := measure(w, c, b.runs)

@@ -215,7 +215,7 @@ func New(opts Options) (*Tracer, error) {
 	}
 	end = phases.Start("tracer: load programs")
 	var core coreObjects
-	err = spec.LoadAndAssign(&core, &ebpf.CollectionOptions{MapReplacements: heavy, Cache: kernelBTF})
+	err = loadCore(spec, heavy, &core)
 	end()
 	if err != nil {
 		return nil, classify("load BPF programs", err)
@@ -270,6 +270,55 @@ func New(opts Options) (*Tracer, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// loadCore loads the maps and the programs attached at once into core.
+// The maps are made first, the heavy ones given; then the programs load
+// in two sets at the same time, with those maps: the kernel verifies a
+// program in the thread that loads it, and sys_exit alone costs the
+// verifier about as much as all the others together.
+func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, core *coreObjects) error {
+	// Every map of the object, the data sections (.rodata, .bss) too, so
+	// that both sets share them.
+	mapsOnly := *spec
+	mapsOnly.Programs = nil
+	maps, err := ebpf.NewCollectionWithOptions(&mapsOnly, ebpf.CollectionOptions{MapReplacements: heavy, Cache: kernelBTF})
+	if err != nil {
+		return err
+	}
+	defer maps.Close() // the programs and core hold their own references
+	var exit struct {
+		SysExit *ebpf.Program `ebpf:"sys_exit"`
+	}
+	var rest struct {
+		SchedExec   *ebpf.Program `ebpf:"sched_exec"`
+		SchedExit   *ebpf.Program `ebpf:"sched_exit"`
+		SchedFork   *ebpf.Program `ebpf:"sched_fork"`
+		SysEnter    *ebpf.Program `ebpf:"sys_enter"`
+		UringSubmit *ebpf.Program `ebpf:"uring_submit"`
+	}
+	opts := &ebpf.CollectionOptions{MapReplacements: maps.Maps, Cache: kernelBTF}
+	var exitErr, restErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { exitErr = spec.LoadAndAssign(&exit, opts) })
+	restErr = spec.LoadAndAssign(&rest, opts)
+	wg.Wait()
+	err = errors.Join(exitErr, restErr)
+	if err == nil {
+		err = maps.Assign(&core.writewatchMaps)
+	}
+	if err != nil {
+		for _, p := range []*ebpf.Program{exit.SysExit, rest.SchedExec, rest.SchedExit, rest.SchedFork, rest.SysEnter, rest.UringSubmit} {
+			if p != nil {
+				p.Close()
+			}
+		}
+		return err
+	}
+	core.SysExit = exit.SysExit
+	core.SchedExec, core.SchedExit, core.SchedFork, core.SysEnter, core.UringSubmit =
+		rest.SchedExec, rest.SchedExit, rest.SchedFork, rest.SysEnter, rest.UringSubmit
+	return nil
 }
 
 // configure sizes spec's maps for opts and sets its constants.
@@ -450,7 +499,7 @@ func (t *Tracer) loadLSM(kill bool) error {
 // hasLSMHook reports whether the kernel has the LSM hook name, by its
 // BPF attachment point in the kernel's BTF.
 func hasLSMHook(name string) bool {
-	spec, err := btf.LoadKernelSpec()
+	spec, err := kernelBTF.Kernel()
 	if err != nil {
 		return false
 	}
@@ -740,6 +789,7 @@ func (s Stats) LostByCause() map[string]uint64 {
 func (t *Tracer) Close() error {
 	var errs []error
 	t.closeOnce.Do(func() {
+		defer phases.Start("tracer: close")()
 		if t.rd != nil {
 			errs = append(errs, t.rd.Close())
 		}

@@ -9,12 +9,39 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/features"
+	"golang.org/x/sys/unix"
 )
 
-// heavyMaps are the maps whose creation takes longest: preallocated hash
+// heavyMaps are the maps whose creation takes longest: the largest hash
 // maps, whose sizes are fixed in the object. They are created
 // concurrently, ahead of the programs that use them.
-var heavyMaps = []string{"goroutines", "repeats", "procs", "dir_verdicts"}
+var heavyMaps = []string{"goroutines", "repeats", "procs", "dir_verdicts", "reads", "written"}
+
+// allocatedOnUse are the hash maps that may allocate their entries when
+// they are added instead of all at creation, which costs the kernel
+// about 20 ms for each of 65536 entries (maps of the LRU type cannot).
+// Entries are added at most once per process, file or distinct write,
+// and a map that cannot take one more answers as when it is full: the
+// programs count that. Before Linux 6.1 the kernel warns when a tracing
+// program uses such a map, so they stay preallocated there.
+var allocatedOnUse = []string{"procs", "repeats", "reads", "written"}
+
+// parse parses the BPF object, with the maps of allocatedOnUse allocated
+// on use where the kernel allows it.
+func parse() (*ebpf.CollectionSpec, error) {
+	spec, err := loadWritewatch()
+	if err != nil {
+		return nil, err
+	}
+	if v, err := features.LinuxVersionCode(); err == nil && v >= 6<<16|1<<8 {
+		for _, name := range allocatedOnUse {
+			if m := spec.Maps[name]; m != nil {
+				m.Flags |= unix.BPF_F_NO_PREALLOC
+			}
+		}
+	}
+	return spec, nil
+}
 
 // kernelBTF holds the kernel's BTF, read once for every load of this
 // process (the programs' CO-RE relocations, the LSM programs, ProbeLSM).
@@ -48,7 +75,7 @@ func warmUp() {
 	var wg sync.WaitGroup
 	wg.Go(func() { kernelBTF.Kernel() }) // its error, if any, comes back at load
 	wg.Go(func() { features.HaveBPFLinkUprobeMulti() })
-	warmSpec, warmErr = loadWritewatch()
+	warmSpec, warmErr = parse()
 	if warmErr == nil {
 		m, err := makeMaps(warmSpec, heavyMaps)
 		if err == nil {
@@ -70,7 +97,7 @@ func spec() (*ebpf.CollectionSpec, map[string]*ebpf.Map, error) {
 	warmMu.Lock()
 	defer warmMu.Unlock()
 	if warmTaken {
-		s, err := loadWritewatch()
+		s, err := parse()
 		return s, nil, err
 	}
 	warmTaken = true
