@@ -24,7 +24,7 @@ func New(limit int) *Tracker {
 
 // fileOf names the file a record's SlotResolved holds, if any.
 func fileOf(ev *tracer.Event) (report.FileID, bool) {
-	return report.FileID{Dev: uint64(ev.Dev), Ino: ev.Ino}, ev.Ino != 0 && ev.Has(tracer.SlotResolved)
+	return report.FileID{Dev: uint64(ev.Dev), Ino: ev.Ino, Gen: ev.Gen}, ev.Ino != 0 && ev.Has(tracer.SlotResolved)
 }
 
 // Wrote takes a write outside the allowlist, by who, whose op is op.

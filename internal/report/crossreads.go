@@ -67,11 +67,13 @@ func (a *Access) readerKey() string {
 	return strings.Join(append([]string{a.Runner, a.Package, a.Test, a.Phase, a.Fixture}, a.AmbiguousTests...), "\x00")
 }
 
-// FileID names a file the way the kernel does (device and inode number),
-// for CrossReads.
+// FileID names a file the way the kernel does (device, inode number and
+// the inode's generation, which tells a file from a later one that reuses
+// its number), for CrossReads.
 type FileID struct {
 	Dev uint64
 	Ino uint64
+	Gen uint32
 }
 
 // CrossReads finds cross-test reads: callers tell it of the writes

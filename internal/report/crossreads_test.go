@@ -107,6 +107,15 @@ func TestCrossReads(t *testing.T) {
 			t.Error("a file made anew keeps the writers of the one before")
 		}
 	})
+	t.Run("another generation of the inode number", func(t *testing.T) {
+		var c CrossReads
+		c.Wrote(stateFile, a)
+		later := stateFile
+		later.Gen++
+		if c.Written(later) || c.Read(later, "/p/other", b) {
+			t.Error("a file with the inode number and another generation keeps the writers of the one before")
+		}
+	})
 	t.Run("no test", func(t *testing.T) {
 		var c CrossReads
 		pkg := a
