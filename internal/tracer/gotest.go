@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -30,8 +31,11 @@ type GoLayout struct {
 	// FromDWARF tells where the offsets came from.
 	FromDWARF bool
 
-	funcs map[string]uint64 // file offsets of the hooked functions
-	lines *gosym.Table
+	funcs       map[string]uint64 // file offsets of the hooked functions
+	hasTestMain bool
+	// lines is the binary's line table, made on first use from its
+	// .gopclntab: the test binary does not wait for it.
+	lines func() *gosym.Table
 }
 
 // goLayouts are the offsets per Go release for binaries without DWARF.
@@ -97,8 +101,10 @@ func release(v string) string {
 	return "go1." + rest[:n]
 }
 
-// readFuncs finds the hooked functions in the pclntab, which even a
-// stripped Go binary keeps, and turns their addresses into file offsets.
+// readFuncs finds the hooked functions, and TestMain, in the pclntab,
+// which even a stripped Go binary keeps, and turns their addresses into
+// file offsets. It reads only the names of the functions (funcEntries);
+// the line table is made when first asked for.
 func (lay *GoLayout) readFuncs(f *elf.File) error {
 	sec, text := f.Section(".gopclntab"), f.Section(".text")
 	if sec == nil || text == nil {
@@ -108,20 +114,45 @@ func (lay *GoLayout) readFuncs(f *elf.File) error {
 	if err != nil {
 		return err
 	}
-	tab, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
-	if err != nil {
-		return fmt.Errorf("%w: read .gopclntab: %w", ErrNotGoTest, err)
+	lay.lines = sync.OnceValue(func() *gosym.Table {
+		tab, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
+		if err != nil {
+			return nil
+		}
+		return tab
+	})
+	names := lay.testFuncNames("TestMain")
+	for _, p := range goProbes {
+		names = append(names, p.symbol)
 	}
-	lay.lines = tab
+	entries, ok := funcEntries(data, text.Addr, names)
+	if !ok {
+		tab := lay.lines()
+		if tab == nil {
+			_, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
+			return fmt.Errorf("%w: read .gopclntab: %w", ErrNotGoTest, err)
+		}
+		entries = map[string]uint64{}
+		for _, name := range names {
+			if fn := tab.LookupFunc(name); fn != nil {
+				entries[name] = fn.Entry
+			}
+		}
+	}
+	for _, name := range lay.testFuncNames("TestMain") {
+		if entries[name] != 0 {
+			lay.hasTestMain = true
+		}
+	}
 	lay.funcs = map[string]uint64{}
 	for _, p := range goProbes {
-		fn := tab.LookupFunc(p.symbol)
-		if fn == nil {
+		entry, ok := entries[p.symbol]
+		if !ok {
 			continue
 		}
 		for _, prog := range f.Progs {
-			if prog.Type == elf.PT_LOAD && prog.Flags&elf.PF_X != 0 && fn.Entry >= prog.Vaddr && fn.Entry < prog.Vaddr+prog.Memsz {
-				lay.funcs[p.symbol] = fn.Entry - prog.Vaddr + prog.Off
+			if prog.Type == elf.PT_LOAD && prog.Flags&elf.PF_X != 0 && entry >= prog.Vaddr && entry < prog.Vaddr+prog.Memsz {
+				lay.funcs[p.symbol] = entry - prog.Vaddr + prog.Off
 			}
 		}
 	}
@@ -198,7 +229,6 @@ func (lay *GoLayout) readDWARF(d *dwarf.Data) error {
 // goTest is one followed Go test binary.
 type goTest struct {
 	links []link.Link
-	lines *gosym.Table
 	lay   *GoLayout
 }
 
@@ -249,7 +279,7 @@ func (t *Tracer) FollowGoTest(tgid, nsPID uint32) (GoLayout, error) {
 	if err != nil {
 		return lay, fmt.Errorf("open %s: %w", exe, err)
 	}
-	gt := &goTest{lines: lay.lines, lay: &lay}
+	gt := &goTest{lay: &lay}
 	fail := func(err error) (GoLayout, error) {
 		for _, l := range gt.links {
 			l.Close()
@@ -301,6 +331,7 @@ func (t *Tracer) FollowGoTest(tgid, nsPID uint32) (GoLayout, error) {
 		return lay, fmt.Errorf("follow Go test %d: %w", tgid, err)
 	}
 	t.gotests[tgid] = gt
+	go lay.lines() // made while the binary runs, for GoTestSource
 	return lay, nil
 }
 
@@ -331,30 +362,34 @@ func (t *Tracer) ForgetGoTest(tgid uint32) {
 // package under test.
 func (t *Tracer) GoTestSource(tgid uint32, pc uint64, name string) (string, int) {
 	gt := t.gotests[tgid]
-	if gt == nil || gt.lines == nil {
+	if gt == nil || gt.lay.lines == nil {
+		return "", 0
+	}
+	lines := gt.lay.lines()
+	if lines == nil {
 		return "", 0
 	}
 	// A fuzz target's inputs run under tRunner as closures of the testing
 	// package: they are named for their target.
-	if fn := gt.lines.PCToFunc(pc); pc != 0 && fn != nil && strings.HasPrefix(fn.Name, "testing.") {
+	if fn := lines.PCToFunc(pc); pc != 0 && fn != nil && strings.HasPrefix(fn.Name, "testing.") {
 		pc = 0
 	}
 	if pc == 0 {
 		top, _, _ := strings.Cut(name, "/")
-		fn := gt.lay.lookupTestFunc(top)
+		fn := gt.lay.lookupTestFunc(lines, top)
 		if fn == nil {
 			return "", 0
 		}
 		pc = fn.Entry
 	}
-	file, line, _ := gt.lines.PCToLine(pc)
+	file, line, _ := lines.PCToLine(pc)
 	return file, line
 }
 
-// lookupTestFunc finds function name of the package under test (or of
-// its external test package).
-func (lay *GoLayout) lookupTestFunc(name string) *gosym.Func {
-	if lay.lines == nil || name == "" {
+// testFuncNames are the symbols function name of the package under test
+// (or of its external test package) may have.
+func (lay *GoLayout) testFuncNames(name string) []string {
+	if name == "" {
 		return nil
 	}
 	// The symbol table writes the dots of a path's last element as %2e.
@@ -362,8 +397,14 @@ func (lay *GoLayout) lookupTestFunc(name string) *gosym.Func {
 	if i := strings.LastIndexByte(pkg, '/'); i >= 0 {
 		pkg = pkg[:i+1] + strings.ReplaceAll(pkg[i+1:], ".", "%2e")
 	}
-	for _, pkg := range []string{pkg, pkg + "_test"} {
-		if fn := lay.lines.LookupFunc(pkg + "." + name); fn != nil {
+	return []string{pkg + "." + name, pkg + "_test." + name}
+}
+
+// lookupTestFunc finds function name of the package under test (or of
+// its external test package) in lines.
+func (lay *GoLayout) lookupTestFunc(lines *gosym.Table, name string) *gosym.Func {
+	for _, sym := range lay.testFuncNames(name) {
+		if fn := lines.LookupFunc(sym); fn != nil {
 			return fn
 		}
 	}
@@ -371,4 +412,4 @@ func (lay *GoLayout) lookupTestFunc(name string) *gosym.Func {
 }
 
 // HasTestMain reports whether the package under test defines TestMain.
-func (lay *GoLayout) HasTestMain() bool { return lay.lookupTestFunc("TestMain") != nil }
+func (lay *GoLayout) HasTestMain() bool { return lay.hasTestMain }

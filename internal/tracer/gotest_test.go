@@ -1,6 +1,7 @@
 package tracer
 
 import (
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,7 +41,8 @@ func buildTestBinaryWith(t *testing.T, toolchain string, flags ...string) string
 // DWARF, must match what the DWARF of a binary built by the installed
 // toolchain says.
 func TestGoLayoutTable(t *testing.T) {
-	lay, err := ReadGoLayout(buildTestBinary(t))
+	bin := buildTestBinary(t)
+	lay, err := ReadGoLayout(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +60,7 @@ func TestGoLayoutTable(t *testing.T) {
 	if lay.Package != "example.com/gotests" {
 		t.Errorf("package %q", lay.Package)
 	}
+	checkFuncEntries(t, bin, lay)
 }
 
 // Every release in the table, checked against the DWARF of a test
@@ -70,7 +73,8 @@ func TestGoLayoutTableReleases(t *testing.T) {
 			if rel == release(runtime.Version()) {
 				toolchain = "" // the installed one: TestGoLayoutTable
 			}
-			lay, err := ReadGoLayout(buildTestBinaryWith(t, toolchain))
+			bin := buildTestBinaryWith(t, toolchain)
+			lay, err := ReadGoLayout(bin)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,6 +90,7 @@ func TestGoLayoutTableReleases(t *testing.T) {
 					t.Errorf("no %s in a %s test binary", p.symbol, rel)
 				}
 			}
+			checkFuncEntries(t, bin, lay)
 		})
 	}
 }
@@ -93,27 +98,88 @@ func TestGoLayoutTableReleases(t *testing.T) {
 // A binary linked without DWARF and without a symbol table, as go test
 // links them: offsets from the table, functions from the pclntab.
 func TestGoLayoutStripped(t *testing.T) {
-	lay, err := ReadGoLayout(buildTestBinary(t, "-ldflags=-s -w"))
+	bin := buildTestBinary(t, "-ldflags=-s -w")
+	lay, err := ReadGoLayout(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if lay.FromDWARF {
 		t.Error("found DWARF in a -w binary")
 	}
+	checkFuncEntries(t, bin, lay)
 	for _, p := range goProbes {
 		if lay.funcs[p.symbol] == 0 {
 			t.Errorf("no file offset for %s", p.symbol)
 		}
 	}
-	if lay.lines == nil {
+	lines := lay.lines()
+	if lines == nil {
 		t.Fatal("no line table")
 	}
-	fn := lay.lines.LookupFunc("example.com/gotests.TestSequentialWrites")
+	fn := lines.LookupFunc("example.com/gotests.TestSequentialWrites")
 	if fn == nil {
 		t.Fatal("TestSequentialWrites not in the line table")
 	}
-	if file, line, _ := lay.lines.PCToLine(fn.Entry); filepath.Base(file) != "gotests_test.go" || line == 0 {
+	if file, line, _ := lines.PCToLine(fn.Entry); filepath.Base(file) != "gotests_test.go" || line == 0 {
 		t.Errorf("TestSequentialWrites at %s:%d", file, line)
+	}
+}
+
+// checkFuncEntries checks that funcEntries, which reads the names of the
+// pclntab only, finds every function of a test binary where debug/gosym
+// does, and that the binary's TestMain was found (testdata/gotests has
+// one).
+func checkFuncEntries(t *testing.T, bin string, lay GoLayout) {
+	t.Helper()
+	lines := lay.lines()
+	if lines == nil {
+		t.Fatal("no line table")
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data, err := f.Section(".gopclntab").Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint64{}
+	var names []string
+	for _, fn := range lines.Funcs {
+		if _, dup := want[fn.Name]; !dup {
+			want[fn.Name] = fn.Entry
+			names = append(names, fn.Name)
+		}
+	}
+	got, ok := funcEntries(data, f.Section(".text").Addr, names)
+	if !ok {
+		t.Fatalf("funcEntries does not read the pclntab of a %s binary", lay.GoVersion)
+	}
+	if len(got) != len(want) {
+		t.Errorf("funcEntries found %d functions, debug/gosym %d", len(got), len(want))
+	}
+	for name, entry := range want {
+		if got[name] != entry {
+			t.Errorf("%s: entry %#x, debug/gosym says %#x", name, got[name], entry)
+		}
+	}
+	if !lay.HasTestMain() {
+		t.Error("TestMain not found")
+	}
+}
+
+func TestFuncEntriesOtherFormats(t *testing.T) {
+	for _, tab := range [][]byte{nil, {0xf1, 0xff, 0xff, 0xff}, {0xfb, 0xff, 0xff, 0xff, 0, 0, 1, 8}, {0xf1, 0xff, 0xff, 0xff, 0, 0, 1, 4, 0, 0, 0, 0}} {
+		if _, ok := funcEntries(tab, 0x401000, []string{"main.main"}); ok {
+			t.Errorf("funcEntries(% x) read it", tab)
+		}
+	}
+	// A header whose offsets lie past its end.
+	tab := make([]byte, 72)
+	copy(tab, []byte{0xf1, 0xff, 0xff, 0xff, 0, 0, 1, 8, 0xff, 0xff})
+	if _, ok := funcEntries(tab, 0x401000, []string{"main.main"}); ok {
+		t.Error("funcEntries read a header with offsets past its end")
 	}
 }
 
@@ -121,6 +187,25 @@ func TestRelease(t *testing.T) {
 	for in, want := range map[string]string{"go1.26.8": "go1.26", "go1.26rc1": "go1.26", "go1.26": "go1.26", "go1.3": "go1.3", "devel": "devel"} {
 		if got := release(in); got != want {
 			t.Errorf("release(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// What a Go test binary, linked as go test links them, waits for while
+// paused at exec: reading its layout (go test -bench ReadGoLayout).
+func BenchmarkReadGoLayout(b *testing.B) {
+	if _, err := exec.LookPath("go"); err != nil {
+		b.Skip("needs the go command")
+	}
+	bin := filepath.Join(b.TempDir(), "gotests.test")
+	cmd := exec.Command("go", "test", "-c", "-o", bin, "-ldflags=-s -w", ".")
+	cmd.Dir = "../../testdata/gotests"
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go test -c: %v\n%s", err, out)
+	}
+	for b.Loop() {
+		if _, err := ReadGoLayout(bin); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
