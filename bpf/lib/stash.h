@@ -112,6 +112,7 @@ static __always_inline bool stash_meta_call(struct pt_regs *regs, long id)
 	case NR_lremovexattr: stash_meta(WW_OP_REMOVEXATTR, AT_FDCWD, STR(1), false); return true;
 	case NR_fremovexattr: stash_meta(WW_OP_REMOVEXATTR, ARG(1), NULL, false); return true;
 	case NR_removexattrat: stash_meta(WW_OP_REMOVEXATTR, ARG(1), STR(2), !(ARG(3) & AT_SYMLINK_NOFOLLOW)); return true;
+	case NR_file_setattr: stash_meta(WW_OP_SETFLAGS, ARG(1), STR(2), !(ARG(5) & AT_SYMLINK_NOFOLLOW)); return true;
 	case NR_ioctl:
 		/* Only the commands that change inode flags (chattr). */
 		if (false WW_SETFLAGS_IOCTLS(OR_CMD))
