@@ -172,7 +172,7 @@ func TestProgramLeavesOutAbsent(t *testing.T) {
 	}
 }
 
-// absent names the recent syscalls this kernel lacks, and no other:
+// Absent names the recent syscalls this kernel lacks, and no other:
 // file_setattr came with Linux 6.17, setxattrat and removexattrat with
 // 6.13.
 func TestAbsentFollowsTheKernel(t *testing.T) {
@@ -189,7 +189,7 @@ func TestAbsentFollowsTheKernel(t *testing.T) {
 	if len(since) != len(recent) {
 		t.Fatalf("recent names %d syscalls, this test %d", len(recent), len(since))
 	}
-	got := absent()
+	got := Absent()
 	for name, v := range since {
 		lacks := major < v[0] || major == v[0] && minor < v[1]
 		if slices.Contains(got, name) != lacks {

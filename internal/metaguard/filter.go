@@ -54,10 +54,13 @@ var recent = map[string][6]uintptr{
 	"file_setattr":  {^uintptr(0), 0, 0, 0, ^uintptr(0), 0}, // Linux 6.17
 }
 
-// absent returns the syscalls of recent this kernel lacks, which the
-// filter leaves alone: their callers get ENOSYS, as without the guard,
-// rather than the guard's EPERM for a call the kernel would not run.
-func absent() []string {
+// Absent returns the syscalls of recent this kernel lacks, for Install,
+// whose filter leaves them alone: their callers get ENOSYS, as without
+// the guard, rather than the guard's EPERM for a call the kernel would
+// not run. It makes each of those syscalls: call it in a process
+// writewatch does not trace (not in the trampoline), or they are
+// reported.
+func Absent() []string {
 	var names []string
 	for name, args := range recent {
 		nrs, err := ops.Numbers(runtime.GOARCH, []string{name})
@@ -152,13 +155,14 @@ func program(arch string, noURing bool, absent []string) ([]unix.SockFilter, err
 	), nil
 }
 
-// Install puts the calling thread under the filter and returns the
-// listener, for a Guard. The caller must be locked to its OS thread; what
+// Install puts the calling thread under the filter, which leaves the
+// syscalls in absent (Absent's) alone, and returns the listener, for a
+// Guard. The caller must be locked to its OS thread; what
 // the thread execs, and everything that forks from it, inherit the
 // filter. Without CAP_SYS_ADMIN it sets no_new_privs first, as the kernel
 // requires.
-func Install(noURing bool) (*os.File, error) {
-	prog, err := program(runtime.GOARCH, noURing, absent())
+func Install(noURing bool, absent []string) (*os.File, error) {
+	prog, err := program(runtime.GOARCH, noURing, absent)
 	if err != nil {
 		return nil, err
 	}
