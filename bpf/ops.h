@@ -35,7 +35,7 @@ enum ww_op {
 	X(lchown) X(fchown) X(fchownat) X(utime) X(utimes) X(futimesat) \
 	X(utimensat) X(setxattr) X(lsetxattr) X(fsetxattr) X(setxattrat) \
 	X(removexattr) X(lremovexattr) X(fremovexattr) X(removexattrat) \
-	X(ioctl)
+	X(ioctl) X(file_setattr)
 
 /* The ioctl commands that change inode flags (WW_OP_SETFLAGS), as X(cmd). */
 #define WW_SETFLAGS_IOCTLS(X) X(0x40086602) X(0x401c5820)
@@ -50,7 +50,7 @@ enum ww_op {
 	X(lchown) X(fchown) X(fchownat) X(utime) X(utimes) X(futimesat) \
 	X(utimensat) X(setxattr) X(lsetxattr) X(fsetxattr) X(setxattrat) \
 	X(removexattr) X(lremovexattr) X(fremovexattr) X(removexattrat) \
-	X(ioctl)
+	X(ioctl) X(file_setattr)
 
 /* Syscall numbers, per architecture (internal/ops/numbers.go). */
 #if defined(__TARGET_ARCH_x86)
@@ -99,6 +99,7 @@ enum ww_op {
 #define NR_fchmodat2 452
 #define NR_setxattrat 463
 #define NR_removexattrat 466
+#define NR_file_setattr 469
 #elif defined(__TARGET_ARCH_arm64)
 #define NR_setxattr 5
 #define NR_lsetxattr 6
@@ -128,6 +129,7 @@ enum ww_op {
 #define NR_fchmodat2 452
 #define NR_setxattrat 463
 #define NR_removexattrat 466
+#define NR_file_setattr 469
 /* Absent here: numbers no syscall has (the kernel's are never
  * negative, and -1 is no syscall), distinct so that a switch can
  * name them all. */

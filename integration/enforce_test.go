@@ -410,8 +410,9 @@ func inodeFlags(t *testing.T, path string) int {
 	return flags
 }
 
-// chattr +i (FS_IOC_SETFLAGS) and FS_IOC_FSSETXATTR of a protected file
-// under --enforce: the metadata guard refuses them, under every tier, and
+// chattr +i (FS_IOC_SETFLAGS), FS_IOC_FSSETXATTR and file_setattr (by
+// name, and by descriptor with AT_EMPTY_PATH) of a protected file under
+// --enforce: the metadata guard refuses them, under every tier, and
 // the file keeps its flags; its writer is killed; an allowed file's flags
 // change.
 func TestEnforceInodeFlags(t *testing.T) {
@@ -419,8 +420,13 @@ func TestEnforceInodeFlags(t *testing.T) {
 	for _, c := range []struct{ name, op, arg string }{
 		{"chattr +i", "setflags", "i"},
 		{"FS_IOC_FSSETXATTR", "fssetxattr", ""},
+		{"file_setattr", "filesetattr", ""},
+		{"file_setattr by descriptor", "filesetattr", "fd"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.op == "filesetattr" {
+				requireFileSetattrEnforced(t, tier)
+			}
 			root, keep, _ := protectedProject(t)
 			mine := filepath.Join(root, "tests/sub/mine.txt")
 			writeFile(t, mine, "x\n")
@@ -452,6 +458,25 @@ func TestEnforceInodeFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// requireFileSetattrEnforced skips the test where the kernel has no
+// file_setattr (before Linux 6.17), once it has checked that --enforce
+// leaves the call's ENOSYS alone there: the metadata guard answers no
+// call the kernel would not run (with EPERM).
+func requireFileSetattrEnforced(t *testing.T, tier string) {
+	t.Helper()
+	// An invalid flag: EINVAL where the kernel has the call, which then
+	// changes nothing.
+	if _, _, errno := unix.Syscall6(unix.SYS_FILE_SETATTR, ^uintptr(0), 0, 0, 0, ^uintptr(0), 0); errno != unix.ENOSYS {
+		return
+	}
+	root, _, _ := protectedProject(t)
+	res := ww(t, root, []string{"--enforce", "--enforce-with", tier}, opBin, "filesetattr", "keep.txt")
+	if want := "file_setattr: " + unix.ENOSYS.Error(); !strings.Contains(res.stderr, want) {
+		t.Errorf("under --enforce, want the caller to get %q\n%s", want, res.stderr)
+	}
+	t.Skip("this kernel has no file_setattr (Linux 6.17); under --enforce its callers still get ENOSYS")
 }
 
 // The metadata guard resolves a path as the kernel does for the caller:

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/writewatch/writewatch/internal/report"
 )
 
@@ -268,6 +270,67 @@ func TestVerdictInodeFlags(t *testing.T) {
 			wantViolation(t, res, len(c.flags) == 0, "setflags", cfg)
 		})
 	}
+}
+
+// requireFileSetattr skips the test where the kernel has no
+// file_setattr (it came with Linux 6.17; make vmtest boots 6.1 and
+// 6.12).
+func requireFileSetattr(t *testing.T) {
+	t.Helper()
+	// An invalid flag: EINVAL where the kernel has the call, which then
+	// changes nothing.
+	_, _, errno := unix.Syscall6(unix.SYS_FILE_SETATTR, ^uintptr(0), 0, 0, 0, ^uintptr(0), 0)
+	if errno == unix.ENOSYS {
+		t.Skip("this kernel has no file_setattr (Linux 6.17)")
+	}
+}
+
+// The no-atime flag (FS_NOATIME_FL) that wwop filesetattr sets.
+const fsNoatimeFl = 0x80
+
+// file_setattr(2), the path-based FS_IOC_FSSETXATTR, is a setflags
+// violation of the file, by name and by descriptor (AT_EMPTY_PATH), in
+// the default mode and under --audit; on an allowed file it is nothing to
+// report. Each call did change the flags: what is checked is that its
+// change was reported.
+func TestVerdictFileSetattr(t *testing.T) {
+	requireFileSetattr(t)
+	root, _ := verdictProject(t)
+	cfg := root + "/config.toml"
+	for _, c := range []struct {
+		name  string
+		flags []string
+		cmd   []string
+	}{
+		{"by name", nil, []string{opBin, "filesetattr", "config.toml"}},
+		{"by descriptor", nil, []string{opBin, "filesetattr", "config.toml", "fd"}},
+		{"audit", []string{"--audit"}, []string{opBin, "filesetattr", "config.toml"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reset(t, root, "")
+			file(t, cfg)
+			res := ww(t, root, c.flags, c.cmd...)
+			if strings.Contains(res.stderr, "inappropriate ioctl") || strings.Contains(res.stderr, "operation not supported") {
+				t.Skipf("this filesystem keeps no such flags: %s", res.stderr)
+			}
+			if inodeFlags(t, cfg)&fsNoatimeFl == 0 {
+				t.Fatalf("file_setattr did not set the no-atime flag of config.toml\n%s", res.stderr)
+			}
+			wantViolation(t, res, len(c.flags) == 0, "setflags", cfg)
+		})
+	}
+	t.Run("allowed", func(t *testing.T) {
+		reset(t, root, "")
+		mine := root + "/tests/sub/mine.txt"
+		file(t, mine)
+		res := ww(t, root, nil, opBin, "filesetattr", "tests/sub/mine.txt")
+		if inodeFlags(t, mine)&fsNoatimeFl == 0 {
+			t.Fatalf("file_setattr did not set the no-atime flag of tests/sub/mine.txt\n%s", res.stderr)
+		}
+		if res.code != 0 || len(res.rep.Violations) != 0 {
+			t.Errorf("exit code %d, violations %v: want 0 and none\n%s", res.code, keys(res.rep), res.stderr)
+		}
+	})
 }
 
 // requireUringRecords skips the test where the kernel sends no record of

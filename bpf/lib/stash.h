@@ -77,6 +77,18 @@ static __always_inline int stash_meta(__u32 op, int dfd, const char *path, bool 
 	return stash(op, dfd, path, 0, NULL, follow && path ? WW_META_FOLLOW : 0, 0);
 }
 
+/* file_setattr: an empty name with AT_EMPTY_PATH is the file open as dfd,
+ * stored as no name, so that a call the metadata guard refused is judged
+ * by that file too (a failed call's empty name names nothing). */
+static __always_inline int stash_file_setattr(int dfd, const char *path, __u32 flags)
+{
+	char c = 1;
+
+	if ((flags & AT_EMPTY_PATH) && path && !bpf_probe_read_user(&c, 1, path) && !c)
+		path = NULL;
+	return stash_meta(WW_OP_SETFLAGS, dfd, path, !(flags & AT_SYMLINK_NOFOLLOW));
+}
+
 static __always_inline int stash_unlinkat(int dfd, const char *path, __u32 flags)
 {
 	return stash(flags & AT_REMOVEDIR ? WW_OP_RMDIR : WW_OP_UNLINK, dfd, path, 0, NULL, flags, 0);
@@ -112,6 +124,7 @@ static __always_inline bool stash_meta_call(struct pt_regs *regs, long id)
 	case NR_lremovexattr: stash_meta(WW_OP_REMOVEXATTR, AT_FDCWD, STR(1), false); return true;
 	case NR_fremovexattr: stash_meta(WW_OP_REMOVEXATTR, ARG(1), NULL, false); return true;
 	case NR_removexattrat: stash_meta(WW_OP_REMOVEXATTR, ARG(1), STR(2), !(ARG(3) & AT_SYMLINK_NOFOLLOW)); return true;
+	case NR_file_setattr: stash_file_setattr(ARG(1), STR(2), ARG(5)); return true;
 	case NR_ioctl:
 		/* Only the commands that change inode flags (chattr). */
 		if (false WW_SETFLAGS_IOCTLS(OR_CMD))

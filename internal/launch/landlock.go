@@ -104,6 +104,10 @@ type trampolineSpec struct {
 	Landlock bool
 	Guard    bool
 	NoURing  bool
+	// Absent are the syscalls the guard's filter leaves alone, which the
+	// kernel lacks (metaguard.Absent, asked by writewatch, whose calls
+	// are not traced).
+	Absent []string
 }
 
 // IsTrampoline reports whether this process was started as the
@@ -178,7 +182,7 @@ func trampoline() error {
 	}
 	syscall.CloseOnExec(listenerFD)
 	if spec.Guard {
-		if err := sendListener(spec.NoURing); err != nil {
+		if err := sendListener(spec.NoURing, spec.Absent); err != nil {
 			return classed{classConfine, err}
 		}
 	}
@@ -192,10 +196,10 @@ func trampoline() error {
 }
 
 // sendListener installs the metadata guard's filter on this thread
-// (refusing io_uring_setup when noURing) and sends its listener to
-// writewatch.
-func sendListener(noURing bool) error {
-	l, err := metaguard.Install(noURing)
+// (refusing io_uring_setup when noURing, leaving alone the syscalls of
+// absent) and sends its listener to writewatch.
+func sendListener(noURing bool, absent []string) error {
+	l, err := metaguard.Install(noURing, absent)
 	if err != nil {
 		return err
 	}
@@ -370,6 +374,9 @@ func startTrampoline(path string, spec Spec, env []string) (*Process, error) {
 		return nil, fmt.Errorf("find writewatch itself: %w", err)
 	}
 	ts := trampolineSpec{Path: path, Args: spec.Args, Env: env, User: spec.User, Guard: spec.MetadataGuard, NoURing: spec.NoIOURing}
+	if spec.MetadataGuard {
+		ts.Absent = metaguard.Absent()
+	}
 	// The ruleset goes to the trampoline as a descriptor: a big one is
 	// built by several threads, while the rest of the start goes on.
 	var ruleset *os.File

@@ -1,6 +1,7 @@
 package metaguard
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -25,6 +26,9 @@ func TestDecode(t *testing.T) {
 		{"utimensat nofollow", "utimensat", [6]uint64{dfd, path, 0, atSymlinkNofollow}, call{dfd, path, false}},
 		{"utimensat on fd", "utimensat", [6]uint64{dfd, 0, 0, 0}, call{dfd, 0, true}},
 		{"setxattrat", "setxattrat", [6]uint64{dfd, path, atSymlinkNofollow}, call{dfd, path, false}},
+		{"file_setattr", "file_setattr", [6]uint64{dfd, path, 0x2000, 24, 0}, call{dfd, path, true}},
+		{"file_setattr nofollow", "file_setattr", [6]uint64{dfd, path, 0x2000, 24, atSymlinkNofollow}, call{dfd, path, false}},
+		{"file_setattr NULL path", "file_setattr", [6]uint64{dfd, 0, 0x2000, 24, atEmptyPath}, call{dfd, 0, true}},
 		{"fremovexattr", "fremovexattr", [6]uint64{dfd}, call{dfd, 0, false}},
 		{"ioctl", "ioctl", [6]uint64{dfd, 0x40086602, path}, call{dfd, 0, false}},
 	} {
@@ -38,17 +42,19 @@ func TestDecode(t *testing.T) {
 // jumps past the end, on every architecture.
 func TestProgramJumps(t *testing.T) {
 	for arch, audit := range map[string]uint32{"amd64": unix.AUDIT_ARCH_X86_64, "arm64": unix.AUDIT_ARCH_AARCH64} {
-		prog, err := program(arch, false)
+		prog, err := program(arch, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		nrs, err := syscalls(arch)
+		nrs, err := syscalls(arch, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		fchmodat2, _ := ops.Numbers(arch, []string{"fchmodat2"})
 		removexattrat, _ := ops.Numbers(arch, []string{"removexattrat"})
-		if !slices.Contains(nrs, fchmodat2[0]) || !slices.Contains(nrs, removexattrat[0]) {
+		fileSetattr, _ := ops.Numbers(arch, []string{"file_setattr"})
+		if !slices.Contains(nrs, fchmodat2[0]) || !slices.Contains(nrs, removexattrat[0]) ||
+			!slices.Contains(nrs, fileSetattr[0]) {
 			t.Errorf("%s: the filter's syscalls %v miss metadata changes", arch, nrs)
 		}
 		if prog[1].K != audit {
@@ -90,7 +96,7 @@ func TestProgramJumps(t *testing.T) {
 			}
 		}
 	}
-	if _, err := program("riscv64", false); err == nil {
+	if _, err := program("riscv64", false, nil); err == nil {
 		t.Error("program must fail for an architecture it has no filter for")
 	}
 }
@@ -99,11 +105,11 @@ func TestProgramJumps(t *testing.T) {
 // filter is laid out as without it: its syscalls still go to notify.
 func TestProgramRefusesIOURing(t *testing.T) {
 	for _, arch := range []string{"amd64", "arm64"} {
-		plain, err := program(arch, false)
+		plain, err := program(arch, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		prog, err := program(arch, true)
+		prog, err := program(arch, true, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -111,7 +117,7 @@ func TestProgramRefusesIOURing(t *testing.T) {
 			t.Fatalf("%s: %d instructions, want %d", arch, len(prog), len(plain)+2)
 		}
 		uring, _ := ops.Numbers(arch, []string{"io_uring_setup"})
-		nrs, _ := syscalls(arch)
+		nrs, _ := syscalls(arch, nil)
 		at := 3 + len(nrs)
 		if ins := prog[at]; ins.Code != unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K || ins.K != uring[0] || ins.Jt != 0 || ins.Jf != 1 {
 			t.Errorf("%s: %+v, want a compare with io_uring_setup", arch, ins)
@@ -127,6 +133,67 @@ func TestProgramRefusesIOURing(t *testing.T) {
 			if ins := prog[3+i]; 3+i+1+int(ins.Jt) != notify && prog[3+i+1+int(ins.Jt)].K != offArg1 {
 				t.Errorf("%s: syscall %d jumps to %d, not to notify or its commands", arch, ins.K, 3+i+1+int(ins.Jt))
 			}
+		}
+	}
+}
+
+// A syscall the kernel lacks is left out of the filter, which is laid
+// out as without it: it runs (ENOSYS), the others still go to notify.
+func TestProgramLeavesOutAbsent(t *testing.T) {
+	for _, arch := range []string{"amd64", "arm64"} {
+		plain, err := program(arch, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prog, err := program(arch, false, []string{"file_setattr"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(prog) != len(plain)-1 {
+			t.Fatalf("%s: %d instructions, want %d", arch, len(prog), len(plain)-1)
+		}
+		nr, _ := ops.Numbers(arch, []string{"file_setattr"})
+		nrs, _ := syscalls(arch, []string{"file_setattr"})
+		if slices.Contains(nrs, nr[0]) || len(nrs) == 0 {
+			t.Fatalf("%s: the filter's syscalls %v hold file_setattr (%d)", arch, nrs, nr[0])
+		}
+		notify := len(prog) - 1
+		for i, ins := range prog {
+			if ins.Code == unix.BPF_JMP|unix.BPF_JEQ|unix.BPF_K && ins.K == nr[0] {
+				t.Errorf("%s: instruction %d compares with file_setattr", arch, i)
+			}
+		}
+		for i := range nrs {
+			ins := prog[3+i]
+			if to := 3 + i + 1 + int(ins.Jt); to != notify && prog[to].K != offArg1 {
+				t.Errorf("%s: syscall %d jumps to %d, not to notify or its commands", arch, ins.K, to)
+			}
+		}
+	}
+}
+
+// Absent names the recent syscalls this kernel lacks, and no other:
+// file_setattr came with Linux 6.17, setxattrat and removexattrat with
+// 6.13.
+func TestAbsentFollowsTheKernel(t *testing.T) {
+	var u unix.Utsname
+	if err := unix.Uname(&u); err != nil {
+		t.Fatal(err)
+	}
+	release := unix.ByteSliceToString(u.Release[:])
+	var major, minor int
+	if _, err := fmt.Sscanf(release, "%d.%d", &major, &minor); err != nil {
+		t.Fatalf("kernel release %q: %v", release, err)
+	}
+	since := map[string][2]int{"setxattrat": {6, 13}, "removexattrat": {6, 13}, "file_setattr": {6, 17}}
+	if len(since) != len(recent) {
+		t.Fatalf("recent names %d syscalls, this test %d", len(recent), len(since))
+	}
+	got := Absent()
+	for name, v := range since {
+		lacks := major < v[0] || major == v[0] && minor < v[1]
+		if slices.Contains(got, name) != lacks {
+			t.Errorf("kernel %s: absent() = %v; %s came with %d.%d", release, got, name, v[0], v[1])
 		}
 	}
 }

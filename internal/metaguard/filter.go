@@ -1,5 +1,5 @@
-// Package metaguard refuses metadata changes (chmod, chown, utimes and
-// xattrs) outside the enforcement grants before they run. Neither
+// Package metaguard refuses metadata changes (chmod, chown, utimes,
+// xattrs and inode flags) outside the enforcement grants before they run. Neither
 // Landlock nor writewatch's LSM programs can refuse those, so under
 // --enforce COMMAND's tree runs under a seccomp filter that hands exactly
 // these syscalls to writewatch (seccomp user notification). The calling
@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -32,9 +33,47 @@ var auditArch = map[string]uint32{
 
 // syscalls are the numbers of arch's syscalls the filter hands to the
 // Guard: those that produce the metadata operations (package ops) and
-// that arch has.
-func syscalls(arch string) ([]uint32, error) {
-	return ops.Numbers(arch, ops.Syscalls(ops.Metadata))
+// that arch has, but those named in absent.
+func syscalls(arch string, absent []string) ([]uint32, error) {
+	var names []string
+	for _, name := range ops.Syscalls(ops.Metadata) {
+		if !slices.Contains(absent, name) {
+			names = append(names, name)
+		}
+	}
+	return ops.Numbers(arch, names)
+}
+
+// recent are the metadata syscalls that older kernels writewatch runs on
+// lack, each with arguments a kernel that has it refuses without
+// changing anything (an invalid flag, no name, no attributes): EINVAL,
+// or EFAULT. A kernel without it says ENOSYS.
+var recent = map[string][6]uintptr{
+	"setxattrat":    {^uintptr(0), 0, ^uintptr(0), 0, 0, 0}, // Linux 6.13
+	"removexattrat": {^uintptr(0), 0, ^uintptr(0), 0, 0, 0}, // Linux 6.13
+	"file_setattr":  {^uintptr(0), 0, 0, 0, ^uintptr(0), 0}, // Linux 6.17
+}
+
+// Absent returns the syscalls of recent this kernel lacks, for Install,
+// whose filter leaves them alone: their callers get ENOSYS, as without
+// the guard, rather than the guard's EPERM for a call the kernel would
+// not run. It makes each of those syscalls: call it in a process
+// writewatch does not trace (not in the trampoline), or they are
+// reported.
+func Absent() []string {
+	var names []string
+	for name, args := range recent {
+		nrs, err := ops.Numbers(runtime.GOARCH, []string{name})
+		if err != nil || len(nrs) == 0 {
+			continue
+		}
+		_, _, errno := unix.RawSyscall6(uintptr(nrs[0]), args[0], args[1], args[2], args[3], args[4], args[5])
+		if errno == unix.ENOSYS {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // Offsets in struct seccomp_data: the syscall number, the architecture,
@@ -47,17 +86,17 @@ const (
 )
 
 // program is the classic BPF filter for arch (a GOARCH): its native
-// syscalls in syscalls go to the listener (ioctl only with one of the
+// syscalls in syscalls (those of absent left out) go to the listener (ioctl only with one of the
 // commands of ops.Ioctls), io_uring_setup fails with ENOSYS when
 // noURing, everything else runs. Calls of another ABI
 // (x32 and ia32 on x86-64, AArch32 on arm64) are not watched by
 // writewatch at all (see docs/limits.md), and run.
-func program(arch string, noURing bool) ([]unix.SockFilter, error) {
+func program(arch string, noURing bool, absent []string) ([]unix.SockFilter, error) {
 	audit, ok := auditArch[arch]
 	if !ok {
 		return nil, fmt.Errorf("metadata guard: no seccomp filter for %s", arch)
 	}
-	nrs, err := syscalls(arch)
+	nrs, err := syscalls(arch, absent)
 	if err != nil {
 		return nil, fmt.Errorf("metadata guard: %w", err)
 	}
@@ -116,13 +155,14 @@ func program(arch string, noURing bool) ([]unix.SockFilter, error) {
 	), nil
 }
 
-// Install puts the calling thread under the filter and returns the
-// listener, for a Guard. The caller must be locked to its OS thread; what
+// Install puts the calling thread under the filter, which leaves the
+// syscalls in absent (Absent's) alone, and returns the listener, for a
+// Guard. The caller must be locked to its OS thread; what
 // the thread execs, and everything that forks from it, inherit the
 // filter. Without CAP_SYS_ADMIN it sets no_new_privs first, as the kernel
 // requires.
-func Install(noURing bool) (*os.File, error) {
-	prog, err := program(runtime.GOARCH, noURing)
+func Install(noURing bool, absent []string) (*os.File, error) {
+	prog, err := program(runtime.GOARCH, noURing, absent)
 	if err != nil {
 		return nil, err
 	}

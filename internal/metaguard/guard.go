@@ -178,6 +178,8 @@ func decode(syscall string, a [6]uint64) (c call, flags uint64) {
 		c, flags = call{dfd: int32(a[0]), path: a[1], follow: true}, a[4]
 	case "setxattrat", "removexattrat":
 		c, flags = call{dfd: int32(a[0]), path: a[1], follow: true}, a[2]
+	case "file_setattr":
+		c, flags = call{dfd: int32(a[0]), path: a[1], follow: true}, a[4]
 	}
 	if flags&atSymlinkNofollow != 0 {
 		c.follow = false

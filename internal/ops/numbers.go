@@ -27,7 +27,8 @@ var numbers = map[string]map[string]uint32{
 		"fchownat": 260, "futimesat": 261, "unlinkat": 263, "renameat": 264,
 		"linkat": 265, "symlinkat": 266, "fchmodat": 268, "utimensat": 280,
 		"renameat2": 316, "clone3": 435, "openat2": 437, "fchmodat2": 452,
-		"setxattrat": 463, "removexattrat": 466, "io_uring_setup": 425,
+		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
+		"io_uring_setup": 425,
 	},
 	// include/uapi/asm-generic/unistd.h
 	"arm64": {
@@ -37,7 +38,8 @@ var numbers = map[string]map[string]uint32{
 		"truncate": 45, "fchmod": 52, "fchmodat": 53, "fchownat": 54,
 		"fchown": 55, "openat": 56, "utimensat": 88, "clone": 220,
 		"renameat2": 276, "clone3": 435, "openat2": 437, "fchmodat2": 452,
-		"setxattrat": 463, "removexattrat": 466, "io_uring_setup": 425,
+		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
+		"io_uring_setup": 425,
 	},
 }
 

@@ -24,6 +24,7 @@ func TestNumbersAMD64(t *testing.T) {
 		"setxattrat": unix.SYS_SETXATTRAT, "removexattr": unix.SYS_REMOVEXATTR,
 		"lremovexattr": unix.SYS_LREMOVEXATTR, "fremovexattr": unix.SYS_FREMOVEXATTR,
 		"removexattrat": unix.SYS_REMOVEXATTRAT, "ioctl": unix.SYS_IOCTL,
+		"file_setattr":   unix.SYS_FILE_SETATTR,
 		"io_uring_setup": unix.SYS_IO_URING_SETUP,
 		// The fork family.
 		"clone": unix.SYS_CLONE, "clone3": unix.SYS_CLONE3, "fork": unix.SYS_FORK, "vfork": unix.SYS_VFORK,

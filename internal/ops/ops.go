@@ -124,7 +124,7 @@ var table = [...]row{
 	Removexattr: {name: "removexattr", kind: Metadata, metric: "removexattr",
 		syscalls: []string{"removexattr", "lremovexattr", "fremovexattr", "removexattrat"}},
 	Setflags: {name: "setflags", kind: Metadata, metric: "setflags",
-		syscalls: []string{"ioctl"}}, // with one of the commands of Ioctls only
+		syscalls: []string{"ioctl", "file_setattr"}}, // ioctl with one of the commands of Ioctls only
 }
 
 // ioctls are the ioctl commands that change a file's inode flags
