@@ -293,7 +293,7 @@ func TestEnforceMetadataRefused(t *testing.T) {
 			script := fmt.Sprintf(`
 chmod 600 %[1]s/t.txt; echo "tmp $?" >> %[2]s
 chmod 600 tests/sub/mine.txt; echo "rel $?" >> %[2]s
-for op in chmod fchmod chown utimes setxattr; do %[3]s $op keep.txt; echo "$op $?" >> %[2]s; done
+for op in chmod fchmod chown chown-fd utimes setxattr; do %[3]s $op keep.txt; echo "$op $?" >> %[2]s; done
 %[3]s chmod tests/link; echo "link $?" >> %[2]s`, tmp, status, opBin)
 			flag := "--enforce"
 			if mode == "block" {
@@ -311,7 +311,7 @@ for op in chmod fchmod chown utimes setxattr; do %[3]s $op keep.txt; echo "$op $
 			if st["tmp"] != "0" || st["rel"] != "0" {
 				t.Errorf("statuses %v: want the allowed changes to work\n%s", st, res.stderr)
 			}
-			for _, op := range []string{"chmod", "fchmod", "chown", "utimes", "setxattr", "link"} {
+			for _, op := range []string{"chmod", "fchmod", "chown", "chown-fd", "utimes", "setxattr", "link"} {
 				if st[op] != refused {
 					t.Errorf("%s of keep.txt: status %q, want %s\n%s", op, st[op], refused, res.stderr)
 				}
@@ -327,6 +327,10 @@ for op in chmod fchmod chown utimes setxattr; do %[3]s $op keep.txt; echo "$op $
 			// Through the link, the file judged and reported is keep.txt.
 			if v := violation(res.rep, "chmod", keep); v == nil || v.Count < 3 {
 				t.Errorf("chmod violation %+v, want keep.txt's by chmod, fchmod and through tests/link", v)
+			}
+			// By its descriptor and an empty name (AT_EMPTY_PATH) too.
+			if v := violation(res.rep, "chown", keep); v == nil || v.Count < 2 {
+				t.Errorf("chown violation %+v, want keep.txt's by chown and by fchownat on its descriptor", v)
 			}
 			if res.rep.LostRefusals != 0 {
 				t.Errorf("lost refusals %d, but every record arrived\n%s", res.rep.LostRefusals, res.stderr)

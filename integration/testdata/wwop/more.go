@@ -43,7 +43,17 @@ var edgeOps = map[string]func(a []string) error{
 		defer unix.Close(fd)
 		return unix.Fchmod(fd, 0o640)
 	},
-	"chown":         func(a []string) error { return unix.Lchown(a[0], os.Getuid(), os.Getgid()) },
+	"chown": func(a []string) error { return unix.Lchown(a[0], os.Getuid(), os.Getgid()) },
+	// fchownat on a descriptor opened with O_PATH, by an empty name and
+	// AT_EMPTY_PATH.
+	"chown-fd": func(a []string) error {
+		fd, err := unix.Open(a[0], unix.O_PATH, 0)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		return unix.Fchownat(fd, "", os.Getuid(), os.Getgid(), unix.AT_EMPTY_PATH)
+	},
 	"utimes":        func(a []string) error { return unix.UtimesNano(a[0], []unix.Timespec{{Sec: 1}, {Sec: 1}}) },
 	"setxattr":      func(a []string) error { return unix.Setxattr(a[0], "user.writewatch", []byte("1"), 0) },
 	"memfd":         notFiles,
