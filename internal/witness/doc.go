@@ -143,8 +143,9 @@
 // # Limits
 //
 //   - Writes through a shared memory mapping make no event.
-//   - Inode flag changes (chattr, FS_IOC_SETFLAGS) make no event;
-//     extended attributes and ACLs do (Attrib).
+//   - Inode flag changes (chattr: FS_IOC_SETFLAGS, FS_IOC_FSSETXATTR,
+//     file_setattr) make no event; extended attributes and ACLs do
+//     (Attrib).
 //   - A close deferred to a kernel worker (the last reference to a file
 //     dropped by an io_uring ring's teardown) carries the worker's pid.
 //   - Pid numbers are the witness's PID namespace's: 0 for a process
