@@ -220,7 +220,6 @@ func TestVerdictInodeReuse(t *testing.T) {
 func TestVerdictUringXattr(t *testing.T) {
 	root, _ := verdictProject(t)
 	cfg := root + "/config.toml"
-	requireUringRecords(t, root)
 	for _, c := range []struct {
 		name  string
 		flags []string
@@ -333,18 +332,27 @@ func TestVerdictFileSetattr(t *testing.T) {
 	})
 }
 
-// requireUringRecords skips the test where the kernel sends no record of
-// an io_uring request at all (an OPENAT that creates a file in the
-// project's root is not reported as one), as on the Debian 6.1 kernel of
-// make vmtest.
-func requireUringRecords(t *testing.T, root string) {
-	t.Helper()
+// io_uring requests of the tree (OPENAT creating a file, MKDIRAT,
+// RENAMEAT, UNLINKAT) are each reported as their operation, via io_uring,
+// on every kernel: the tracepoint that passes them is io_uring_submit_req,
+// or io_uring_submit_sqe on older ones (Linux 6.1).
+func TestVerdictUringRequests(t *testing.T) {
+	root, _ := verdictProject(t)
 	reset(t, root, "")
-	res := ww(t, root, []string{"--audit"}, opBin, "uring-openat", "uring-probe")
-	if v := violation(res.rep, "open", root+"/uring-probe"); v == nil || v.Via != report.ViaIOUring {
-		t.Skipf("this kernel sends no records of io_uring requests: %v\n%s", keys(res.rep), res.stderr)
+	file(t, root+"/a.toml")
+	file(t, root+"/b.toml")
+	res := ww(t, root, []string{"--audit"}, opBin, "uring-openat", "u.txt", ",", "uring-mkdirat", "ud",
+		",", "uring-rename", "a.toml", "moved.toml", ",", "uring-unlink", "b.toml")
+	for _, w := range []struct{ op, path string }{
+		{"open", "u.txt"}, {"mkdir", "ud"}, {"rename", "a.toml"}, {"unlink", "b.toml"},
+	} {
+		if v := violation(res.rep, w.op, root+"/"+w.path); v == nil || v.Via != report.ViaIOUring {
+			t.Errorf("%s of %s: %+v, want one via io_uring; got %v\n%s", w.op, w.path, v, keys(res.rep), res.stderr)
+		}
 	}
-	reset(t, root, "")
+	if len(res.rep.Incomplete) > 0 {
+		t.Errorf("incomplete: %q", res.rep.Incomplete)
+	}
 }
 
 // Case 5: writes that pass no hooked call.

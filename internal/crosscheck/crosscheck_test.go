@@ -371,6 +371,17 @@ func TestHeldFile(t *testing.T) {
 	if got, ok := c.HeldFile(ev, fdPath, link); !ok || got != cfgFile {
 		t.Errorf("by its other names: %q %v", got, ok)
 	}
+	// The descriptor's number reused by an open of the new link: its
+	// other names are looked for.
+	g, err := os.OpenFile(link, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reused := fmt.Sprintf("/proc/self/fd/%d", g.Fd())
+	if got, ok := c.HeldFile(ev, reused, link); !ok || got != cfgFile {
+		t.Errorf("a descriptor of the new link: %q %v, want %q", got, ok, cfgFile)
+	}
+	g.Close()
 	if len(c.Incomplete()) != 0 {
 		t.Errorf("incomplete: %q", c.Incomplete())
 	}

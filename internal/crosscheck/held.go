@@ -30,9 +30,12 @@ var errFound = errors.New("found")
 // link has no other name either; for a file with more, the other names
 // are looked for under Options.Roots, the first outside the allowlist
 // returned; when not all are found, the run could not see everything
-// (Incomplete).
+// (Incomplete). So are they when the descriptor names the new link
+// itself: the process closed the one it linked, and its number went to
+// an open of the new name (ln, then a write through it, read after
+// both), which tells nothing of the file's other names.
 func (c *Checker) HeldFile(ev *tracer.Event, fdPath, linkPath string) (string, bool) {
-	if target, ok := c.heldByDescriptor(ev, fdPath, linkPath); ok {
+	if target, ok := c.heldByDescriptor(ev, fdPath, linkPath); ok && target != filepath.Clean(linkPath) {
 		if !strings.HasPrefix(target, "/") || strings.HasSuffix(target, " (deleted)") {
 			return "", false
 		}

@@ -43,8 +43,13 @@ import (
 //     lost fail the run by themselves (report.Report.LostRefusals).
 //   - Unmarked: refusals by the LSM programs of calls no record
 //     describes: refusals, counted with the tier's unseen refusals.
+//
+// And Unwatched, what the tracer could not attach on this kernel: the
+// writes made through it go unseen, and, under --enforce, unrefused by
+// the LSM tier where it needed them (io_uring's extended attributes):
+// blind, each reason as it is.
 func (st Stats) Incomplete(enforcing bool) []string {
-	var why []string
+	why := append([]string(nil), st.Unwatched...)
 	if st.LostWrites > 0 {
 		why = append(why, fmt.Sprintf("%s lost: the ring buffer was full (writewatch fell behind, or was stopped)",
 			plural(st.LostWrites, "write record was", "write records were")))

@@ -24,6 +24,8 @@ func TestIncomplete(t *testing.T) {
 		{"refusals only", Stats{Blocked: 3, Killed: 3, Unmarked: 1}, true, nil},
 		{"everything", Stats{RingbufFull: 9, LostWrites: 9, ProcMapFull: 1, SignalErrors: 2}, true,
 			[]string{"9 write records", "1 process or thread was not followed", "2 writers"}},
+		{"io_uring unwatched", Stats{Events: 3, Unwatched: []string{"io_uring requests are not watched: x"}}, false,
+			[]string{"io_uring requests are not watched"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.st.Incomplete(tc.enforcing)

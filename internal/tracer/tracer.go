@@ -151,6 +151,10 @@ type Tracer struct {
 	closed  bool
 
 	closeOnce sync.Once
+
+	// unwatched says what the tracer could not attach on this kernel,
+	// each a reason the run is incomplete (Stats.Unwatched).
+	unwatched []string
 }
 
 // coreObjects are the maps and the programs attached at once: all but
@@ -440,14 +444,30 @@ func (t *Tracer) attach() error {
 		}
 		t.links = append(t.links, l)
 	}
-	// A kernel built without io_uring has no such tracepoint, and no
-	// io_uring requests to miss.
-	l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: "io_uring_submit_req", Program: t.objs.UringSubmit})
+	// io_uring requests, at submission, on the tracepoint this kernel
+	// has for them. A kernel built without io_uring has none, and no
+	// requests to miss; one with io_uring that lacks it makes the run
+	// incomplete (Stats.Unwatched), never silently blind.
+	kernel, err := kernelBTF.Kernel()
+	if err != nil {
+		return classify("read the kernel's BTF", err)
+	}
+	name, err := uringTracepoint(kernel)
+	if err != nil {
+		t.unwatched = append(t.unwatched, err.Error())
+		return nil
+	}
+	if name == "" {
+		return nil
+	}
+	l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: name, Program: t.objs.UringSubmit})
 	switch {
 	case err == nil:
 		t.links = append(t.links, l)
-	case !errors.Is(err, os.ErrNotExist) && !errors.Is(err, unix.ENOENT):
-		return classify("attach raw tracepoint io_uring_submit_req", err)
+	case errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT):
+		t.unwatched = append(t.unwatched, fmt.Sprintf("io_uring requests are not watched: the kernel has no tracepoint %s to attach to", name))
+	default:
+		return classify("attach raw tracepoint "+name, err)
 	}
 	return nil
 }
@@ -683,7 +703,7 @@ func (t *Tracer) Repeats(fn func(k RepeatKey, n uint64)) error {
 
 // Stats sums the kernel's per-CPU counters.
 func (t *Tracer) Stats() (Stats, error) {
-	var s Stats
+	s := Stats{Unwatched: t.unwatched}
 	fields := [writewatchWwStatWW_STAT_MAX]*uint64{
 		writewatchWwStatWW_STAT_EVENTS:         &s.Events,
 		writewatchWwStatWW_STAT_RINGBUF_FULL:   &s.RingbufFull,
@@ -756,6 +776,11 @@ type Stats struct {
 	// ReadsFull counts reads whose repeats could not be counted (map
 	// full): they are sent again, nothing is lost.
 	ReadsFull uint64
+
+	// Unwatched says what the tracer could not attach on this kernel,
+	// so that writes made through it go unseen: io_uring requests on a
+	// kernel that has no tracepoint for them.
+	Unwatched []string
 }
 
 // Unattributed names each non-zero cause of writes whose test could not be

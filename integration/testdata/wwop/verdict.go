@@ -413,11 +413,16 @@ var aclAllRWX = []byte{
 	0x20, 0, 7, 0, 0xff, 0xff, 0xff, 0xff, // ACL_OTHER rwx
 }
 
-// uringSetxattr PATH [acl]: an io_uring SETXATTR request (user.writewatch,
+// uringXattrName is the attribute the io_uring requests set: a trusted
+// one (the tests run as root), which tmpfs keeps on every kernel, where
+// it keeps user.* ones only from Linux 6.6 on.
+const uringXattrName = "trusted.writewatch"
+
+// uringSetxattr PATH [acl]: an io_uring SETXATTR request (uringXattrName,
 // or with "acl" the ACL that makes PATH 0777), relative to the working
 // directory.
 func uringSetxattr(a []string) error {
-	name, value := "user.writewatch", []byte("1")
+	name, value := uringXattrName, []byte("1")
 	if len(a) > 1 && a[1] == "acl" {
 		name, value = "system.posix_acl_access", aclAllRWX
 	}
@@ -425,14 +430,14 @@ func uringSetxattr(a []string) error {
 }
 
 // uringFsetxattr PATH: PATH opened read-only, and an io_uring FSETXATTR
-// request (user.writewatch) on the descriptor.
+// request (uringXattrName) on the descriptor.
 func uringFsetxattr(a []string) error {
 	fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return err
 	}
 	defer unix.Close(fd)
-	return uringXattr(ioringOpFsetxattr, "", fd, "user.writewatch", []byte("1"))
+	return uringXattr(ioringOpFsetxattr, "", fd, uringXattrName, []byte("1"))
 }
 
 func uringXattr(opcode uint8, path string, fd int, name string, value []byte) error {
