@@ -59,7 +59,7 @@ func writeDoctor(w io.Writer, f doctorFacts) int {
 		row("what to do", "the kernel refuses BPF programs even with these privileges (lockdown, an LSM policy or a seccomp filter?); try as root")
 	case errors.Is(f.traceErr, tracer.ErrUnsupported):
 		row("can trace", "no: "+f.traceErr.Error())
-		row("what to do", "writewatch needs Linux 5.17 or newer with BTF (CONFIG_DEBUG_INFO_BTF=y)")
+		row("what to do", "writewatch needs "+tracer.MinKernel+" or newer with BTF (CONFIG_DEBUG_INFO_BTF=y), on x86-64 or arm64")
 	default:
 		row("can trace", "no: "+memlockHint.ReplaceAllString(f.traceErr.Error(), ""))
 	}

@@ -9,9 +9,9 @@ import (
 )
 
 // Preflight checks what the programs need before loading them: a kernel
-// of the architecture writewatch was built for, and kernel BTF, for
-// CO-RE. (Raw tracepoints need no tracefs, and nothing is pinned, so no
-// bpffs either.)
+// of the architecture writewatch was built for, recent enough, and kernel
+// BTF, for CO-RE. (Raw tracepoints need no tracefs, and nothing is
+// pinned, so no bpffs either.)
 func Preflight() error {
 	var u unix.Utsname
 	if err := unix.Uname(&u); err != nil {
@@ -20,8 +20,32 @@ func Preflight() error {
 	if err := checkArch(runtime.GOARCH, unix.ByteSliceToString(u.Machine[:])); err != nil {
 		return err
 	}
+	if err := checkRelease(unix.ByteSliceToString(u.Release[:])); err != nil {
+		return err
+	}
 	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
-		return fmt.Errorf("%w: no kernel BTF at /sys/kernel/btf/vmlinux (a kernel built with CONFIG_DEBUG_INFO_BTF=y, 5.17 or newer, is needed)", ErrUnsupported)
+		return fmt.Errorf("%w: no kernel BTF at /sys/kernel/btf/vmlinux (a kernel built with CONFIG_DEBUG_INFO_BTF=y, %s or newer, is needed)", ErrUnsupported, MinKernel)
+	}
+	return nil
+}
+
+// MinKernel names the oldest kernel writewatch loads on: the io_uring
+// programs read the request's layout of Linux 6.0 and newer (io_kiocb's
+// cmd), and 6.1 is the oldest the tests run on (make vmtest).
+const MinKernel = "Linux 6.1"
+
+const minMajor, minMinor = 6, 1
+
+// checkRelease fails for a kernel release (uname -r) older than
+// MinKernel. A release it cannot read passes: the load then says what
+// is missing.
+func checkRelease(release string) error {
+	var major, minor int
+	if n, _ := fmt.Sscanf(release, "%d.%d", &major, &minor); n < 2 {
+		return nil
+	}
+	if major < minMajor || major == minMajor && minor < minMinor {
+		return fmt.Errorf("%w: this kernel is %s; writewatch needs %s or newer", ErrUnsupported, release, MinKernel)
 	}
 	return nil
 }

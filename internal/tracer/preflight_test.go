@@ -32,3 +32,25 @@ func TestCheckArch(t *testing.T) {
 		t.Errorf("this machine: %v", err)
 	}
 }
+
+func TestCheckRelease(t *testing.T) {
+	for release, ok := range map[string]bool{
+		"6.18.0-1-cloud-amd64": true,
+		"6.1.0-57-cloud-amd64": true,
+		"6.12.117":             true,
+		"7.0":                  true,
+		"6.0.19":               false,
+		"5.19.0-50-generic":    false,
+		"5.17.3":               false,
+		"4.19.0":               false,
+		"unknown":              true, // unread: the load says what is missing
+	} {
+		err := checkRelease(release)
+		if (err == nil) != ok {
+			t.Errorf("checkRelease(%q) = %v, want ok %v", release, err, ok)
+		}
+		if err != nil && !errors.Is(err, ErrUnsupported) {
+			t.Errorf("checkRelease(%q) = %v, not ErrUnsupported", release, err)
+		}
+	}
+}
