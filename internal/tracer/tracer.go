@@ -157,18 +157,6 @@ type Tracer struct {
 	unwatched []string
 }
 
-// coreObjects are the maps and the programs attached at once: all but
-// the Go test uprobe programs.
-type coreObjects struct {
-	writewatchMaps
-	SchedExec   *ebpf.Program `ebpf:"sched_exec"`
-	SchedExit   *ebpf.Program `ebpf:"sched_exit"`
-	SchedFork   *ebpf.Program `ebpf:"sched_fork"`
-	SysEnter    *ebpf.Program `ebpf:"sys_enter"`
-	SysExit     *ebpf.Program `ebpf:"sys_exit"`
-	UringSubmit *ebpf.Program `ebpf:"uring_submit"`
-}
-
 // goTestObjects are the Go test uprobe programs.
 type goTestObjects struct {
 	GoBenchStart   *ebpf.Program `ebpf:"go_bench_start"`
@@ -218,16 +206,11 @@ func New(opts Options) (*Tracer, error) {
 		}
 	}
 	end = phases.Start("tracer: load programs")
-	var core coreObjects
-	err = loadCore(spec, heavy, &core)
+	err = loadCore(spec, heavy, &t.objs)
 	end()
 	if err != nil {
 		return nil, classify("load BPF programs", err)
 	}
-	t.objs.writewatchMaps = core.writewatchMaps
-	p := &t.objs.writewatchPrograms
-	p.SchedExec, p.SchedExit, p.SchedFork, p.SysEnter, p.SysExit, p.UringSubmit =
-		core.SchedExec, core.SchedExit, core.SchedFork, core.SysEnter, core.SysExit, core.UringSubmit
 	marks := opts.Marks
 	if opts.MarksLater != nil {
 		end := phases.Start("tracer: wait for the marks")
@@ -276,12 +259,13 @@ func New(opts Options) (*Tracer, error) {
 	return t, nil
 }
 
-// loadCore loads the maps and the programs attached at once into core.
-// The maps are made first, the heavy ones given; then the programs load
-// in two sets at the same time, with those maps: the kernel verifies a
-// program in the thread that loads it, and sys_exit alone costs the
-// verifier about as much as all the others together.
-func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, core *coreObjects) error {
+// loadCore loads into objs the maps and the programs attached at once:
+// all but the Go test uprobe programs. The maps are made first, the heavy
+// ones given; then the programs load in two sets at the same time, with
+// those maps: the kernel verifies a program in the thread that loads it,
+// and sys_exit alone costs the verifier about as much as all the others
+// together.
+func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *writewatchObjects) error {
 	// Every map of the object, the data sections (.rodata, .bss) too, so
 	// that both sets share them.
 	mapsOnly := *spec
@@ -309,7 +293,7 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, core *coreO
 	wg.Wait()
 	err = errors.Join(exitErr, restErr)
 	if err == nil {
-		err = maps.Assign(&core.writewatchMaps)
+		err = maps.Assign(&objs.writewatchMaps)
 	}
 	if err != nil {
 		for _, p := range []*ebpf.Program{exit.SysExit, rest.SchedExec, rest.SchedExit, rest.SchedFork, rest.SysEnter, rest.UringSubmit} {
@@ -319,8 +303,9 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, core *coreO
 		}
 		return err
 	}
-	core.SysExit = exit.SysExit
-	core.SchedExec, core.SchedExit, core.SchedFork, core.SysEnter, core.UringSubmit =
+	p := &objs.writewatchPrograms
+	p.SysExit = exit.SysExit
+	p.SchedExec, p.SchedExit, p.SchedFork, p.SysEnter, p.UringSubmit =
 		rest.SchedExec, rest.SchedExit, rest.SchedFork, rest.SysEnter, rest.UringSubmit
 	return nil
 }
