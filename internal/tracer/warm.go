@@ -22,22 +22,20 @@ var heavyMaps = []string{"goroutines", "repeats", "procs", "dir_verdicts", "read
 // about 20 ms for each of 65536 entries (maps of the LRU type cannot).
 // Entries are added at most once per process, file or distinct write,
 // and a map that cannot take one more answers as when it is full: the
-// programs count that. Before Linux 6.1 the kernel warns when a tracing
-// program uses such a map, so they stay preallocated there.
+// programs count that. (Before Linux 6.1, which Preflight refuses, the
+// kernel warned when a tracing program used such a map.)
 var allocatedOnUse = []string{"procs", "repeats", "reads", "written"}
 
 // parse parses the BPF object, with the maps of allocatedOnUse allocated
-// on use where the kernel allows it.
+// on use.
 func parse() (*ebpf.CollectionSpec, error) {
 	spec, err := loadWritewatch()
 	if err != nil {
 		return nil, err
 	}
-	if v, err := features.LinuxVersionCode(); err == nil && v >= 6<<16|1<<8 {
-		for _, name := range allocatedOnUse {
-			if m := spec.Maps[name]; m != nil {
-				m.Flags |= unix.BPF_F_NO_PREALLOC
-			}
+	for _, name := range allocatedOnUse {
+		if m := spec.Maps[name]; m != nil {
+			m.Flags |= unix.BPF_F_NO_PREALLOC
 		}
 	}
 	return spec, nil
