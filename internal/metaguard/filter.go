@@ -86,9 +86,9 @@ const (
 )
 
 // program is the classic BPF filter for arch (a GOARCH): its native
-// syscalls in syscalls (those of absent left out) go to the listener (ioctl only with one of the
-// commands of ops.Ioctls), io_uring_setup fails with ENOSYS when
-// noURing, everything else runs. Calls of another ABI
+// syscalls in syscalls (those of absent left out) go to the listener
+// (ioctl only with one of the commands of ops.Ioctls), io_uring_setup
+// fails with ENOSYS when noURing, everything else runs. Calls of another ABI
 // (x32 and ia32 on x86-64, AArch32 on arm64) are not watched by
 // writewatch at all (see docs/limits.md), and run.
 func program(arch string, noURing bool, absent []string) ([]unix.SockFilter, error) {
