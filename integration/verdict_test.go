@@ -23,9 +23,9 @@ import (
 // them. A project allows tests/**; config.toml in its root is protected.
 
 // verdictRun runs writewatch in the project with flags, then COMMAND;
-// stdout, when not nil, is COMMAND's stdout (a descriptor opened outside
-// the tree).
-func verdictRun(t *testing.T, dir string, flags []string, stdout *os.File, command ...string) result {
+// fd3, when not nil, is given to writewatch as its descriptor 3, which
+// COMMAND inherits (a descriptor opened outside the tree).
+func verdictRun(t *testing.T, dir string, flags []string, fd3 *os.File, command ...string) result {
 	t.Helper()
 	jsonPath := filepath.Join(t.TempDir(), "report.json")
 	args := append(append([]string{"--json", jsonPath}, flags...), "--")
@@ -33,8 +33,8 @@ func verdictRun(t *testing.T, dir string, flags []string, stdout *os.File, comma
 	cmd.Dir = dir
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if stdout != nil {
-		cmd.Stdout = stdout
+	if fd3 != nil {
+		cmd.ExtraFiles = []*os.File{fd3}
 	}
 	err := cmd.Run()
 	res := result{stderr: stderr.String(), stdout: out.String()}
@@ -371,13 +371,48 @@ func TestVerdictWritesNoCallNames(t *testing.T) {
 	t.Run("descriptor inherited from outside the tree", func(t *testing.T) {
 		fresh(t)
 		out := openAppend(t, cfg)
-		res := verdictRun(t, root, []string{"--quiet"}, out, opBin, "writefd", "1")
+		res := verdictRun(t, root, []string{"--quiet"}, out, opBin, "writefd", "3")
 		seenOnDisk(t, wantViolation(t, res, true, "", cfg))
+	})
+	t.Run("writewatch's own output redirected to a file", func(t *testing.T) {
+		// writewatch COMMAND > ci.log: what COMMAND writes to its stdout
+		// and stderr is the run's output, where the user sent it. A
+		// descriptor 3 to another file in the same run is still caught.
+		fresh(t)
+		log := root + "/ci.log"
+		file(t, log)
+		out := openAppend(t, log)
+		jsonPath := filepath.Join(t.TempDir(), "report.json")
+		cmd := exec.Command(wwBin, "--json", jsonPath, "--", opBin, "writefd", "1", ",", "writefd", "2", ",", "writefd", "3")
+		cmd.Dir, cmd.Stdout, cmd.Stderr = root, out, out
+		cmd.ExtraFiles = []*os.File{openAppend(t, cfg)}
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 86 {
+			t.Fatalf("exit: %v, want 86", err)
+		}
+		data, err := os.ReadFile(jsonPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep report.Report
+		if err := json.Unmarshal(data, &rep); err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		for _, v := range rep.Violations {
+			paths = append(paths, v.Path)
+		}
+		if !slices.Equal(paths, []string{cfg}) {
+			t.Errorf("violations on %q, want only %s", paths, cfg)
+		}
+		if data, _ := os.ReadFile(log); !bytes.Contains(data, []byte("written through an inherited descriptor\nwritten through")) {
+			t.Errorf("ci.log has not COMMAND's two writes:\n%s", data)
+		}
 	})
 	t.Run("io_uring write through an inherited descriptor", func(t *testing.T) {
 		fresh(t)
 		out := openAppend(t, cfg)
-		res := verdictRun(t, root, []string{"--quiet"}, out, opBin, "uring-write-fd", "1")
+		res := verdictRun(t, root, []string{"--quiet"}, out, opBin, "uring-write-fd", "3")
 		seenOnDisk(t, wantViolation(t, res, true, "", cfg))
 	})
 	t.Run("io_uring rename and unlink through a symlink gone at once", func(t *testing.T) {

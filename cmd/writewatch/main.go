@@ -135,11 +135,28 @@ func (inv *invocation) prepare() error {
 		Home:       home,
 		Getenv:     func(key string) string { return launch.Getenv(inv.env, key) },
 		ExtraAllow: inv.cfg.Allow,
+		Outputs:    outputs(),
 		Command:    inv.cfg.Args,
 		Warn:       func(msg string) { fmt.Fprintf(inv.stderr, "writewatch: warning: %s\n", msg) },
 		GoEnv:      inv.goEnv,
 	})
 	return err
+}
+
+// outputs returns the files writewatch's stdout and stderr write to, when
+// they are regular files: COMMAND inherits them, and what it writes there
+// is the run's output, sent where the user asked.
+func outputs() []allowlist.Output {
+	var outs []allowlist.Output
+	for _, f := range []struct {
+		name string
+		file *os.File
+	}{{"stdout", os.Stdout}, {"stderr", os.Stderr}} {
+		if o, ok := allowlist.OutputFile(f.name, f.file); ok && (len(outs) == 0 || outs[0].Path != o.Path) {
+			outs = append(outs, o)
+		}
+	}
+	return outs
 }
 
 // goEnv runs go env as COMMAND would: COMMAND's own go when it names

@@ -70,6 +70,11 @@ type Options struct {
 	// ExtraAllowBroad says the ExtraAllow entries are meant even if they
 	// cover /, the home directory or a directory above the project.
 	ExtraAllowBroad bool
+	// Outputs are the files writewatch's own output goes to, which COMMAND
+	// inherits (see OutputFile): each is allowed, from "output:" + its
+	// Name. Writes through COMMAND's stdout and stderr are the run's
+	// output, where the user sent it, not a test's stray write.
+	Outputs []Output
 	// GoEnv finds the go caches for the go-cache default (see RunGoEnv);
 	// nil means no go-cache entries. It runs only when Command may run go
 	// (MayRunGo), concurrently: Load returns without waiting for it, and
@@ -122,7 +127,7 @@ var osFS = fileSystem{stat: os.Stat, lstat: os.Lstat, readDir: os.ReadDir, readC
 // the built-in defaults that the config leaves on.
 //
 // Config entries come first in the list, in file order, then
-// Options.ExtraAllow, then the defaults, then the deny entries that take
+// Options.ExtraAllow, then Options.Outputs, then the defaults, then the deny entries that take
 // the project out of the defaults that cover it (see the package
 // documentation).
 // Every entry whose leading literal directory goes through a symbolic link
@@ -192,6 +197,12 @@ func load(opts Options, fsys fileSystem) (*List, error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("allowlist: --allow %q: %w", raw, err)
+		}
+	}
+	for _, o := range opts.Outputs {
+		// An escaped absolute path compiles.
+		if _, err := b.add(Entry{Kind: Allow, Pattern: escapeGlob(filepath.Clean(o.Path)), Raw: o.Path, Source: "output:" + o.Name}); err != nil {
+			return nil, fmt.Errorf("allowlist: %s %q: %w", o.Name, o.Path, err)
 		}
 	}
 	// The rest waits for go env, if it runs: it is done when the list is

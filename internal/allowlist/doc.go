@@ -82,6 +82,15 @@
 //     about once, and never stops the run.
 //   - python-cache: **/__pycache__ and **/.pytest_cache.
 //
+// # Output files
+//
+// Options.Outputs are the regular files writewatch's own stdout and stderr
+// write to (writewatch COMMAND > ci.log). COMMAND inherits them, and what
+// it writes there is the run's output: each is allowed by an exact entry
+// from "output:stdout" or "output:stderr", placed after --allow. It is not
+// a default, so the project's carve-out does not take it back; deny
+// entries still win.
+//
 // # The project
 //
 // The project is the directory of the config file in use, or the working
