@@ -368,6 +368,16 @@ func TestVerdictWritesNoCallNames(t *testing.T) {
 		res := verdictRun(t, root, nil, nil, opBin, "link-fd", "config.toml", "tests/h", ",", "append", "tests/h")
 		wantViolation(t, res, true, "", cfg)
 	})
+	for _, c := range []struct{ name, op string }{
+		{"hard link through a symlink (ln -L), then written", "link-follow"},
+		{"io_uring hard link through a symlink, then written", "uring-link-follow"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fresh(t)
+			res := verdictRun(t, root, nil, nil, opBin, "symlink", "../config.toml", "tests/sym", ",", c.op, "tests/sym", "tests/h", ",", "append", "tests/h")
+			wantViolation(t, res, true, "link", cfg)
+		})
+	}
 	t.Run("descriptor inherited from outside the tree", func(t *testing.T) {
 		fresh(t)
 		out := openAppend(t, cfg)

@@ -88,6 +88,10 @@ static __always_inline int uring_submitted(struct bpf_raw_tracepoint_args *ctx)
 		a.path = (__u64)BPF_CORE_READ(r, oldpath, name);
 		a.dfd2 = BPF_CORE_READ(r, new_dfd);
 		a.path2 = (__u64)BPF_CORE_READ(r, newpath, name);
+		/* LINKAT's request (struct io_link) is laid out as io_rename:
+		 * its flags are linkat's (AT_SYMLINK_FOLLOW). */
+		if (a.op == WW_OP_LINK)
+			a.flags = BPF_CORE_READ(r, flags);
 	} else if (opcode == bpf_core_enum_value(enum io_uring_op, IORING_OP_UNLINKAT)) {
 		struct io_unlink *u = uring_cmd(req);
 

@@ -15,6 +15,7 @@ import (
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/severity"
 	"github.com/writewatch/writewatch/internal/tracer"
+	"golang.org/x/sys/unix"
 )
 
 const oTmpfile = 0o20000000 // __O_TMPFILE
@@ -128,9 +129,15 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 		// AT_EMPTY_PATH) is most often an O_TMPFILE, which has no other
 		// name; but a file opened read-only can be linked the same way,
 		// so Held is asked which file it was.
+		// linkat with AT_SYMLINK_FOLLOW (ln -L) links the file a
+		// symlink in the source's last component points to.
 		src := slotView(ev, tracer.SlotPath)
 		if ev.Op == ops.Rename || !heldOpen(src) {
-			out = append(out, j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir).resolved(pathwalk.Entry))
+			old := j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir).resolved(pathwalk.Entry)
+			if ev.Op == ops.Link && ev.Flags&unix.AT_SYMLINK_FOLLOW != 0 {
+				old = old.followed()
+			}
+			out = append(out, old)
 			return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved(pathwalk.Entry))
 		}
 		linked := j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved(pathwalk.Entry)
@@ -181,18 +188,26 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 		last = pathwalk.NoFollow
 	}
 	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir).resolved(last)
-	// chmod and the like follow a symlink in the last component too:
-	// judge the file it points to, while it is there.
-	// Not under /proc or /dev, whose links (/proc/self, /dev/stdin) would
-	// name writewatch's own files here: the kernel resolved the
-	// descriptor links it knows (see above).
-	if ev.Op.Metadata() && ev.Flags&tracer.MetaFollow != 0 && !t.Truncated &&
-		!strings.HasPrefix(t.Path, "/proc/") && !strings.HasPrefix(t.Path, "/dev/") {
-		if real, err := pathwalk.Resolve(t.Path, pathwalk.Options{Last: pathwalk.Follow}); err == nil {
-			t.Path = real
-		}
+	// chmod and the like follow a symlink in the last component too.
+	if ev.Op.Metadata() && ev.Flags&tracer.MetaFollow != 0 {
+		t = t.followed()
 	}
 	return append(out, t)
+}
+
+// followed follows a symlink in the last component of the entry t
+// names, to the file it points to while it is there. Not under /proc or
+// /dev, whose links (/proc/self, /dev/stdin) would name writewatch's own
+// files here: the kernel resolved the descriptor links it knows (see
+// written).
+func (t Verdict) followed() Verdict {
+	if t.Truncated || strings.HasPrefix(t.Path, "/proc/") || strings.HasPrefix(t.Path, "/dev/") {
+		return t
+	}
+	if real, err := pathwalk.Resolve(t.Path, pathwalk.Options{Last: pathwalk.Follow}); err == nil {
+		t.Path = real
+	}
+	return t
 }
 
 // target builds the absolute path of a path slot, starting from its

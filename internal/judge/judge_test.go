@@ -110,6 +110,18 @@ func TestTargets(t *testing.T) {
 			[]Verdict{{Op: "unlink", Path: filepath.Join(dir, "real", "up"), Requested: filepath.Join(dir, "real", "up") + "/"}},
 		},
 		{
+			"linkat with AT_SYMLINK_FOLLOW (ln -L) links the file a symlink points to",
+			event(t, ops.Link, 0, 0x400, []byte(filepath.Join(dir, "flink")+"\x00"), nil, []byte("/abs/h\x00")),
+			[]Verdict{{Op: "link", Role: "old", Path: filepath.Join(dir, "real", "f"), Requested: filepath.Join(dir, "flink")},
+				{Op: "link", Role: "new", Path: "/abs/h", Requested: "/abs/h"}},
+		},
+		{
+			"linkat without it links the symlink itself",
+			event(t, ops.Link, 0, 0, []byte(filepath.Join(dir, "flink")+"\x00"), nil, []byte("/abs/h\x00")),
+			[]Verdict{{Op: "link", Role: "old", Path: filepath.Join(dir, "flink"), Requested: filepath.Join(dir, "flink")},
+				{Op: "link", Role: "new", Path: "/abs/h", Requested: "/abs/h"}},
+		},
+		{
 			"relative path whose directory is missing is marked truncated",
 			event(t, ops.Unlink, 0, 0, []byte("x\x00")),
 			[]Verdict{{Op: "unlink", Path: "/x", Requested: "x", Truncated: true}},

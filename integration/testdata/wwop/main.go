@@ -80,14 +80,19 @@ var basicOps = map[string]func(a []string) error{
 		}
 		return unix.Close(fd)
 	},
-	"creat":        creat,
-	"truncate":     func(a []string) error { return unix.Truncate(a[0], 0) },
-	"rename":       func(a []string) error { return unix.Rename(a[0], a[1]) },
-	"unlink":       func(a []string) error { return unix.Unlink(a[0]) },
-	"rmdir":        func(a []string) error { return unix.Rmdir(a[0]) },
-	"mkdir":        func(a []string) error { return unix.Mkdir(a[0], 0o755) },
-	"symlink":      func(a []string) error { return unix.Symlink(a[0], a[1]) },
-	"link":         func(a []string) error { return unix.Link(a[0], a[1]) },
+	"creat":    creat,
+	"truncate": func(a []string) error { return unix.Truncate(a[0], 0) },
+	"rename":   func(a []string) error { return unix.Rename(a[0], a[1]) },
+	"unlink":   func(a []string) error { return unix.Unlink(a[0]) },
+	"rmdir":    func(a []string) error { return unix.Rmdir(a[0]) },
+	"mkdir":    func(a []string) error { return unix.Mkdir(a[0], 0o755) },
+	"symlink":  func(a []string) error { return unix.Symlink(a[0], a[1]) },
+	"link":     func(a []string) error { return unix.Link(a[0], a[1]) },
+	// link-follow OLD NEW: linkat with AT_SYMLINK_FOLLOW (ln -L): a
+	// symlink OLD is followed, and NEW is a new name of its target.
+	"link-follow": func(a []string) error {
+		return unix.Linkat(unix.AT_FDCWD, a[0], unix.AT_FDCWD, a[1], unix.AT_SYMLINK_FOLLOW)
+	},
 	"mknod":        func(a []string) error { return unix.Mknod(a[0], unix.S_IFIFO|0o644, 0) },
 	"chdir":        func(a []string) error { return unix.Chdir(a[0]) },
 	"deep":         deep,

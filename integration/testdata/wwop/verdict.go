@@ -27,21 +27,23 @@ func init() {
 		"uring-rename": func(a []string) error {
 			return uringPaths(ioringOpRenameat, a[0], a[1])
 		},
-		"uring-unlink":     func(a []string) error { return uringPaths(ioringOpUnlinkat, a[0], "") },
-		"chroot":           func(a []string) error { return chrootTo(a[0]) },
-		"mount-ns-bind":    mountNSBind,
-		"open-tree":        openTree,
-		"by-handle":        byHandle,
-		"acct":             acct,
-		"core":             coreDump,
-		"bind":             bindSocket,
-		"reuse-inode":      reuseInode,
-		"reuse-inode-open": reuseInodeOpen,
-		"uring-setxattr":   uringSetxattr,
-		"uring-fsetxattr":  uringFsetxattr,
-		"setflags":         setFlags,
-		"fssetxattr":       fsSetxattr,
-		"filesetattr":      fileSetattr,
+		"uring-unlink": func(a []string) error { return uringPaths(ioringOpUnlinkat, a[0], "") },
+		// uring-link-follow OLD NEW: IORING_OP_LINKAT with AT_SYMLINK_FOLLOW.
+		"uring-link-follow": func(a []string) error { return uringPaths(ioringOpLinkat, a[0], a[1]) },
+		"chroot":            func(a []string) error { return chrootTo(a[0]) },
+		"mount-ns-bind":     mountNSBind,
+		"open-tree":         openTree,
+		"by-handle":         byHandle,
+		"acct":              acct,
+		"core":              coreDump,
+		"bind":              bindSocket,
+		"reuse-inode":       reuseInode,
+		"reuse-inode-open":  reuseInodeOpen,
+		"uring-setxattr":    uringSetxattr,
+		"uring-fsetxattr":   uringFsetxattr,
+		"setflags":          setFlags,
+		"fssetxattr":        fsSetxattr,
+		"filesetattr":       fileSetattr,
 	} {
 		edgeOps[name] = op
 	}
@@ -136,6 +138,7 @@ var spinSink atomic.Uint64
 const (
 	ioringOpWrite    = 23
 	ioringOpRenameat = 35
+	ioringOpLinkat   = 39
 	ioringOpUnlinkat = 36
 )
 
@@ -170,9 +173,12 @@ func uringPaths(opcode uint8, old, new string) error {
 		sqe[0] = opcode
 		*(*int32)(unsafe.Pointer(&sqe[4])) = unix.AT_FDCWD
 		*(*uint64)(unsafe.Pointer(&sqe[16])) = uint64(uintptr(unsafe.Pointer(o)))
-		if opcode == ioringOpRenameat {
+		if opcode == ioringOpRenameat || opcode == ioringOpLinkat {
 			*(*int32)(unsafe.Pointer(&sqe[24])) = unix.AT_FDCWD                       // len: the new dirfd
 			*(*uint64)(unsafe.Pointer(&sqe[8])) = uint64(uintptr(unsafe.Pointer(nw))) // off: the new path
+		}
+		if opcode == ioringOpLinkat {
+			*(*uint32)(unsafe.Pointer(&sqe[28])) = unix.AT_SYMLINK_FOLLOW // hardlink_flags
 		}
 	}, o, nw)
 }
