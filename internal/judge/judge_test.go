@@ -8,6 +8,7 @@ import (
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/tracer"
+	"golang.org/x/sys/unix"
 )
 
 func comps(names ...string) []byte {
@@ -38,12 +39,7 @@ func TestTargets(t *testing.T) {
 	os.Symlink("link/f", filepath.Join(dir, "flink"))
 	os.Symlink("..", filepath.Join(dir, "real", "up"))
 
-	var j Judge
-	for _, tc := range []struct {
-		name string
-		ev   *tracer.Event
-		want []Verdict
-	}{
+	checkTargets(t, []targetCase{
 		{
 			"relative open resolved by the kernel",
 			event(t, ops.Open, 3, 0o1101, []byte("out.txt\x00"), comps("proj", "home"), nil, nil, comps("target", "elsewhere")),
@@ -110,23 +106,23 @@ func TestTargets(t *testing.T) {
 			[]Verdict{{Op: "unlink", Path: filepath.Join(dir, "real", "up"), Requested: filepath.Join(dir, "real", "up") + "/"}},
 		},
 		{
-			"linkat with AT_SYMLINK_FOLLOW (ln -L) links the file a symlink points to",
-			event(t, ops.Link, 0, 0x400, []byte(filepath.Join(dir, "flink")+"\x00"), nil, []byte("/abs/h\x00")),
-			[]Verdict{{Op: "link", Role: "old", Path: filepath.Join(dir, "real", "f"), Requested: filepath.Join(dir, "flink")},
-				{Op: "link", Role: "new", Path: "/abs/h", Requested: "/abs/h"}},
-		},
-		{
-			"linkat without it links the symlink itself",
-			event(t, ops.Link, 0, 0, []byte(filepath.Join(dir, "flink")+"\x00"), nil, []byte("/abs/h\x00")),
-			[]Verdict{{Op: "link", Role: "old", Path: filepath.Join(dir, "flink"), Requested: filepath.Join(dir, "flink")},
-				{Op: "link", Role: "new", Path: "/abs/h", Requested: "/abs/h"}},
-		},
-		{
 			"relative path whose directory is missing is marked truncated",
 			event(t, ops.Unlink, 0, 0, []byte("x\x00")),
 			[]Verdict{{Op: "unlink", Path: "/x", Requested: "x", Truncated: true}},
 		},
-	} {
+	})
+}
+
+type targetCase struct {
+	name string
+	ev   *tracer.Event
+	want []Verdict
+}
+
+func checkTargets(t *testing.T, cases []targetCase) {
+	t.Helper()
+	var j Judge
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := j.written(tc.ev, nil)
 			if len(got) != len(tc.want) {
@@ -139,6 +135,29 @@ func TestTargets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// linkat with AT_SYMLINK_FOLLOW (ln -L) links the file a symlink in the
+// source's last component points to; without it, the symlink itself.
+func TestTargetsLinkFollow(t *testing.T) {
+	dir := t.TempDir()
+	dir, _ = filepath.EvalSymlinks(dir)
+	os.WriteFile(filepath.Join(dir, "f"), nil, 0o644)
+	os.Symlink("f", filepath.Join(dir, "flink"))
+	src := []byte(filepath.Join(dir, "flink") + "\x00")
+	newName := Verdict{Op: "link", Role: "new", Path: "/abs/h", Requested: "/abs/h"}
+	checkTargets(t, []targetCase{
+		{
+			"AT_SYMLINK_FOLLOW",
+			event(t, ops.Link, 0, unix.AT_SYMLINK_FOLLOW, src, nil, []byte("/abs/h\x00")),
+			[]Verdict{{Op: "link", Role: "old", Path: filepath.Join(dir, "f"), Requested: filepath.Join(dir, "flink")}, newName},
+		},
+		{
+			"no flag",
+			event(t, ops.Link, 0, 0, src, nil, []byte("/abs/h\x00")),
+			[]Verdict{{Op: "link", Role: "old", Path: filepath.Join(dir, "flink"), Requested: filepath.Join(dir, "flink")}, newName},
+		},
+	})
 }
 
 func TestOpenFlags(t *testing.T) {
