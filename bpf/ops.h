@@ -72,6 +72,7 @@ enum ww_op {
 #define NR_chown 92
 #define NR_fchown 93
 #define NR_lchown 94
+#define NR_ptrace 101
 #define NR_utime 132
 #define NR_mknod 133
 #define NR_setxattr 188
@@ -121,6 +122,7 @@ enum ww_op {
 #define NR_fchown 55
 #define NR_openat 56
 #define NR_utimensat 88
+#define NR_ptrace 117
 #define NR_clone 220
 #define NR_renameat2 276
 #define NR_io_uring_setup 425

@@ -3,7 +3,9 @@ package integration
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -97,5 +99,39 @@ func TestBlindRunAudit(t *testing.T) {
 	}
 	if len(res.rep.Incomplete) == 0 || res.rep.Mode != report.ModeAudit {
 		t.Errorf("--audit: incomplete %q in mode %q, want a reason", res.rep.Incomplete, res.rep.Mode)
+	}
+}
+
+// A process of the tree that attaches with ptrace to a process outside
+// the tree can make that process write, and its writes make no records:
+// the run does not pass (88), under --audit it says so. Attaching to a
+// process of the tree is no such case.
+func TestTracerOfAProcessOutsideTheTree(t *testing.T) {
+	root, _ := project(t)
+	outside := exec.Command("sleep", "60")
+	if err := outside.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		outside.Process.Kill()
+		outside.Wait()
+	}()
+	pid := strconv.Itoa(outside.Process.Pid)
+	for _, mode := range []struct {
+		flags []string
+		code  int
+	}{{nil, 88}, {[]string{"--audit"}, 0}} {
+		res := ww(t, root, mode.flags, opBin, "ptrace-attach", pid)
+		if res.code != mode.code {
+			t.Errorf("%v: exit code %d, want %d: a process outside the tree was attached to\n%s", mode.flags, res.code, mode.code, res.stderr)
+		}
+		if len(res.rep.Incomplete) != 1 || !strings.Contains(res.rep.Incomplete[0], "ptrace") {
+			t.Errorf("%v: the report's incomplete %q does not name the ptrace attach", mode.flags, res.rep.Incomplete)
+		}
+	}
+
+	res := ww(t, root, nil, "sh", "-c", `sleep 60 & `+opBin+` ptrace-attach $!; s=$?; kill $!; exit $s`)
+	if res.code != 0 || len(res.rep.Incomplete) != 0 {
+		t.Errorf("attaching to a process of the tree: exit code %d, incomplete %q; want 0 and none\n%s", res.code, res.rep.Incomplete, res.stderr)
 	}
 }

@@ -9,6 +9,7 @@
 #include "uapi.h"
 #include "record.h"
 #include "goattr.h"
+#include "arch.h"
 
 struct proc {
 	__u32 parent; /* tgid of the process of the tree that made this one */
@@ -178,6 +179,40 @@ static __always_inline int proc_exited(void *ctx, struct task_struct *task)
 	fill_hdr(e, WW_EV_EXIT);
 	e->hdr.ret = BPF_CORE_READ(task, exit_code);
 	send(ctx, e, 0);
+	return 0;
+}
+
+/* The ptrace requests that make the caller another task's tracer. */
+#define PTRACE_ATTACH 16
+#define PTRACE_SEIZE  0x4206
+
+/*
+ * The exit of ptrace: a process of the tree that became the tracer of a
+ * process outside it (PTRACE_ATTACH, PTRACE_SEIZE) can make that process
+ * write (inject the calls, or change its memory), and that process's
+ * writes make no records: the run cannot see everything, so it is
+ * counted. The new tracee is the first entry of the caller's list of
+ * tracees, its ptrace_entry linked at the head of current->ptraced; its
+ * tgid is the kernel's own, so a tree inside a PID namespace is judged
+ * alike.
+ */
+static __always_inline int proc_ptraced(long request, long ret)
+{
+	unsigned long cur, head, first;
+	__u32 tgid;
+
+	if (ret != 0 || (request != PTRACE_ATTACH && request != PTRACE_SEIZE))
+		return 0;
+	if (!is_tracked() || compat_syscall())
+		return 0;
+	cur = bpf_get_current_task();
+	head = cur + bpf_core_field_offset(struct task_struct, ptraced);
+	first = (unsigned long)BPF_CORE_READ((struct task_struct *)cur, ptraced.next);
+	if (!first || first == head)
+		return 0;
+	tgid = BPF_CORE_READ((struct task_struct *)(first - bpf_core_field_offset(struct task_struct, ptrace_entry)), tgid);
+	if (!bpf_map_lookup_elem(&procs, &tgid))
+		count(WW_STAT_OUTSIDE_TRACED);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include "enforce.h"
 #include "goattr.h"
 #include "write.h"
+#include "proc.h"
 
 /* Enter of clone, fork or vfork: remember the forking goroutine's test
  * for sched_process_fork, which runs inside the same syscall. */
@@ -181,12 +182,15 @@ static __always_inline bool stashing(long nr)
 }
 
 /* Exit of every syscall: send the record of a stored call, always
- * clearing its arguments. Any other syscall costs one switch. */
+ * clearing its arguments; a ptrace attach goes to lib/proc.h. Any other
+ * syscall costs one switch. */
 static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long ret)
 {
 	struct task_state *st;
 	struct args a;
 
+	if (SYSCALL_NR(regs) == NR_ptrace)
+		return proc_ptraced(ARG(1), ret);
 	if (!stashing(SYSCALL_NR(regs)))
 		return 0;
 	/* Of the ioctls, only inode flag changes. */

@@ -26,6 +26,7 @@ func TestNumbersAMD64(t *testing.T) {
 		"removexattrat": unix.SYS_REMOVEXATTRAT, "ioctl": unix.SYS_IOCTL,
 		"file_setattr":   unix.SYS_FILE_SETATTR,
 		"io_uring_setup": unix.SYS_IO_URING_SETUP,
+		"ptrace":         unix.SYS_PTRACE,
 		// The fork family.
 		"clone": unix.SYS_CLONE, "clone3": unix.SYS_CLONE3, "fork": unix.SYS_FORK, "vfork": unix.SYS_VFORK,
 	}

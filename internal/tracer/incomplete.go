@@ -27,6 +27,9 @@ import (
 //     kept running. Its further writes are still seen, but enforcement
 //     did not do what it promised: blind, so that the run says so even
 //     when every record arrived.
+//   - OutsideTraced: a process outside the tree that a process of the
+//     tree attached to with ptrace. The tracer can make it write, and its
+//     writes make no records: blind.
 //   - Truncated: a path cut to fit the kernel's buffers. The record is
 //     still sent, and the judge reports a cut path rather than let it
 //     pass: the report is less exact, the verdict is not weakened.
@@ -57,6 +60,10 @@ func (st Stats) Incomplete(enforcing bool) []string {
 	if st.ProcMapFull > 0 {
 		why = append(why, fmt.Sprintf("%s not followed: the kernel's storage for them was full",
 			plural(st.ProcMapFull, "process or thread was", "processes or threads were")))
+	}
+	if st.OutsideTraced > 0 {
+		why = append(why, fmt.Sprintf("%s outside the tree attached to with ptrace: what %s wrote was not followed",
+			plural(st.OutsideTraced, "process", "processes"), pick(st.OutsideTraced == 1, "it", "they")))
 	}
 	if enforcing && st.SignalErrors > 0 {
 		why = append(why, fmt.Sprintf("%s not be killed: --enforce did not stop %s",

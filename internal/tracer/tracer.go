@@ -709,6 +709,7 @@ func (t *Tracer) Stats() (Stats, error) {
 		writewatchWwStatWW_STAT_READ_REPEATS:   &s.ReadRepeats,
 		writewatchWwStatWW_STAT_WRITTEN_FULL:   &s.WrittenFull,
 		writewatchWwStatWW_STAT_READS_FULL:     &s.ReadsFull,
+		writewatchWwStatWW_STAT_OUTSIDE_TRACED: &s.OutsideTraced,
 	}
 	for i := range uint32(writewatchWwStatWW_STAT_MAX) {
 		var per []uint64
@@ -761,6 +762,9 @@ type Stats struct {
 	// ReadsFull counts reads whose repeats could not be counted (map
 	// full): they are sent again, nothing is lost.
 	ReadsFull uint64
+	// OutsideTraced counts processes outside the tree that a process of
+	// the tree became the tracer of (ptrace PTRACE_ATTACH, PTRACE_SEIZE).
+	OutsideTraced uint64
 
 	// Unwatched says what the tracer could not attach on this kernel,
 	// so that writes made through it go unseen: io_uring requests on a

@@ -227,7 +227,8 @@ const (
 	writewatchWwStatWW_STAT_READ_REPEATS   writewatchWwStat = 16
 	writewatchWwStatWW_STAT_WRITTEN_FULL   writewatchWwStat = 17
 	writewatchWwStatWW_STAT_READS_FULL     writewatchWwStat = 18
-	writewatchWwStatWW_STAT_MAX            writewatchWwStat = 19
+	writewatchWwStatWW_STAT_OUTSIDE_TRACED writewatchWwStat = 19
+	writewatchWwStatWW_STAT_MAX            writewatchWwStat = 20
 )
 
 type writewatchWwTier uint32

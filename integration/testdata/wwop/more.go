@@ -59,6 +59,26 @@ var edgeOps = map[string]func(a []string) error{
 	"memfd":         notFiles,
 	"uring-openat":  func(a []string) error { return uringOp(ioringOpOpenat, a[0]) }, // create PATH through io_uring
 	"uring-mkdirat": func(a []string) error { return uringOp(ioringOpMkdirat, a[0]) },
+	"ptrace-attach": ptraceAttach,
+}
+
+// ptraceAttach PID: become PID's tracer (PTRACE_ATTACH), wait for it to
+// stop, and let it go: a tracer could have made it write.
+func ptraceAttach(a []string) error {
+	pid, err := strconv.Atoi(a[0])
+	if err != nil {
+		return err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := unix.PtraceAttach(pid); err != nil {
+		return err
+	}
+	var ws unix.WaitStatus
+	if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != nil {
+		return err
+	}
+	return unix.PtraceDetach(pid)
 }
 
 // tmpfileLink DIR NEWPATH: O_TMPFILE in DIR, then give it a name.
