@@ -291,7 +291,7 @@ func (s *session) finish(rep *report.Report) error {
 		if s.cfg.Enforce != nil {
 			rep.LostRefusals = s.cfg.Enforce.Tier.LostRefusals(stats, s.refused)
 		}
-		rep.Incomplete = stats.Incomplete(s.cfg.Enforce != nil)
+		rep.Incomplete = stats.Incomplete(s.cfg.Enforce != nil, s.fs.Active())
 		if stats.WrittenFull > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%d written files were not watched for reads by other tests (the kernel's set of written files was full): cross-test reads of them are not listed", stats.WrittenFull))
 		}

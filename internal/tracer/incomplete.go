@@ -7,7 +7,8 @@ import (
 // Incomplete says, from the kernel's counters, why writewatch could not
 // see everything the tree did: one reason per counter that means a write
 // outside the allowlist may have gone unseen (report.Report.Incomplete).
-// enforcing says the run was under --enforce.
+// enforcing says the run was under --enforce; witnessing, that the
+// filesystem witness was on.
 //
 // Each counter of Stats (enum ww_stat, bpf/writewatch.h), and what
 // it does to the verdict:
@@ -17,8 +18,13 @@ import (
 //   - RingbufFull less LostWrites: fork, exec, exit and test records
 //     dropped. The kernel keeps following the tree (a process is tracked
 //     before its fork record is sent, and survivors are read from the
-//     kernel's map), so no write goes unseen; only who wrote may be
-//     misnamed: attribution.
+//     kernel's map), so no write record goes unseen; who wrote may be
+//     misnamed: attribution. But the filesystem witness tells the tree's
+//     changes by the fork records (and by the kernel's map, which an
+//     exited process has left): a change with no record of its own (a
+//     write through a descriptor inherited from outside the tree) by a
+//     process whose fork record was lost and that has exited is not the
+//     tree's to it: blind, when the witness is on.
 //   - ProcMapFull: a thread or process whose task storage or process
 //     entry could not be made. A thread without storage is not followed,
 //     and a process missing from the map is not waited for at the end:
@@ -51,11 +57,15 @@ import (
 // writes made through it go unseen, and, under --enforce, unrefused by
 // the LSM tier where it needed them (io_uring's extended attributes):
 // blind, each reason as it is.
-func (st Stats) Incomplete(enforcing bool) []string {
+func (st Stats) Incomplete(enforcing, witnessing bool) []string {
 	why := append([]string(nil), st.Unwatched...)
 	if st.LostWrites > 0 {
 		why = append(why, fmt.Sprintf("%s lost: the ring buffer was full (writewatch fell behind, or was stopped)",
 			plural(st.LostWrites, "write record was", "write records were")))
+	}
+	if lost := st.RingbufFull - min(st.LostWrites, st.RingbufFull); witnessing && lost > 0 {
+		why = append(why, fmt.Sprintf("%s lost: the ring buffer was full, and the filesystem witness may not tell which changes on disk were the tree's",
+			plural(lost, "fork, exec, exit or test record was", "fork, exec, exit or test records were")))
 	}
 	if st.ProcMapFull > 0 {
 		why = append(why, fmt.Sprintf("%s not followed: the kernel's storage for them was full",

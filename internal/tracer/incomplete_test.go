@@ -12,23 +12,26 @@ func TestIncomplete(t *testing.T) {
 		name      string
 		st        Stats
 		enforcing bool
+		witness   bool
 		want      []string // a part of each reason, in order
 	}{
-		{"nothing", Stats{Events: 10, AllowedInKernel: 5, Repeats: 3, NotFiles: 1}, false, nil},
-		{"write records lost", Stats{RingbufFull: 7, LostWrites: 5}, false, []string{"5 write records were lost: the ring buffer was full"}},
-		{"one write record lost", Stats{RingbufFull: 1, LostWrites: 1}, false, []string{"1 write record was lost"}},
-		{"process records lost only", Stats{RingbufFull: 4}, false, nil},
-		{"processes not followed", Stats{ProcMapFull: 2}, false, []string{"2 processes or threads were not followed"}},
-		{"attribution only", Stats{GoroutineMapFull: 3, StopErrors: 1, Truncated: 2, ReadErrors: 1}, false, nil},
-		{"a kill failed", Stats{SignalErrors: 1, Blocked: 1}, true, []string{"1 writer outside the allowlist could not be killed"}},
-		{"refusals only", Stats{Blocked: 3, Killed: 3, Unmarked: 1}, true, nil},
-		{"everything", Stats{RingbufFull: 9, LostWrites: 9, ProcMapFull: 1, SignalErrors: 2}, true,
+		{"nothing", Stats{Events: 10, AllowedInKernel: 5, Repeats: 3, NotFiles: 1}, false, false, nil},
+		{"write records lost", Stats{RingbufFull: 7, LostWrites: 5}, false, false, []string{"5 write records were lost: the ring buffer was full"}},
+		{"one write record lost", Stats{RingbufFull: 1, LostWrites: 1}, false, false, []string{"1 write record was lost"}},
+		{"process records lost only", Stats{RingbufFull: 4}, false, false, nil},
+		{"process records lost, witness on", Stats{RingbufFull: 7, LostWrites: 5}, false, true,
+			[]string{"5 write records", "2 fork, exec, exit or test records were lost"}},
+		{"processes not followed", Stats{ProcMapFull: 2}, false, false, []string{"2 processes or threads were not followed"}},
+		{"attribution only", Stats{GoroutineMapFull: 3, StopErrors: 1, Truncated: 2, ReadErrors: 1}, false, false, nil},
+		{"a kill failed", Stats{SignalErrors: 1, Blocked: 1}, true, false, []string{"1 writer outside the allowlist could not be killed"}},
+		{"refusals only", Stats{Blocked: 3, Killed: 3, Unmarked: 1}, true, false, nil},
+		{"everything", Stats{RingbufFull: 9, LostWrites: 9, ProcMapFull: 1, SignalErrors: 2}, true, false,
 			[]string{"9 write records", "1 process or thread was not followed", "2 writers"}},
-		{"io_uring unwatched", Stats{Events: 3, Unwatched: []string{"io_uring requests are not watched: x"}}, false,
+		{"io_uring unwatched", Stats{Events: 3, Unwatched: []string{"io_uring requests are not watched: x"}}, false, false,
 			[]string{"io_uring requests are not watched"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := tc.st.Incomplete(tc.enforcing)
+			got := tc.st.Incomplete(tc.enforcing, tc.witness)
 			if len(got) != len(tc.want) {
 				t.Fatalf("reasons %q, want %d", got, len(tc.want))
 			}
