@@ -23,6 +23,8 @@ enum ww_op {
 	WW_OP_SETXATTR = 14,
 	WW_OP_REMOVEXATTR = 15,
 	WW_OP_SETFLAGS = 16,
+	WW_OP_MMAP = 17,
+	WW_OP_AIO = 18,
 };
 
 /* The metadata changes, as X(NAME) for WW_OP_NAME. */
@@ -50,11 +52,12 @@ enum ww_op {
 	X(lchown) X(fchown) X(fchownat) X(utime) X(utimes) X(futimesat) \
 	X(utimensat) X(setxattr) X(lsetxattr) X(fsetxattr) X(setxattrat) \
 	X(removexattr) X(lremovexattr) X(fremovexattr) X(removexattrat) \
-	X(ioctl) X(file_setattr)
+	X(ioctl) X(file_setattr) X(mmap) X(io_submit)
 
 /* Syscall numbers, per architecture (internal/ops/numbers.go). */
 #if defined(__TARGET_ARCH_x86)
 #define NR_open 2
+#define NR_mmap 9
 #define NR_ioctl 16
 #define NR_clone 56
 #define NR_fork 57
@@ -81,6 +84,7 @@ enum ww_op {
 #define NR_removexattr 197
 #define NR_lremovexattr 198
 #define NR_fremovexattr 199
+#define NR_io_submit 209
 #define NR_utimes 235
 #define NR_openat 257
 #define NR_mkdirat 258
@@ -102,6 +106,7 @@ enum ww_op {
 #define NR_removexattrat 466
 #define NR_file_setattr 469
 #elif defined(__TARGET_ARCH_arm64)
+#define NR_io_submit 2
 #define NR_setxattr 5
 #define NR_lsetxattr 6
 #define NR_fsetxattr 7
@@ -124,6 +129,7 @@ enum ww_op {
 #define NR_utimensat 88
 #define NR_ptrace 117
 #define NR_clone 220
+#define NR_mmap 222
 #define NR_renameat2 276
 #define NR_io_uring_setup 425
 #define NR_clone3 435

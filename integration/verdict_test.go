@@ -384,6 +384,31 @@ func TestVerdictWritesNoCallNames(t *testing.T) {
 		res := verdictRun(t, root, []string{"--quiet"}, out, opBin, "writefd", "3")
 		seenOnDisk(t, wantViolation(t, res, true, "", cfg))
 	})
+	// A shared mapping and a Linux AIO write change the file with no
+	// event the filesystem witness gets: the mmap and io_submit calls
+	// are judged by the file behind the descriptor. The same calls on
+	// an allowed file are not violations.
+	for _, c := range []struct {
+		op, name string
+		flags    []string
+	}{
+		{"mmap", "mmap-fd", nil}, {"aio", "aio-fd", nil}, {"mmap", "mmap-fd", []string{"--audit"}},
+	} {
+		t.Run("descriptor inherited from outside the tree, "+c.name+" "+strings.Join(c.flags, " "), func(t *testing.T) {
+			fresh(t)
+			ok := root + "/tests/ok"
+			file(t, ok)
+			res := verdictRun(t, root, c.flags, openReadWrite(t, cfg), opBin, c.name, "3")
+			wantViolation(t, res, len(c.flags) == 0, c.op, cfg)
+			if data, _ := os.ReadFile(cfg); string(data) == "precious\n" {
+				t.Errorf("%s did not change config.toml\n%s", c.name, res.stderr)
+			}
+			res = verdictRun(t, root, c.flags, openReadWrite(t, ok), opBin, c.name, "3")
+			if res.code != 0 || len(res.rep.Violations) != 0 {
+				t.Errorf("%s of an allowed file: exit %d, %v\n%s", c.name, res.code, keys(res.rep), res.stderr)
+			}
+		})
+	}
 	t.Run("writewatch's own output redirected to a file", func(t *testing.T) {
 		// writewatch COMMAND > ci.log: what COMMAND writes to its stdout
 		// and stderr is the run's output, where the user sent it. A
@@ -487,6 +512,18 @@ func TestVerdictRootWritesNoCallNames(t *testing.T) {
 			t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
 		}
 	})
+}
+
+// openReadWrite opens path for reading and writing, for a descriptor
+// from outside the tree; closed when the test ends.
+func openReadWrite(t *testing.T, path string) *os.File {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
 
 func openAppend(t *testing.T, path string) *os.File {

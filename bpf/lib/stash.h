@@ -96,6 +96,85 @@ static __always_inline int stash_unlinkat(int dfd, const char *path, __u32 flags
 	return stash(flags & AT_REMOVEDIR ? WW_OP_RMDIR : WW_OP_UNLINK, dfd, path, 0, NULL, flags, 0);
 }
 
+#define FMODE_WRITE_BIT 0x2  /* include/linux/fs.h: FMODE_WRITE */
+#define S_IFMT_BITS 0170000
+#define S_IFREG_BITS 0100000
+#define MAP_TYPE_BITS 0x0f   /* MAP_SHARED 0x01, MAP_SHARED_VALIDATE 0x03 */
+#define IOCB_CMD_PWRITE 1
+#define IOCB_CMD_PWRITEV 8
+#define AIO_SCAN_MAX 4096
+
+/* Can a write through descriptor fd change a regular file? */
+static __always_inline bool fd_writes_file(int fd)
+{
+	struct file *f = fd_file(fd);
+
+	return f && (BPF_CORE_READ(f, f_mode) & FMODE_WRITE_BIT) &&
+	       (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT_BITS) == S_IFREG_BITS;
+}
+
+/* mmap: a shared mapping of a file open for writing changes the file
+ * with every store, with no syscall (mprotect can add PROT_WRITE later,
+ * so prot is not looked at). */
+static __always_inline int stash_mmap(__u32 flags, int fd)
+{
+	__u32 type = flags & MAP_TYPE_BITS;
+
+	if ((type != 0x01 && type != 0x03) || fd < 0 || !tracked_state() || !fd_writes_file(fd))
+		return 0;
+	return stash(WW_OP_MMAP, fd, NULL, 0, NULL, 0, 0);
+}
+
+struct aio_scan {
+	const struct iocb *const *iocbs;
+	__u32 nr;
+	int fd;
+};
+
+static long aio_scan_step(__u32 i, void *ctx)
+{
+	struct aio_scan *s = ctx;
+	const struct iocb *cb = NULL;
+	__u16 opcode = 0;
+	__u32 fd = 0;
+	struct file *f;
+
+	if (i >= s->nr || bpf_probe_read_user(&cb, sizeof(cb), &s->iocbs[i]) || !cb)
+		return 1;
+	if (bpf_probe_read_user(&opcode, sizeof(opcode), &cb->aio_lio_opcode) ||
+	    bpf_probe_read_user(&fd, sizeof(fd), &cb->aio_fildes))
+		return 1;
+	if (opcode != IOCB_CMD_PWRITE && opcode != IOCB_CMD_PWRITEV)
+		return 0;
+	if (!fd_writes_file(fd))
+		return 0;
+	if (s->fd < 0)
+		s->fd = fd;
+	/* The first request on a file the marks do not allow is the one
+	 * judged; without marks, the first write request. */
+	f = fd_file(fd);
+	if (use_marks && f && file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry),
+					   (__u64)BPF_CORE_READ(f, f_path.mnt)))
+		return 0;
+	s->fd = fd;
+	return 1;
+}
+
+/* io_submit: Linux AIO write requests (IOCB_CMD_PWRITE, PWRITEV), which
+ * fanotify does not hear of. One record per call: the first request on
+ * a file the marks do not allow. */
+static __always_inline int stash_aio(long nr, const struct iocb *const *iocbs)
+{
+	struct aio_scan s = { .iocbs = iocbs, .nr = nr > AIO_SCAN_MAX ? AIO_SCAN_MAX : nr, .fd = -1 };
+
+	if (nr <= 0 || !tracked_state())
+		return 0;
+	bpf_loop(AIO_SCAN_MAX, aio_scan_step, &s, 0);
+	if (s.fd < 0)
+		return 0;
+	return stash(WW_OP_AIO, s.fd, NULL, 0, NULL, 0, 0);
+}
+
 #define STASHING_CASE(name) case NR_##name:
 #define OR_CMD(cmd) || (__u32)ARG(2) == cmd
 #define ARG(n) ((unsigned long)SYSCALL_ARG##n(regs))
@@ -163,6 +242,8 @@ static __always_inline int syscall_entered(struct pt_regs *regs, long id)
 	case NR_symlinkat:  return stash(WW_OP_SYMLINK, ARG(2), STR(3), 0, NULL, 0, 0);
 	case NR_mknod:      return stash(WW_OP_MKNOD, AT_FDCWD, STR(1), 0, NULL, 0, ARG(2));
 	case NR_mknodat:    return stash(WW_OP_MKNOD, ARG(1), STR(2), 0, NULL, 0, ARG(3));
+	case NR_mmap:       return stash_mmap(ARG(4), ARG(5));
+	case NR_io_submit:  return stash_aio(ARG(2), (const struct iocb *const *)ARG(3));
 	META_SYSCALLS(STASHING_CASE)
 		stash_meta_call(regs, id);
 		return 0;
@@ -214,6 +295,9 @@ static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long 
 	}
 	a = st->args;
 	st->pending = WW_PENDING_NONE;
+	/* mmap returns an address: the record keeps an int, 0 or -errno. */
+	if (a.op == WW_OP_MMAP && ret > 0)
+		ret = 0;
 	return emit_write(ctx, &a, ret, WW_VIA_SYSCALL, regs);
 }
 

@@ -533,7 +533,7 @@ func compatible(rec ops.Op, op witness.Op, role string) bool {
 		return op&witness.Delete != 0
 	case ops.Mkdir, ops.Symlink, ops.Mknod:
 		return op&witness.Create != 0
-	case ops.Open, ops.Creat, ops.Truncate:
+	case ops.Open, ops.Creat, ops.Truncate, ops.Mmap, ops.Aio:
 		return op&(witness.Create|witness.Modify|witness.CloseWrite|witness.Attrib) != 0
 	}
 	return rec.Metadata() && op&witness.Attrib != 0

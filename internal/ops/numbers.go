@@ -29,7 +29,7 @@ var numbers = map[string]map[string]uint32{
 		"linkat": 265, "symlinkat": 266, "fchmodat": 268, "utimensat": 280,
 		"renameat2": 316, "clone3": 435, "openat2": 437, "fchmodat2": 452,
 		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
-		"io_uring_setup": 425, "ptrace": 101,
+		"io_uring_setup": 425, "ptrace": 101, "mmap": 9, "io_submit": 209,
 	},
 	// include/uapi/asm-generic/unistd.h
 	"arm64": {
@@ -40,7 +40,7 @@ var numbers = map[string]map[string]uint32{
 		"fchown": 55, "openat": 56, "utimensat": 88, "clone": 220,
 		"renameat2": 276, "clone3": 435, "openat2": 437, "fchmodat2": 452,
 		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
-		"io_uring_setup": 425, "ptrace": 117,
+		"io_uring_setup": 425, "ptrace": 117, "mmap": 222, "io_submit": 2,
 	},
 }
 

@@ -49,6 +49,8 @@ const (
 	Setxattr
 	Removexattr
 	Setflags
+	Mmap
+	Aio
 )
 
 // Kind says what an operation changes.
@@ -125,6 +127,17 @@ var table = [...]row{
 		syscalls: []string{"removexattr", "lremovexattr", "fremovexattr", "removexattrat"}},
 	Setflags: {name: "setflags", kind: Metadata, metric: "setflags",
 		syscalls: []string{"ioctl", "file_setattr"}}, // ioctl with one of the commands of Ioctls only
+	// Writes through a descriptor that make no other call the table
+	// names, and that the filesystem witness cannot see: a shared
+	// mapping of a file open for writing, whose stores change the file
+	// with no syscall at all, and a write request of Linux AIO, which
+	// the kernel does not pass to fanotify. Judged by the file behind
+	// the descriptor (one the tree opened for writing was judged when
+	// it was opened; these matter for a descriptor from outside it).
+	Mmap: {name: "mmap", kind: Data, metric: "mmap",
+		syscalls: []string{"mmap"}}, // MAP_SHARED, of a file open for writing
+	Aio: {name: "aio", kind: Data, metric: "aio",
+		syscalls: []string{"io_submit"}}, // IOCB_CMD_PWRITE, IOCB_CMD_PWRITEV
 }
 
 // ioctls are the ioctl commands that change a file's inode flags

@@ -44,6 +44,8 @@ func init() {
 		"setflags":          setFlags,
 		"fssetxattr":        fsSetxattr,
 		"filesetattr":       fileSetattr,
+		"mmap-fd":           mmapFD,
+		"aio-fd":            aioFD,
 	} {
 		edgeOps[name] = op
 	}
@@ -571,5 +573,68 @@ func ioctlPtr(fd int, req uint, arg unsafe.Pointer) error {
 	if _, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), uintptr(req), uintptr(arg)); errno != 0 {
 		return errno
 	}
+	return nil
+}
+
+// mmapFD N: change the file behind inherited descriptor N through a
+// shared mapping, made read-only and then writable (mprotect), with no
+// msync: no syscall writes.
+func mmapFD(a []string) error {
+	n, err := strconv.Atoi(a[0])
+	if err != nil {
+		return err
+	}
+	m, err := unix.Mmap(n, 0, 4096, unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return err
+	}
+	defer unix.Munmap(m)
+	if err := unix.Mprotect(m, unix.PROT_READ|unix.PROT_WRITE); err != nil {
+		return err
+	}
+	copy(m, "written through a shared mapping\n")
+	return nil
+}
+
+// aioFD N: a Linux AIO write request (io_submit, IOCB_CMD_PWRITE) on
+// inherited descriptor N, after a read request on it.
+func aioFD(a []string) error {
+	n, err := strconv.Atoi(a[0])
+	if err != nil {
+		return err
+	}
+	var ctx uint64
+	if _, _, errno := unix.Syscall(unix.SYS_IO_SETUP, 4, uintptr(unsafe.Pointer(&ctx)), 0); errno != 0 {
+		return fmt.Errorf("io_setup: %w", errno)
+	}
+	defer unix.Syscall(unix.SYS_IO_DESTROY, uintptr(ctx), 0, 0)
+	// struct iocb (include/uapi/linux/aio_abi.h): 64 bytes.
+	type iocb struct {
+		data            uint64
+		key, rwFlags    uint32
+		opcode, reqprio int16
+		fd              uint32
+		buf, nbytes     uint64
+		offset          int64
+		reserved2       uint64
+		flags, resfd    uint32
+	}
+	in := make([]byte, 8)
+	out := []byte("written through Linux AIO\n")
+	cbs := []iocb{
+		{opcode: 0 /* IOCB_CMD_PREAD */, fd: uint32(n), buf: uint64(uintptr(unsafe.Pointer(&in[0]))), nbytes: uint64(len(in))},
+		{opcode: 1 /* IOCB_CMD_PWRITE */, fd: uint32(n), buf: uint64(uintptr(unsafe.Pointer(&out[0]))), nbytes: uint64(len(out))},
+	}
+	ptrs := []*iocb{&cbs[0], &cbs[1]}
+	if r, _, errno := unix.Syscall(unix.SYS_IO_SUBMIT, uintptr(ctx), uintptr(len(ptrs)), uintptr(unsafe.Pointer(&ptrs[0]))); errno != 0 || r != 2 {
+		return fmt.Errorf("io_submit: %d, %w", r, errno)
+	}
+	events := make([]byte, 2*32) // struct io_event: 32 bytes
+	if r, _, errno := unix.Syscall6(unix.SYS_IO_GETEVENTS, uintptr(ctx), 2, 2, uintptr(unsafe.Pointer(&events[0])), 0, 0); errno != 0 || r != 2 {
+		return fmt.Errorf("io_getevents: %d, %w", r, errno)
+	}
+	runtime.KeepAlive(in)
+	runtime.KeepAlive(out)
+	runtime.KeepAlive(cbs)
 	return nil
 }
