@@ -97,6 +97,7 @@ enum ww_op {
 #define NR_symlinkat 266
 #define NR_fchmodat 268
 #define NR_utimensat 280
+#define NR_fanotify_init 300
 #define NR_renameat2 316
 #define NR_io_uring_setup 425
 #define NR_clone3 435
@@ -130,6 +131,7 @@ enum ww_op {
 #define NR_ptrace 117
 #define NR_clone 220
 #define NR_mmap 222
+#define NR_fanotify_init 262
 #define NR_renameat2 276
 #define NR_io_uring_setup 425
 #define NR_clone3 435

@@ -189,6 +189,7 @@ enum ww_stat {
 	WW_STAT_WRITTEN_FULL,    /* files not added to the written set: map full */
 	WW_STAT_READS_FULL,      /* reads not added to the reads map (full): repeats are sent */
 	WW_STAT_OUTSIDE_TRACED,  /* processes outside the tree a process of the tree attached to (ptrace) */
+	WW_STAT_FANOTIFY_WRITABLE, /* fanotify groups made by the tree with writable event fds */
 	WW_STAT_MAX,
 };
 

@@ -409,6 +409,26 @@ func TestVerdictWritesNoCallNames(t *testing.T) {
 			}
 		})
 	}
+	// A fanotify group whose event descriptors are open for writing hands
+	// the tree a writable descriptor of the protected file with no open
+	// call, and the kernel makes no fanotify event for writes through
+	// it: the run cannot pass. Event descriptors open for reading only
+	// are no such thing.
+	t.Run("fanotify event descriptor written", func(t *testing.T) {
+		fresh(t)
+		res := verdictRun(t, root, nil, nil, opBin, "fanotify-write", "config.toml")
+		if res.code != 88 || !slices.ContainsFunc(res.rep.Incomplete, func(s string) bool { return strings.Contains(s, "fanotify") }) {
+			t.Errorf("exit %d, incomplete %q: want 88, for the fanotify group\n%s", res.code, res.rep.Incomplete, res.stderr)
+		}
+		if data, _ := os.ReadFile(cfg); string(data) == "precious\n" {
+			t.Errorf("config.toml not changed\n%s", res.stderr)
+		}
+		fresh(t)
+		res = verdictRun(t, root, nil, nil, opBin, "fanotify-write", "config.toml", "ro")
+		if res.code != 0 || len(res.rep.Incomplete) != 0 {
+			t.Errorf("read-only event descriptors: exit %d, incomplete %q, want 0\n%s", res.code, res.rep.Incomplete, res.stderr)
+		}
+	})
 	t.Run("writewatch's own output redirected to a file", func(t *testing.T) {
 		// writewatch COMMAND > ci.log: what COMMAND writes to its stdout
 		// and stderr is the run's output, where the user sent it. A

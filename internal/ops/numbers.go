@@ -5,10 +5,11 @@ import "fmt"
 // numbers are the numbers of the syscalls the kernel side names, per
 // architecture (GOARCH): those of every operation, the fork family
 // (clone, clone3, fork, vfork), whose entry records the forking
-// goroutine's test, and io_uring_setup, which the metadata guard may
-// refuse, and ptrace, through which a process of the tree can take control
-// of one outside it (lib/proc.h). bpf/ops.h defines them as NR_<name> for the
-// architecture it is built for; a test checks the build architecture's
+// goroutine's test, io_uring_setup, which the metadata guard may
+// refuse, ptrace, through which a process of the tree can take control
+// of one outside it (lib/proc.h), and fanotify_init, whose writable
+// event descriptors the kernel side counts. bpf/ops.h defines them as
+// NR_<name> for the architecture it is built for; a test checks the build architecture's
 // against golang.org/x/sys/unix.
 //
 // A syscall may be absent on an architecture: arm64, like every newer
@@ -29,7 +30,7 @@ var numbers = map[string]map[string]uint32{
 		"linkat": 265, "symlinkat": 266, "fchmodat": 268, "utimensat": 280,
 		"renameat2": 316, "clone3": 435, "openat2": 437, "fchmodat2": 452,
 		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
-		"io_uring_setup": 425, "ptrace": 101, "mmap": 9, "io_submit": 209,
+		"io_uring_setup": 425, "ptrace": 101, "mmap": 9, "io_submit": 209, "fanotify_init": 300,
 	},
 	// include/uapi/asm-generic/unistd.h
 	"arm64": {
@@ -40,7 +41,7 @@ var numbers = map[string]map[string]uint32{
 		"fchown": 55, "openat": 56, "utimensat": 88, "clone": 220,
 		"renameat2": 276, "clone3": 435, "openat2": 437, "fchmodat2": 452,
 		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
-		"io_uring_setup": 425, "ptrace": 117, "mmap": 222, "io_submit": 2,
+		"io_uring_setup": 425, "ptrace": 117, "mmap": 222, "io_submit": 2, "fanotify_init": 262,
 	},
 }
 

@@ -52,6 +52,11 @@ import (
 //     lost fail the run by themselves (report.Report.LostRefusals).
 //   - Unmarked: refusals by the LSM programs of calls no record
 //     describes: refusals, counted with the tier's unseen refusals.
+//   - FanotifyWritable: fanotify groups whose events hand the tree
+//     descriptors open for writing, of any file the group watches, with
+//     no open call; the kernel makes no fanotify event for writes
+//     through them, so the filesystem witness does not see them either:
+//     blind.
 //
 // And Unwatched, what the tracer could not attach on this kernel: the
 // writes made through it go unseen, and, under --enforce, unrefused by
@@ -74,6 +79,10 @@ func (st Stats) Incomplete(enforcing, witnessing bool) []string {
 	if st.OutsideTraced > 0 {
 		why = append(why, fmt.Sprintf("%s outside the tree attached to with ptrace: what %s wrote was not followed",
 			plural(st.OutsideTraced, "process", "processes"), pick(st.OutsideTraced == 1, "it", "they")))
+	}
+	if st.FanotifyWritable > 0 {
+		why = append(why, fmt.Sprintf("%s with writable event descriptors (fanotify_init with O_WRONLY or O_RDWR): writes through them are seen neither by the syscall records nor by the filesystem witness",
+			plural(st.FanotifyWritable, "fanotify group was made", "fanotify groups were made")))
 	}
 	if enforcing && st.SignalErrors > 0 {
 		why = append(why, fmt.Sprintf("%s not be killed: --enforce did not stop %s",

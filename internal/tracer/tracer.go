@@ -690,26 +690,27 @@ func (t *Tracer) Repeats(fn func(k RepeatKey, n uint64)) error {
 func (t *Tracer) Stats() (Stats, error) {
 	s := Stats{Unwatched: t.unwatched}
 	fields := [writewatchWwStatWW_STAT_MAX]*uint64{
-		writewatchWwStatWW_STAT_EVENTS:         &s.Events,
-		writewatchWwStatWW_STAT_RINGBUF_FULL:   &s.RingbufFull,
-		writewatchWwStatWW_STAT_PROC_FULL:      &s.ProcMapFull,
-		writewatchWwStatWW_STAT_TRUNCATED:      &s.Truncated,
-		writewatchWwStatWW_STAT_READ_ERR:       &s.ReadErrors,
-		writewatchWwStatWW_STAT_ALLOWED:        &s.AllowedInKernel,
-		writewatchWwStatWW_STAT_NOT_FILES:      &s.NotFiles,
-		writewatchWwStatWW_STAT_REPEATS:        &s.Repeats,
-		writewatchWwStatWW_STAT_LOST_WRITES:    &s.LostWrites,
-		writewatchWwStatWW_STAT_GOROUTINE_FULL: &s.GoroutineMapFull,
-		writewatchWwStatWW_STAT_STOP_ERR:       &s.StopErrors,
-		writewatchWwStatWW_STAT_KILLED:         &s.Killed,
-		writewatchWwStatWW_STAT_BLOCKED:        &s.Blocked,
-		writewatchWwStatWW_STAT_SIGNAL_ERR:     &s.SignalErrors,
-		writewatchWwStatWW_STAT_UNMARKED:       &s.Unmarked,
-		writewatchWwStatWW_STAT_READS:          &s.Reads,
-		writewatchWwStatWW_STAT_READ_REPEATS:   &s.ReadRepeats,
-		writewatchWwStatWW_STAT_WRITTEN_FULL:   &s.WrittenFull,
-		writewatchWwStatWW_STAT_READS_FULL:     &s.ReadsFull,
-		writewatchWwStatWW_STAT_OUTSIDE_TRACED: &s.OutsideTraced,
+		writewatchWwStatWW_STAT_EVENTS:            &s.Events,
+		writewatchWwStatWW_STAT_RINGBUF_FULL:      &s.RingbufFull,
+		writewatchWwStatWW_STAT_PROC_FULL:         &s.ProcMapFull,
+		writewatchWwStatWW_STAT_TRUNCATED:         &s.Truncated,
+		writewatchWwStatWW_STAT_READ_ERR:          &s.ReadErrors,
+		writewatchWwStatWW_STAT_ALLOWED:           &s.AllowedInKernel,
+		writewatchWwStatWW_STAT_NOT_FILES:         &s.NotFiles,
+		writewatchWwStatWW_STAT_REPEATS:           &s.Repeats,
+		writewatchWwStatWW_STAT_LOST_WRITES:       &s.LostWrites,
+		writewatchWwStatWW_STAT_GOROUTINE_FULL:    &s.GoroutineMapFull,
+		writewatchWwStatWW_STAT_STOP_ERR:          &s.StopErrors,
+		writewatchWwStatWW_STAT_KILLED:            &s.Killed,
+		writewatchWwStatWW_STAT_BLOCKED:           &s.Blocked,
+		writewatchWwStatWW_STAT_SIGNAL_ERR:        &s.SignalErrors,
+		writewatchWwStatWW_STAT_UNMARKED:          &s.Unmarked,
+		writewatchWwStatWW_STAT_READS:             &s.Reads,
+		writewatchWwStatWW_STAT_READ_REPEATS:      &s.ReadRepeats,
+		writewatchWwStatWW_STAT_WRITTEN_FULL:      &s.WrittenFull,
+		writewatchWwStatWW_STAT_READS_FULL:        &s.ReadsFull,
+		writewatchWwStatWW_STAT_OUTSIDE_TRACED:    &s.OutsideTraced,
+		writewatchWwStatWW_STAT_FANOTIFY_WRITABLE: &s.FanotifyWritable,
 	}
 	for i := range uint32(writewatchWwStatWW_STAT_MAX) {
 		var per []uint64
@@ -765,6 +766,10 @@ type Stats struct {
 	// OutsideTraced counts processes outside the tree that a process of
 	// the tree became the tracer of (ptrace PTRACE_ATTACH, PTRACE_SEIZE).
 	OutsideTraced uint64
+	// FanotifyWritable counts fanotify groups the tree made whose event
+	// descriptors are open for writing: writes through them are seen
+	// neither by a record nor by the filesystem witness.
+	FanotifyWritable uint64
 
 	// Unwatched says what the tracer could not attach on this kernel,
 	// so that writes made through it go unseen: io_uring requests on a

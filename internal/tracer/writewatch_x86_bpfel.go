@@ -208,27 +208,28 @@ const (
 type writewatchWwStat uint32
 
 const (
-	writewatchWwStatWW_STAT_EVENTS         writewatchWwStat = 0
-	writewatchWwStatWW_STAT_RINGBUF_FULL   writewatchWwStat = 1
-	writewatchWwStatWW_STAT_PROC_FULL      writewatchWwStat = 2
-	writewatchWwStatWW_STAT_TRUNCATED      writewatchWwStat = 3
-	writewatchWwStatWW_STAT_READ_ERR       writewatchWwStat = 4
-	writewatchWwStatWW_STAT_ALLOWED        writewatchWwStat = 5
-	writewatchWwStatWW_STAT_NOT_FILES      writewatchWwStat = 6
-	writewatchWwStatWW_STAT_REPEATS        writewatchWwStat = 7
-	writewatchWwStatWW_STAT_LOST_WRITES    writewatchWwStat = 8
-	writewatchWwStatWW_STAT_GOROUTINE_FULL writewatchWwStat = 9
-	writewatchWwStatWW_STAT_STOP_ERR       writewatchWwStat = 10
-	writewatchWwStatWW_STAT_KILLED         writewatchWwStat = 11
-	writewatchWwStatWW_STAT_BLOCKED        writewatchWwStat = 12
-	writewatchWwStatWW_STAT_SIGNAL_ERR     writewatchWwStat = 13
-	writewatchWwStatWW_STAT_UNMARKED       writewatchWwStat = 14
-	writewatchWwStatWW_STAT_READS          writewatchWwStat = 15
-	writewatchWwStatWW_STAT_READ_REPEATS   writewatchWwStat = 16
-	writewatchWwStatWW_STAT_WRITTEN_FULL   writewatchWwStat = 17
-	writewatchWwStatWW_STAT_READS_FULL     writewatchWwStat = 18
-	writewatchWwStatWW_STAT_OUTSIDE_TRACED writewatchWwStat = 19
-	writewatchWwStatWW_STAT_MAX            writewatchWwStat = 20
+	writewatchWwStatWW_STAT_EVENTS            writewatchWwStat = 0
+	writewatchWwStatWW_STAT_RINGBUF_FULL      writewatchWwStat = 1
+	writewatchWwStatWW_STAT_PROC_FULL         writewatchWwStat = 2
+	writewatchWwStatWW_STAT_TRUNCATED         writewatchWwStat = 3
+	writewatchWwStatWW_STAT_READ_ERR          writewatchWwStat = 4
+	writewatchWwStatWW_STAT_ALLOWED           writewatchWwStat = 5
+	writewatchWwStatWW_STAT_NOT_FILES         writewatchWwStat = 6
+	writewatchWwStatWW_STAT_REPEATS           writewatchWwStat = 7
+	writewatchWwStatWW_STAT_LOST_WRITES       writewatchWwStat = 8
+	writewatchWwStatWW_STAT_GOROUTINE_FULL    writewatchWwStat = 9
+	writewatchWwStatWW_STAT_STOP_ERR          writewatchWwStat = 10
+	writewatchWwStatWW_STAT_KILLED            writewatchWwStat = 11
+	writewatchWwStatWW_STAT_BLOCKED           writewatchWwStat = 12
+	writewatchWwStatWW_STAT_SIGNAL_ERR        writewatchWwStat = 13
+	writewatchWwStatWW_STAT_UNMARKED          writewatchWwStat = 14
+	writewatchWwStatWW_STAT_READS             writewatchWwStat = 15
+	writewatchWwStatWW_STAT_READ_REPEATS      writewatchWwStat = 16
+	writewatchWwStatWW_STAT_WRITTEN_FULL      writewatchWwStat = 17
+	writewatchWwStatWW_STAT_READS_FULL        writewatchWwStat = 18
+	writewatchWwStatWW_STAT_OUTSIDE_TRACED    writewatchWwStat = 19
+	writewatchWwStatWW_STAT_FANOTIFY_WRITABLE writewatchWwStat = 20
+	writewatchWwStatWW_STAT_MAX               writewatchWwStat = 21
 )
 
 type writewatchWwTier uint32

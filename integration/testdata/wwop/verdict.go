@@ -46,6 +46,7 @@ func init() {
 		"filesetattr":       fileSetattr,
 		"mmap-fd":           mmapFD,
 		"aio-fd":            aioFD,
+		"fanotify-write":    fanotifyWrite,
 	} {
 		edgeOps[name] = op
 	}
@@ -637,4 +638,44 @@ func aioFD(a []string) error {
 	runtime.KeepAlive(out)
 	runtime.KeepAlive(cbs)
 	return nil
+}
+
+// fanotifyWrite PATH [ro]: get a descriptor of PATH with no open call of
+// its own: a fanotify group whose event descriptors are open for reading
+// and writing (or, with ro, for reading only) watches PATH, which is
+// then opened read-only; the event's descriptor is written through
+// (unless ro).
+func fanotifyWrite(a []string) error {
+	ro := len(a) > 1 && a[1] == "ro"
+	access := unix.O_RDWR
+	if ro {
+		access = unix.O_RDONLY
+	}
+	fan, err := unix.FanotifyInit(unix.FAN_CLASS_NOTIF|unix.FAN_CLOEXEC, uint(access|unix.O_CLOEXEC))
+	if err != nil {
+		return fmt.Errorf("fanotify_init: %w", err)
+	}
+	defer unix.Close(fan)
+	if err := unix.FanotifyMark(fan, unix.FAN_MARK_ADD, unix.FAN_OPEN, unix.AT_FDCWD, a[0]); err != nil {
+		return fmt.Errorf("fanotify_mark: %w", err)
+	}
+	fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	buf := make([]byte, 4096)
+	if _, err := unix.Read(fan, buf); err != nil {
+		return fmt.Errorf("read the event: %w", err)
+	}
+	ev := (*unix.FanotifyEventMetadata)(unsafe.Pointer(&buf[0]))
+	if ev.Fd < 0 {
+		return fmt.Errorf("event without a descriptor: %d", ev.Fd)
+	}
+	defer unix.Close(int(ev.Fd))
+	if ro {
+		return nil
+	}
+	_, err = unix.Pwrite(int(ev.Fd), []byte("written through a fanotify event's descriptor\n"), 0)
+	return err
 }
