@@ -567,6 +567,54 @@ func openAppend(t *testing.T, path string) *os.File {
 	return f
 }
 
+// truncate(2), and an open that fails, follow a symlink in the last
+// component of their path: tests/l -> ../config.toml names the project's
+// config.toml, also as the plain name l inside tests/ (which the kernel
+// would otherwise settle as allowed). Under --enforce, Landlock refuses
+// it: that is an attempt it blocked, and the run fails.
+func TestVerdictLastSymlinkFollowed(t *testing.T) {
+	root, _ := verdictProject(t)
+	cfg := root + "/config.toml"
+	for _, c := range []struct {
+		name  string
+		flags []string
+		cmd   []string
+	}{
+		{"truncate", nil, []string{"truncate", "tests/l"}},
+		{"truncate of a plain name", nil, []string{"chdir", "tests", ",", "truncate", "l"}},
+		{"truncate, audit", []string{"--audit"}, []string{"truncate", "tests/l"}},
+		{"truncate, enforce", []string{"--enforce", "--enforce-with", enforceTier()}, []string{"truncate", "tests/l"}},
+		{"open, enforce", []string{"--enforce", "--enforce-with", enforceTier()}, []string{"chdir", "tests", ",", "trunc", "l"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reset(t, root, "")
+			file(t, cfg)
+			must(t, os.Symlink("../config.toml", root+"/tests/l"))
+			before := hashFile(t, cfg)
+			res := verdictRun(t, root, c.flags, nil, append([]string{opBin}, c.cmd...)...)
+			op := "truncate"
+			if strings.HasPrefix(c.name, "open") {
+				op = "open"
+			}
+			v := wantViolation(t, res, len(c.flags) != 1, op, cfg)
+			if v == nil {
+				return
+			}
+			if !slices.Contains(v.SeenBy, report.SeenBySyscall) {
+				t.Errorf("seen by %q, want the syscall among them", v.SeenBy)
+			}
+			if len(c.flags) > 1 {
+				if v.Action != report.ActionBlocked && v.Action != report.ActionBlockedKilled {
+					t.Errorf("action %q, want it blocked", v.Action)
+				}
+				if hashFile(t, cfg) != before {
+					t.Error("config.toml changed under --enforce")
+				}
+			}
+		})
+	}
+}
+
 // Without CAP_SYS_ADMIN (CAP_BPF and CAP_PERFMON only, as ambient
 // capabilities give them) the witness is off: the report says so, in its
 // notes and its witness account, and that alone does not make the run

@@ -26,6 +26,8 @@
 
 #define TS_COMPAT 0x0002 /* arch/x86/include/asm/thread_info.h */
 
+#define O_NOFOLLOW 00400000 /* include/uapi/asm-generic/fcntl.h */
+
 /*
  * A 32-bit syscall of an ia32 program: its numbers and argument registers
  * are not x86-64's, so it must not be read as one (ia32's fork is
@@ -76,6 +78,8 @@ struct pt_regs___ww_arm64 {
 #define SYSCALL_ARG6(r) (ARM64_REGS(r)->regs[5])
 
 #define TIF_32BIT 22 /* arch/arm64/include/asm/thread_info.h */
+
+#define O_NOFOLLOW 0100000 /* arch/arm64/include/uapi/asm/fcntl.h */
 
 /*
  * A syscall of an AArch32 program: its numbers and argument registers are

@@ -8,10 +8,12 @@
 #define O_WRONLY    00000001
 #define O_RDWR      00000002
 #define O_CREAT     00000100
+#define O_EXCL      00000200
 #define O_TRUNC     00001000
 #define O_APPEND    00002000
 #define __O_TMPFILE 020000000
 #define O_PATH      010000000
+/* O_NOFOLLOW differs per architecture: lib/arch.h. */
 #define WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE)
 
 /* *at() calls */

@@ -7,6 +7,7 @@
 #ifndef WW_LIB_WRITE_H
 #define WW_LIB_WRITE_H
 
+#include "arch.h"
 #include "uapi.h"
 #include "paths.h"
 #include "enforce.h"
@@ -30,6 +31,24 @@ struct {
 static __always_inline bool is_metadata(__u32 op)
 {
 	return false WW_METADATA_OPS(OR_OP);
+}
+
+/*
+ * Does the call follow a symlink in the last component of its path, so
+ * that the name says nothing of the file it writes? chmod and the like
+ * (WW_META_FOLLOW), truncate, and an open unless O_NOFOLLOW or
+ * O_CREAT|O_EXCL (one that succeeded is judged by the file it opened;
+ * this is for one that failed, and for io_uring's).
+ */
+static __always_inline bool follows_last(struct args *a)
+{
+	if (is_metadata(a->op))
+		return a->flags & WW_META_FOLLOW;
+	if (a->op == WW_OP_TRUNCATE)
+		return true;
+	if (a->op != WW_OP_OPEN && a->op != WW_OP_CREAT)
+		return false;
+	return !(a->flags & O_NOFOLLOW) && (a->flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL);
 }
 
 struct scan {
@@ -87,7 +106,7 @@ static __always_inline bool allowed_here(struct event *e, struct args *a)
 	if (e->hdr.present & (1 << WW_SLOT_RESOLVED))
 		return clean & (1 << WW_SLOT_RESOLVED);
 	/* The name may be a symlink to anywhere: user space follows it. */
-	if (is_metadata(a->op) && (a->flags & WW_META_FOLLOW))
+	if (follows_last(a))
 		return false;
 	if (!(clean & (1 << WW_SLOT_DIR)) || !plain_name(e, 0, e->hdr.len[WW_SLOT_PATH]))
 		return false;

@@ -4,6 +4,8 @@
 package judge
 
 import (
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -62,6 +64,12 @@ type Judge struct {
 	// call named it by a descriptor the process holds (see written):
 	// ok is false when that descriptor's file has no other name.
 	Held func(ev *tracer.Event, fdPath, linkPath string) (path string, ok bool)
+	// Landlock says COMMAND runs under Landlock (the landlock tier),
+	// which refuses every write outside the grants with EACCES. The
+	// kernel marks a refusal by the name the call passed; one through a
+	// symlink in the last component, inside the grants, to a file outside
+	// them is not marked there, and Record marks it (see refusedByName).
+	Landlock bool
 
 	allow    *allowlist.List
 	bufs     [2][]byte
@@ -79,9 +87,16 @@ func New(allow *allowlist.List) *Judge { return &Judge{allow: allow} }
 // writer saw an error, or was killed) — unless another path of the same
 // call was outside the allowlist: that one explains the refusal. The
 // slice is reused by the next call.
+//
+// Under Landlock, Record sets ActionBlocked in ev.Action for a call that
+// Landlock refused although its name lay inside the grants (see
+// refusedByName).
 func (j *Judge) Record(ev *tracer.Event) []Verdict {
 	j.paths = j.written(ev, j.paths[:0])
 	j.verdicts = j.verdicts[:0]
+	if j.refusedByName(ev) {
+		ev.Action |= tracer.ActionBlocked
+	}
 	refusedAllowed := ev.Action != 0
 	for i := 0; refusedAllowed && i < len(j.paths); i++ {
 		if ok, _ := j.allow.Match(j.paths[i].Path); !ok || j.paths[i].Truncated {
@@ -99,6 +114,24 @@ func (j *Judge) Record(ev *tracer.Event) []Verdict {
 		j.verdicts = append(j.verdicts, v)
 	}
 	return j.verdicts
+}
+
+// refusedByName reports whether Landlock refused a call that follows a
+// symlink in its last component (an open, truncate) while the kernel,
+// judging the name inside the grants, took it for the file's own
+// permissions: it failed with EACCES, and the file the link points to
+// lies outside the allowlist, which is outside the grants.
+func (j *Judge) refusedByName(ev *tracer.Event) bool {
+	if !j.Landlock || ev.Action != 0 || ev.ViaIOUring || ev.Ret != -int32(unix.EACCES) ||
+		ev.Op.Metadata() || !followsLast(ev) {
+		return false
+	}
+	for _, v := range j.paths {
+		if ok, _ := j.allow.Match(v.Path); !ok {
+			return true
+		}
+	}
+	return false
 }
 
 // scratch returns an empty buffer that no other path of this record
@@ -188,15 +221,35 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 		last = pathwalk.NoFollow
 	}
 	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir).resolved(last)
-	// chmod and the like follow a symlink in the last component too.
-	if ev.Op.Metadata() && ev.Flags&tracer.MetaFollow != 0 {
+	// chmod and the like, truncate, and an open that failed or was an
+	// io_uring request follow a symlink in the last component too.
+	if followsLast(ev) {
 		t = t.followed()
 	}
 	return append(out, t)
 }
 
+// followsLast reports whether the call follows a symlink in the last
+// component of its path: a metadata change that says so (chmod, not
+// lchown), truncate, and an open without O_NOFOLLOW that does not
+// create with O_EXCL (bpf/lib/write.h's follows_last).
+func followsLast(ev *tracer.Event) bool {
+	switch {
+	case ev.Op.Metadata():
+		return ev.Flags&tracer.MetaFollow != 0
+	case ev.Op == ops.Truncate:
+		return true
+	case ev.Op == ops.Open || ev.Op == ops.Creat:
+		const createExcl = unix.O_CREAT | unix.O_EXCL
+		return ev.Flags&unix.O_NOFOLLOW == 0 && ev.Flags&createExcl != createExcl
+	}
+	return false
+}
+
 // followed follows a symlink in the last component of the entry t
-// names, to the file it points to while it is there. Not under /proc or
+// names, to the file it points to while it is there, or to the name it
+// points to when that file is missing (a dangling link, which an open
+// with O_CREAT would create; a call that failed). Not under /proc or
 // /dev, whose links (/proc/self, /dev/stdin) would name writewatch's own
 // files here: the kernel resolved the descriptor links it knows (see
 // written).
@@ -204,7 +257,7 @@ func (t Verdict) followed() Verdict {
 	if t.Truncated || strings.HasPrefix(t.Path, "/proc/") || strings.HasPrefix(t.Path, "/dev/") {
 		return t
 	}
-	if real, err := pathwalk.Resolve(t.Path, pathwalk.Options{Last: pathwalk.Follow}); err == nil {
+	if real, err := pathwalk.Resolve(t.Path, pathwalk.Options{Last: pathwalk.Follow}); err == nil || errors.Is(err, fs.ErrNotExist) {
 		t.Path = real
 	}
 	return t

@@ -160,6 +160,44 @@ func TestTargetsLinkFollow(t *testing.T) {
 	})
 }
 
+// truncate, and an open that failed, follow a symlink in the last
+// component, as chmod does; not an open with O_NOFOLLOW or O_CREAT|O_EXCL.
+func TestTargetsFollowLast(t *testing.T) {
+	dir, _ := filepath.EvalSymlinks(t.TempDir())
+	os.Mkdir(filepath.Join(dir, "real"), 0o755)
+	os.WriteFile(filepath.Join(dir, "real", "f"), nil, 0o644)
+	os.Symlink("real/f", filepath.Join(dir, "flink"))
+	os.Symlink("real/gone", filepath.Join(dir, "dangling"))
+
+	checkTargets(t, []targetCase{
+		{
+			"truncate follows a symlink in the last component",
+			event(t, ops.Truncate, 0, 0, []byte(filepath.Join(dir, "flink")+"\x00")),
+			[]Verdict{{Op: "truncate", Path: filepath.Join(dir, "real", "f"), Requested: filepath.Join(dir, "flink")}},
+		},
+		{
+			"an open that failed follows it",
+			event(t, ops.Open, -13, unix.O_WRONLY|unix.O_TRUNC, []byte(filepath.Join(dir, "flink")+"\x00")),
+			[]Verdict{{Op: "open", Path: filepath.Join(dir, "real", "f"), Requested: filepath.Join(dir, "flink")}},
+		},
+		{
+			"but not with O_NOFOLLOW",
+			event(t, ops.Open, -40, unix.O_WRONLY|unix.O_NOFOLLOW, []byte(filepath.Join(dir, "flink")+"\x00")),
+			[]Verdict{{Op: "open", Path: filepath.Join(dir, "flink"), Requested: filepath.Join(dir, "flink")}},
+		},
+		{
+			"nor with O_CREAT|O_EXCL",
+			event(t, ops.Open, -17, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL, []byte(filepath.Join(dir, "flink")+"\x00")),
+			[]Verdict{{Op: "open", Path: filepath.Join(dir, "flink"), Requested: filepath.Join(dir, "flink")}},
+		},
+		{
+			"a dangling link: the name it points to",
+			event(t, ops.Open, -13, unix.O_WRONLY|unix.O_CREAT, []byte(filepath.Join(dir, "dangling")+"\x00")),
+			[]Verdict{{Op: "open", Path: filepath.Join(dir, "real", "gone"), Requested: filepath.Join(dir, "dangling")}},
+		},
+	})
+}
+
 func TestOpenFlags(t *testing.T) {
 	for flags, want := range map[uint32]string{
 		0o1:        "O_WRONLY",
@@ -293,5 +331,58 @@ func TestHeldOpenLink(t *testing.T) {
 	j.Held = func(*tracer.Event, string, string) (string, bool) { return "", false }
 	if got := j.written(ev, nil); len(got) != 1 {
 		t.Errorf("Held finding nothing: %+v", got)
+	}
+}
+
+// Under Landlock, an open or truncate that failed with EACCES through a
+// symlink whose name the grants cover, to a file outside them, was
+// refused by Landlock: Record marks it blocked. Not without Landlock, nor
+// for a file inside the allowlist, nor for another error.
+func TestRecordRefusedThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"tests", "outside"} {
+		if err := os.Mkdir(filepath.Join(dir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"out": "../outside/f", "gone": "../outside/g", "in": "a"} {
+		if err := os.Symlink(target, filepath.Join(dir, "tests", link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "outside", "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "ww.yaml")
+	if err := os.WriteFile(cfg, []byte("allow:\n  - "+dir+"/tests/**\ndefaults: false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	list, err := allowlist.Load(allowlist.Options{ConfigPath: cfg, WorkDir: dir, Home: "/home/u", Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := func(name string) []byte { return []byte(filepath.Join(dir, "tests", name) + "\x00") }
+	for _, tc := range []struct {
+		name     string
+		landlock bool
+		ev       *tracer.Event
+		blocked  bool
+	}{
+		{"truncate", true, event(t, ops.Truncate, -13, 0, path("out")), true},
+		{"open", true, event(t, ops.Open, -13, unix.O_WRONLY, path("out")), true},
+		{"without Landlock", false, event(t, ops.Truncate, -13, 0, path("out")), false},
+		{"dangling", true, event(t, ops.Truncate, -13, 0, path("gone")), true},
+		{"inside", true, event(t, ops.Truncate, -13, 0, path("in")), false},
+		{"another error", true, event(t, ops.Truncate, -2, 0, path("out")), false},
+		{"O_NOFOLLOW", true, event(t, ops.Open, -13, unix.O_WRONLY|unix.O_NOFOLLOW, path("out")), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := New(list)
+			j.Landlock = tc.landlock
+			got := j.Record(tc.ev)
+			if blocked := tc.ev.Action&tracer.ActionBlocked != 0; blocked != tc.blocked {
+				t.Errorf("blocked %v, want %v (verdicts %+v)", blocked, tc.blocked, got)
+			}
+		})
 	}
 }

@@ -116,7 +116,7 @@ func Run(cfg Config) (*report.Report, error) {
 	fs, removePrivate := startWatch(cfg, tr)
 	defer removePrivate()
 	defer fs.Close()
-	s.fs, s.judge.Held = fs, fs.HeldFile
+	s.fs, s.judge.Held, s.judge.Landlock = fs, fs.HeldFile, landlock != nil
 	if fs.Active() {
 		s.events = stream.New(tr, fs.Source)
 	}
