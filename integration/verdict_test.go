@@ -363,11 +363,13 @@ func TestVerdictWritesNoCallNames(t *testing.T) {
 		reset(t, root, "")
 		file(t, cfg)
 	}
-	t.Run("hard link from a read-only descriptor, then written", func(t *testing.T) {
-		fresh(t)
-		res := verdictRun(t, root, nil, nil, opBin, "link-fd", "config.toml", "tests/h", ",", "append", "tests/h")
-		wantViolation(t, res, true, "", cfg)
-	})
+	for _, op := range []string{"link-fd", "link-empty"} {
+		t.Run("hard link from a read-only descriptor, then written: "+op, func(t *testing.T) {
+			fresh(t)
+			res := verdictRun(t, root, nil, nil, opBin, op, "config.toml", "tests/h", ",", "append", "tests/h")
+			wantViolation(t, res, true, "", cfg)
+		})
+	}
 	for _, c := range []struct{ name, op string }{
 		{"hard link through a symlink (ln -L), then written", "link-follow"},
 		{"io_uring hard link through a symlink, then written", "uring-link-follow"},

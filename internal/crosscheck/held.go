@@ -21,8 +21,9 @@ var errFound = errors.New("found")
 
 // HeldFile finds the file a hard link was made from when the call named
 // it by a descriptor the process held (/proc/self/fd/N with
-// AT_SYMLINK_FOLLOW): a file the process may have opened read-only,
-// which the tracer saw no write to. linkPath is the new name.
+// AT_SYMLINK_FOLLOW, or "" with AT_EMPTY_PATH, fdPath ""): a file the
+// process may have opened read-only or O_PATH, which the tracer saw no
+// write to. linkPath is the new name.
 //
 // It reads the descriptor's link in /proc while the process still has
 // it. A file with no name then (O_TMPFILE, the usual idiom) is no

@@ -174,7 +174,7 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 			return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved(pathwalk.Entry))
 		}
 		linked := j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved(pathwalk.Entry)
-		if j.Held != nil && ev.Ret >= 0 && !ev.ViaIOUring && src != "" && !linked.Truncated {
+		if j.Held != nil && ev.Ret >= 0 && !ev.ViaIOUring && !linked.Truncated {
 			if p, ok := j.Held(ev, src, linked.Path); ok {
 				out = append(out, Verdict{Op: op, Role: report.RoleOld, Path: p, Requested: src})
 			}

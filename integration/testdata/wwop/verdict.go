@@ -21,6 +21,7 @@ import (
 func init() {
 	for name, op := range map[string]func(a []string) error{
 		"link-fd":        linkFD,
+		"link-empty":     linkEmpty,
 		"writefd":        writeFD,
 		"race-unlink":    raceUnlink,
 		"uring-write-fd": uringWriteFD,
@@ -61,6 +62,17 @@ func linkFD(a []string) error {
 	}
 	defer unix.Close(fd)
 	return unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, a[1], unix.AT_SYMLINK_FOLLOW)
+}
+
+// linkEmpty OLD NEW: hard-link OLD, opened with O_PATH, as NEW with
+// linkat(fd, "", AT_EMPTY_PATH).
+func linkEmpty(a []string) error {
+	fd, err := unix.Open(a[0], unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return unix.Linkat(fd, "", unix.AT_FDCWD, a[1], unix.AT_EMPTY_PATH)
 }
 
 // writeFD N: write a line to descriptor N, which the process inherited.
