@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -513,6 +514,37 @@ func TestEnforceMetadataResolvedForTheCaller(t *testing.T) {
 			}
 			if v := violation(res.rep, "chmod", keep); v == nil || v.Action != report.ActionBlockedKilled {
 				t.Errorf("chmod violation %+v, want keep.txt's, blocked+killed: %v\n%s", v, keys(res.rep), res.stderr)
+			}
+		})
+	}
+}
+
+// A caller in a chroot names its files from its own root: chroot /var,
+// then chmod /tmp/…/proj/keep.txt changes /var/tmp/…/proj/keep.txt,
+// although /tmp/…/keep.txt, read from writewatch's root, is allowed.
+// The metadata guard resolves the path from the caller's root and
+// refuses it; by absolute and by relative path.
+func TestEnforceMetadataInChroot(t *testing.T) {
+	tier := enforceTier()
+	root, keep, _ := protectedProject(t)
+	inRoot, ok := strings.CutPrefix(keep, "/var/")
+	if !ok {
+		t.Skipf("the project %s is not under /var", root)
+	}
+	for _, name := range []string{"/" + inRoot, inRoot} {
+		t.Run(name, func(t *testing.T) {
+			before := metaOf(t, keep)
+			res := ww(t, root, []string{"--enforce", "--enforce-with", tier}, opBin, "chroot", "/var", ",", "chmod", name)
+			if res.code != 86 {
+				t.Errorf("exit code %d, want 86\n%s", res.code, res.stderr)
+			}
+			if after := metaOf(t, keep); after != before {
+				t.Errorf("keep.txt's metadata changed: %+v, was %+v", after, before)
+			}
+			if !slices.ContainsFunc(res.rep.Violations, func(v report.Violation) bool {
+				return v.Op == "chmod" && v.Action == report.ActionBlockedKilled
+			}) {
+				t.Errorf("no chmod blocked+killed: %v\n%s", keys(res.rep), res.stderr)
 			}
 		})
 	}

@@ -189,9 +189,9 @@ func decode(syscall string, a [6]uint64) (c call, flags uint64) {
 
 // resolve finds the file a call acts on, as a clean absolute path, the
 // way the kernel will (package pathwalk): the path read from the
-// caller's memory, relative to its cwd or dirfd, symlinks followed
-// unless the call says not to, /proc/self, /dev/stdin and the like the
-// caller's. It returns "" and true for something that is not a file (a
+// caller's memory, relative to its cwd or dirfd, or to its root
+// (chroot), symlinks followed unless the call says not to, /proc/self,
+// /dev/stdin and the like the caller's. It returns "" and true for something that is not a file (a
 // pipe, a socket), and false when the call cannot be judged (it is
 // refused). Where the lookup cannot go on (a component missing, a loop)
 // the path as text is judged: the call fails there, or creates nothing
@@ -221,7 +221,12 @@ func resolve(n *notif) (string, bool) {
 	if name == "" {
 		return "", true // ENOENT: nothing to change
 	}
-	o := pathwalk.Options{PID: int(n.PID), TID: int(n.PID), Last: pathwalk.NoFollow}
+	// A caller in a chroot looks its paths up from its own root.
+	root, err := os.Readlink(proc + "/root")
+	if err != nil || !filepath.IsAbs(root) {
+		return "", false
+	}
+	o := pathwalk.Options{PID: int(n.PID), TID: int(n.PID), Last: pathwalk.NoFollow, Root: root}
 	if c.follow {
 		o.Last = pathwalk.Follow
 	}

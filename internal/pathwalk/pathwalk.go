@@ -48,6 +48,12 @@ type Options struct {
 	// caller's working directory or the directory of its dirfd.
 	Dir  string
 	Last Last
+	// Root is the caller's root directory, as an absolute path of this
+	// process's (chroot): an absolute path, an absolute symlink and a
+	// ".." at the top start or stop there. "" or "/" is this process's
+	// root. A Dir outside it (a process that left its chroot) is walked
+	// from this process's root.
+	Root string
 }
 
 var (
@@ -70,12 +76,37 @@ var (
 // link to no file gives "" and ErrNotFile. The work is bounded: each of
 // at most MaxLinks links adds one link's body to the path left to walk.
 func Resolve(p string, o Options) (string, error) {
+	root := filepath.Clean("/" + o.Root)
+	if root == "/" {
+		root = ""
+	}
 	if !strings.HasPrefix(p, "/") {
 		if o.Dir == "" || !strings.HasPrefix(o.Dir, "/") {
 			return filepath.Clean(p), ErrRelative
 		}
-		p = o.Dir + "/" + p // not cleaned: ".." comes after symlinks
+		dir := filepath.Clean(o.Dir)
+		switch {
+		case dir == root:
+			dir = ""
+		case root != "" && strings.HasPrefix(dir, root+"/"):
+			dir = dir[len(root):]
+		default:
+			root = ""
+		}
+		p = dir + "/" + p // not cleaned: ".." comes after symlinks
 	}
+	dest, host, err := walk(p, o, root)
+	if root != "" && dest != "" && !host {
+		dest = filepath.Clean(root + "/" + dest)
+	}
+	return dest, err
+}
+
+// walk is Resolve's walk of the absolute path p inside root ("" for
+// this process's root): paths are the caller's, under root; the files
+// read are root's. host says the path returned is this process's
+// already (a descriptor's file outside root).
+func walk(p string, o Options, root string) (string, bool, error) {
 	if o.TID == 0 {
 		o.TID = o.PID
 	}
@@ -100,7 +131,7 @@ func Resolve(p string, o Options) (string, error) {
 		next := dest + "/" + comp
 		if dest == "/proc" {
 			if o.PID == 0 {
-				return filepath.Clean(next + "/" + rest), ErrNoCaller
+				return filepath.Clean(next + "/" + rest), false, ErrNoCaller
 			}
 			switch comp {
 			case "self":
@@ -113,25 +144,32 @@ func Resolve(p string, o Options) (string, error) {
 			dest = next
 			break
 		}
-		fi, err := os.Lstat(next)
+		fi, err := os.Lstat(root + next)
 		if err != nil {
-			return filepath.Clean(next + "/" + rest), err
+			return filepath.Clean(next + "/" + rest), false, err
 		}
 		if fi.Mode()&os.ModeSymlink == 0 {
 			dest = next
 			continue
 		}
 		if links++; links > MaxLinks {
-			return filepath.Clean(next + "/" + rest), &os.PathError{Op: "lookup", Path: p, Err: syscall.ELOOP}
+			return filepath.Clean(next + "/" + rest), false, &os.PathError{Op: "lookup", Path: p, Err: syscall.ELOOP}
 		}
-		target, err := os.Readlink(next)
+		target, err := os.Readlink(root + next)
 		if err != nil {
-			return filepath.Clean(next + "/" + rest), err
+			return filepath.Clean(next + "/" + rest), false, err
 		}
 		if strings.HasPrefix(next, "/proc/") {
 			var ok bool
 			if target, ok = Descriptor(target); !ok {
-				return "", ErrNotFile
+				return "", false, ErrNotFile
+			}
+			// Read by this process: a path of its own root.
+			if root != "" && strings.HasPrefix(target, "/") {
+				if target != root && !strings.HasPrefix(target, root+"/") {
+					return filepath.Clean(target + "/" + rest), true, nil
+				}
+				target = "/" + strings.TrimPrefix(target, root)
 			}
 		}
 		if strings.HasPrefix(target, "/") {
@@ -142,9 +180,9 @@ func Resolve(p string, o Options) (string, error) {
 		rest = target + "/" + rest
 	}
 	if dest == "" {
-		return "/", nil
+		return "/", false, nil
 	}
-	return dest, nil
+	return dest, false, nil
 }
 
 // Descriptor reads the target of a link under /proc (/proc/PID/fd/N,

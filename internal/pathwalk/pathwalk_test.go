@@ -197,3 +197,23 @@ func TestDescriptor(t *testing.T) {
 		}
 	}
 }
+
+// A caller in a chroot: absolute paths, absolute links and ".." at the
+// top stay inside its root; a working directory outside it (a process
+// that left its chroot) is walked from this process's root.
+func TestResolveInRoot(t *testing.T) {
+	proj, other := tree(t)
+	jail := filepath.Dir(proj)
+	check(t, []walkCase{
+		{in: "/proj/config.toml", o: Options{Root: jail}, want: filepath.Join(proj, "config.toml")},
+		{in: "/../../proj/tests", o: Options{Root: jail}, want: filepath.Join(proj, "tests")},
+		{in: "config.toml", o: Options{Root: jail, Dir: proj}, want: filepath.Join(proj, "config.toml")},
+		{in: "../../..", o: Options{Root: jail, Dir: proj}, want: jail},
+		{in: "/proj/file", o: Options{Root: jail, Last: Follow}, want: filepath.Join(proj, "config.toml")},
+		// tests/away -> other/a/b, absolute: inside the root, other is
+		// not where this process finds it.
+		{in: "/tests/away", o: Options{Root: proj, Last: Follow}, want: filepath.Join(proj, other, "a", "b"), err: fs.ErrNotExist},
+		{in: "/", o: Options{Root: jail}, want: jail},
+		{in: "../config.toml", o: Options{Root: filepath.Join(proj, "tests"), Dir: proj}, want: filepath.Join(jail, "config.toml")},
+	})
+}
