@@ -237,6 +237,7 @@ func TestEnforceKillTier(t *testing.T) {
 %[1]s write %[2]s/ok.txt; echo "tmp $?" >> %[3]s
 (cd tests && %[1]s write ok.txt); echo "tests $?" >> %[3]s
 %[1]s write tests/sub/rel.txt; echo "rel $?" >> %[3]s
+%[1]s openat2-root tests /inroot.txt; echo "inroot $?" >> %[3]s
 %[1]s trunc keep.txt; echo "trunc $?" >> %[3]s`, opBin, tmp, status)
 	res := ww(t, root, []string{"--enforce", "--enforce-with", "kill"}, "sh", "-c", script)
 	if res.code != 86 {
@@ -246,7 +247,7 @@ func TestEnforceKillTier(t *testing.T) {
 		t.Errorf("the kill tier must say what it cannot prevent; note %q\n%s", res.rep.EnforcementNote, res.stderr)
 	}
 	st := statuses(t, status)
-	if st["tmp"] != "0" || st["tests"] != "0" || st["rel"] != "0" || st["trunc"] != "137" {
+	if st["tmp"] != "0" || st["tests"] != "0" || st["rel"] != "0" || st["inroot"] != "0" || st["trunc"] != "137" {
 		t.Errorf("statuses %v: want the allowed writes to work and the writer of keep.txt killed", st)
 	}
 	if v := violation(res.rep, "open", keep); v == nil || v.Action != report.ActionKilled {

@@ -64,6 +64,17 @@ static __always_inline int stash_openat2(int dfd, const char *path, const struct
 
 	if (bpf_probe_read_user(&how, sizeof(how), uhow))
 		return 0;
+	/* RESOLVE_IN_ROOT: "/" is the start directory, so an absolute path
+	 * is one relative to it; its leading slashes are left out. */
+	if (how.resolve & RESOLVE_IN_ROOT) {
+		for (int i = 0; i < 8; i++) {
+			char c = 0;
+
+			if (bpf_probe_read_user(&c, 1, path) || c != '/')
+				break;
+			path++;
+		}
+	}
 	return stash_open(dfd, path, how.flags, how.mode);
 }
 

@@ -16,6 +16,9 @@
 /* O_NOFOLLOW differs per architecture: lib/arch.h. */
 #define WRITE_FLAGS (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND | __O_TMPFILE)
 
+/* openat2's resolve flags */
+#define RESOLVE_IN_ROOT 0x10
+
 /* *at() calls */
 #define AT_FDCWD            -100
 #define AT_SYMLINK_NOFOLLOW 0x100

@@ -30,6 +30,7 @@ var edgeOps = map[string]func(a []string) error{
 		return unix.Renameat2(unix.AT_FDCWD, a[0], unix.AT_FDCWD, a[1], unix.RENAME_NOREPLACE)
 	},
 	"openat2":       openat2,
+	"openat2-root":  openat2InRoot,
 	"proc-fd-write": procFDWrite,
 	"dirfd-rename":  dirfdRename,
 	"threads":       threads,
@@ -98,6 +99,21 @@ func openat2(a []string) error {
 		Flags: unix.O_WRONLY | unix.O_CREAT, Mode: 0o644,
 		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
 	})
+	if err != nil {
+		return err
+	}
+	return unix.Close(fd)
+}
+
+// openat2InRoot DIR PATH: create PATH with openat2 and RESOLVE_IN_ROOT
+// from a descriptor of DIR, which is "/" for it.
+func openat2InRoot(a []string) error {
+	dfd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dfd)
+	fd, err := unix.Openat2(dfd, a[1], &unix.OpenHow{Flags: unix.O_WRONLY | unix.O_CREAT, Mode: 0o644, Resolve: unix.RESOLVE_IN_ROOT})
 	if err != nil {
 		return err
 	}
