@@ -234,13 +234,6 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 		 (link_fd = record_fd_link(e->hdr.len[WW_SLOT_PATH])) >= 0)
 		off = put_file(e, off, WW_SLOT_RESOLVED, f = fd_file(link_fd));
 
-	/* The kill tier could not read the path at the entry (its page not
-	 * yet faulted in): judged now, from the record, the way judge_enter
-	 * would have; an open that succeeded by the file it opened. The
-	 * call has run either way; one that failed changed nothing. */
-	if (a->action & WW_ACT_UNREAD)
-		a->action = ret < 0 || (opened ? fd_allowed(ret) : enforce_allowed(e, a->path2)) ? 0 :
-			    (kill_current() ? WW_ACT_KILLED : 0);
 	/* Landlock refused it (or the file's permissions did): unless the
 	 * kernel can tell the write was allowed, it was an attempt outside
 	 * the allowlist, and the writer is killed before it returns. */
