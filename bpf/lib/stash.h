@@ -322,10 +322,6 @@ static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long 
 	}
 	a = st->args;
 	st->pending = WW_PENDING_NONE;
-	if (a.action & WW_ACT_UNREAD)
-		a.action = ret < 0 ? 0 : judge_exit(a.path, a.dfd, a.path2, a.dfd2,
-						    (a.op == WW_OP_OPEN || a.op == WW_OP_CREAT) &&
-						    !(a.flags & __O_TMPFILE) ? ret : -1);
 	/* mmap returns an address: the record keeps an int, 0 or -errno. */
 	if (a.op == WW_OP_MMAP && ret > 0)
 		ret = 0;

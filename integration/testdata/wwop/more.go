@@ -55,13 +55,12 @@ var edgeOps = map[string]func(a []string) error{
 		defer unix.Close(fd)
 		return unix.Fchownat(fd, "", os.Getuid(), os.Getgid(), unix.AT_EMPTY_PATH)
 	},
-	"utimes":          func(a []string) error { return unix.UtimesNano(a[0], []unix.Timespec{{Sec: 1}, {Sec: 1}}) },
-	"setxattr":        func(a []string) error { return unix.Setxattr(a[0], "user.writewatch", []byte("1"), 0) },
-	"memfd":           notFiles,
-	"uring-openat":    func(a []string) error { return uringOp(ioringOpOpenat, a[0]) }, // create PATH through io_uring
-	"uring-mkdirat":   func(a []string) error { return uringOp(ioringOpMkdirat, a[0]) },
-	"ptrace-attach":   ptraceAttach,
-	"write-unfaulted": writeUnfaulted,
+	"utimes":        func(a []string) error { return unix.UtimesNano(a[0], []unix.Timespec{{Sec: 1}, {Sec: 1}}) },
+	"setxattr":      func(a []string) error { return unix.Setxattr(a[0], "user.writewatch", []byte("1"), 0) },
+	"memfd":         notFiles,
+	"uring-openat":  func(a []string) error { return uringOp(ioringOpOpenat, a[0]) }, // create PATH through io_uring
+	"uring-mkdirat": func(a []string) error { return uringOp(ioringOpMkdirat, a[0]) },
+	"ptrace-attach": ptraceAttach,
 }
 
 // ptraceAttach PID: become PID's tracer (PTRACE_ATTACH), wait for it to
@@ -295,32 +294,4 @@ func uringOp(opcode uint8, path string) error {
 		unix.Close(int(res))
 	}
 	return nil
-}
-
-// writeUnfaulted PATH: open PATH for writing (O_WRONLY|O_CREAT) with the
-// name in a page the process has mapped but never touched (a fresh
-// mapping of a memfd), as a string of a program that just started is:
-// the kernel's tracepoint cannot read it at the call's entry, the call
-// itself faults it in.
-func writeUnfaulted(a []string) error {
-	fd, err := unix.MemfdCreate("wwop-path", 0)
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	if _, err := unix.Write(fd, append([]byte(a[0]), 0)); err != nil {
-		return err
-	}
-	mem, err := unix.Mmap(fd, 0, os.Getpagesize(), unix.PROT_READ, unix.MAP_PRIVATE)
-	if err != nil {
-		return err
-	}
-	defer unix.Munmap(mem)
-	cwd := unix.AT_FDCWD
-	r, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(cwd), uintptr(unsafe.Pointer(unsafe.SliceData(mem))),
-		uintptr(unix.O_WRONLY|unix.O_CREAT|unix.O_CLOEXEC), 0o644, 0, 0)
-	if errno != 0 {
-		return fmt.Errorf("open %s: %w", a[0], errno)
-	}
-	return unix.Close(int(r))
 }
