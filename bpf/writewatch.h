@@ -110,6 +110,9 @@ enum ww_tier {
 enum ww_action {
 	WW_ACT_BLOCKED = 1, /* the kernel refused the call */
 	WW_ACT_KILLED  = 2, /* the process was sent SIGKILL */
+	/* Not in records: judge_enter could not read the path (its page not
+	 * yet faulted in); the call is judged at its exit (judge_exit). */
+	WW_ACT_UNREAD  = 4,
 };
 
 /* Key of the allowed-prefix trie: absolute path strings, compared byte by

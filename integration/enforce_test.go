@@ -238,6 +238,11 @@ func TestEnforceKillTier(t *testing.T) {
 (cd tests && %[1]s write ok.txt); echo "tests $?" >> %[3]s
 %[1]s write tests/sub/rel.txt; echo "rel $?" >> %[3]s
 %[1]s openat2-root tests /inroot.txt; echo "inroot $?" >> %[3]s
+%[1]s write-unfaulted tests/unfaulted.txt; echo "unfaulted $?" >> %[3]s
+%[1]s mkdir-unfaulted tests/unfaulted.d; echo "unfaulted-mkdir $?" >> %[3]s
+%[1]s write-unfaulted unfaulted.txt; echo "unfaulted-out $?" >> %[3]s
+%[1]s mkdir-unfaulted unfaulted.d; echo "unfaulted-mkdir-out $?" >> %[3]s
+%[1]s write-unfaulted missing/unfaulted.txt; echo "unfaulted-failed $?" >> %[3]s
 %[1]s trunc keep.txt; echo "trunc $?" >> %[3]s`, opBin, tmp, status)
 	res := ww(t, root, []string{"--enforce", "--enforce-with", "kill"}, "sh", "-c", script)
 	if res.code != 86 {
@@ -252,6 +257,20 @@ func TestEnforceKillTier(t *testing.T) {
 	}
 	if v := violation(res.rep, "open", keep); v == nil || v.Action != report.ActionKilled {
 		t.Errorf("violation %+v, want action killed", v)
+	}
+	// A name the kernel could not read at the call's entry (its page not
+	// yet faulted in, as bash's /dev/tty at its start) is judged at the
+	// exit: allowed, the writer lives; outside the allowlist, it is
+	// killed and reported; a call that failed changed nothing and is
+	// not judged (wwop exits 1).
+	if st["unfaulted"] != "0" || st["unfaulted-mkdir"] != "0" || st["unfaulted-out"] != "137" ||
+		st["unfaulted-mkdir-out"] != "137" || st["unfaulted-failed"] != "1" {
+		t.Errorf("statuses %v: want the allowed unfaulted writes to work, the others killed, the failed one not", st)
+	}
+	for _, p := range []string{"unfaulted.txt", "unfaulted.d"} {
+		if v := violationAt(res.rep, filepath.Join(root, p)); v == nil || v.Action != report.ActionKilled {
+			t.Errorf("violation at %s %+v, want action killed", p, v)
+		}
 	}
 }
 

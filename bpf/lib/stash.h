@@ -26,6 +26,16 @@ static __always_inline int stash_fork(struct pt_regs *regs)
 	return 0;
 }
 
+/* Is a write judged at its entry? The kill tier judges every write; the
+ * other tiers judge only metadata changes, which they cannot refuse,
+ * unless the metadata guard refuses those (then sys_exit reports what it
+ * refused). Settings alone decide, so that without enforcement the
+ * verifier drops the judgement from both programs. */
+static __always_inline bool judged_at_entry(__u32 op)
+{
+	return enforce_tier != WW_TIER_NONE && (is_metadata(op) ? !meta_guard : enforce_tier == WW_TIER_KILL);
+}
+
 /* Enter: remember the arguments of a tracked thread's syscall. */
 static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
 				 const char *path2, __u32 flags, __u32 mode)
@@ -43,10 +53,7 @@ static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
 	st->args.path2 = (__u64)path2;
 	st->args.action = 0;
 	st->pending = WW_PENDING_WRITE;
-	/* The kill tier judges every write here; the other tiers judge only
-	 * metadata changes, which they cannot refuse, unless the metadata
-	 * guard refuses those (then sys_exit reports what it refused). */
-	if (enforce_tier != WW_TIER_NONE && (is_metadata(op) ? !meta_guard : enforce_tier == WW_TIER_KILL))
+	if (judged_at_entry(op))
 		st->args.action = judge_enter(st->args.path, dfd, st->args.path2, dfd2, false);
 	return 0;
 }
@@ -322,6 +329,13 @@ static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long 
 	}
 	a = st->args;
 	st->pending = WW_PENDING_NONE;
+	/* The path could not be read at the entry: judged now (asked of the
+	 * settings first, so that without enforcement the verifier does not
+	 * walk judge_enter here). */
+	if (judged_at_entry(a.op) && (a.action & WW_ACT_UNREAD))
+		a.action = ret < 0 ? 0 : judge_exit(a.path, a.dfd, a.path2, a.dfd2,
+						    (a.op == WW_OP_OPEN || a.op == WW_OP_CREAT) &&
+						    !(a.flags & __O_TMPFILE) ? ret : -1);
 	/* mmap returns an address: the record keeps an int, 0 or -errno. */
 	if (a.op == WW_OP_MMAP && ret > 0)
 		ret = 0;

@@ -159,6 +159,7 @@ type writewatchWwAction uint32
 const (
 	writewatchWwActionWW_ACT_BLOCKED writewatchWwAction = 1
 	writewatchWwActionWW_ACT_KILLED  writewatchWwAction = 2
+	writewatchWwActionWW_ACT_UNREAD  writewatchWwAction = 4
 )
 
 type writewatchWwEventKind uint32

@@ -55,12 +55,14 @@ var edgeOps = map[string]func(a []string) error{
 		defer unix.Close(fd)
 		return unix.Fchownat(fd, "", os.Getuid(), os.Getgid(), unix.AT_EMPTY_PATH)
 	},
-	"utimes":        func(a []string) error { return unix.UtimesNano(a[0], []unix.Timespec{{Sec: 1}, {Sec: 1}}) },
-	"setxattr":      func(a []string) error { return unix.Setxattr(a[0], "user.writewatch", []byte("1"), 0) },
-	"memfd":         notFiles,
-	"uring-openat":  func(a []string) error { return uringOp(ioringOpOpenat, a[0]) }, // create PATH through io_uring
-	"uring-mkdirat": func(a []string) error { return uringOp(ioringOpMkdirat, a[0]) },
-	"ptrace-attach": ptraceAttach,
+	"utimes":          func(a []string) error { return unix.UtimesNano(a[0], []unix.Timespec{{Sec: 1}, {Sec: 1}}) },
+	"setxattr":        func(a []string) error { return unix.Setxattr(a[0], "user.writewatch", []byte("1"), 0) },
+	"memfd":           notFiles,
+	"uring-openat":    func(a []string) error { return uringOp(ioringOpOpenat, a[0]) }, // create PATH through io_uring
+	"uring-mkdirat":   func(a []string) error { return uringOp(ioringOpMkdirat, a[0]) },
+	"ptrace-attach":   ptraceAttach,
+	"write-unfaulted": func(a []string) error { return unfaulted(a[0], openUnfaulted) },
+	"mkdir-unfaulted": func(a []string) error { return unfaulted(a[0], mkdirUnfaulted) },
 }
 
 // ptraceAttach PID: become PID's tracer (PTRACE_ATTACH), wait for it to
@@ -292,6 +294,51 @@ func uringOp(opcode uint8, path string) error {
 	}
 	if opcode == ioringOpOpenat {
 		unix.Close(int(res))
+	}
+	return nil
+}
+
+// unfaulted runs call with PATH as a NUL-terminated string in a page
+// the process has mapped but never touched (a fresh private mapping of
+// a memfd), as a string of a program that just started is: the kernel's
+// tracepoint cannot read it at the call's entry, the call itself faults
+// it in.
+func unfaulted(path string, call func(name uintptr) error) error {
+	fd, err := unix.MemfdCreate("wwop-path", 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if _, err := unix.Write(fd, append([]byte(path), 0)); err != nil {
+		return err
+	}
+	mem, err := unix.Mmap(fd, 0, os.Getpagesize(), unix.PROT_READ, unix.MAP_PRIVATE)
+	if err != nil {
+		return err
+	}
+	defer unix.Munmap(mem)
+	if err := call(uintptr(unsafe.Pointer(unsafe.SliceData(mem)))); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// openUnfaulted: open the name for writing (O_WRONLY|O_CREAT).
+func openUnfaulted(name uintptr) error {
+	cwd := unix.AT_FDCWD
+	r, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(cwd), name,
+		uintptr(unix.O_WRONLY|unix.O_CREAT|unix.O_CLOEXEC), 0o644, 0, 0)
+	if errno != 0 {
+		return errno
+	}
+	return unix.Close(int(r))
+}
+
+// mkdirUnfaulted: make the directory of the name.
+func mkdirUnfaulted(name uintptr) error {
+	cwd := unix.AT_FDCWD
+	if _, _, errno := unix.Syscall(unix.SYS_MKDIRAT, uintptr(cwd), name, 0o755); errno != 0 {
+		return errno
 	}
 	return nil
 }
