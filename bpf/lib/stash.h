@@ -122,11 +122,9 @@ static __always_inline int stash_unlinkat(int dfd, const char *path, __u32 flags
 #define IOCB_CMD_PWRITEV 8
 #define AIO_SCAN_MAX 65536 /* fs.aio-max-nr, by default */
 
-/* Can a write through descriptor fd change a regular file? */
-static __always_inline bool fd_writes_file(int fd)
+/* Can a write through open file f change a regular file? */
+static __always_inline bool writes_file(struct file *f)
 {
-	struct file *f = fd_file(fd);
-
 	return f && (BPF_CORE_READ(f, f_mode) & FMODE_WRITE_BIT) &&
 	       (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT_BITS) == S_IFREG_BITS;
 }
@@ -138,7 +136,7 @@ static __always_inline int stash_mmap(__u32 flags, int fd)
 {
 	__u32 type = flags & MAP_TYPE_BITS;
 
-	if ((type != 0x01 && type != 0x03) || fd < 0 || !tracked_state() || !fd_writes_file(fd))
+	if ((type != 0x01 && type != 0x03) || fd < 0 || !tracked_state() || !writes_file(fd_file(fd)))
 		return 0;
 	return stash(WW_OP_MMAP, fd, NULL, 0, NULL, 0, 0);
 }
@@ -164,15 +162,15 @@ static long aio_scan_step(__u32 i, void *ctx)
 		return 1;
 	if (opcode != IOCB_CMD_PWRITE && opcode != IOCB_CMD_PWRITEV)
 		return 0;
-	if (!fd_writes_file(fd))
+	f = fd_file(fd);
+	if (!writes_file(f))
 		return 0;
 	if (s->fd < 0)
 		s->fd = fd;
 	/* The first request on a file the marks do not allow is the one
 	 * judged; without marks, the first write request. */
-	f = fd_file(fd);
-	if (use_marks && f && file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry),
-					   (__u64)BPF_CORE_READ(f, f_path.mnt)))
+	if (use_marks && file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry),
+				      (__u64)BPF_CORE_READ(f, f_path.mnt)))
 		return 0;
 	s->fd = fd;
 	return 1;
