@@ -298,7 +298,7 @@ static __always_inline int fanotify_made(struct pt_regs *regs, long ret)
 static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long ret)
 {
 	struct task_state *st;
-	struct args a;
+	struct args *a;
 
 	if (SYSCALL_NR(regs) == NR_ptrace)
 		return proc_ptraced(ARG(1), ret);
@@ -325,19 +325,23 @@ static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long 
 		st->pending = WW_PENDING_NONE;
 		return read_opened(ctx, ret, regs);
 	}
-	a = st->args;
+	/* The record is built from the stored arguments in place: a copy on
+	 * the stack would take 40 of sys_exit's bytes, and its deepest chain
+	 * of calls (judge_enter's) is at Linux 6.1's limit of 512. Nothing
+	 * else reads them once pending is cleared. */
+	a = &st->args;
 	st->pending = WW_PENDING_NONE;
 	/* The path could not be read at the entry: judged now (asked of the
 	 * settings first, so that without enforcement the verifier does not
 	 * walk judge_enter here). */
-	if (judged_at_entry(a.op) && (a.action & WW_ACT_UNREAD))
-		a.action = ret < 0 ? 0 : judge_exit(a.path, a.dfd, a.path2, a.dfd2,
-						    (a.op == WW_OP_OPEN || a.op == WW_OP_CREAT) &&
-						    !(a.flags & __O_TMPFILE) ? ret : -1);
+	if (judged_at_entry(a->op) && (a->action & WW_ACT_UNREAD))
+		a->action = ret < 0 ? 0 : judge_exit(a->path, a->dfd, a->path2, a->dfd2,
+						     (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) &&
+						     !(a->flags & __O_TMPFILE) ? ret : -1);
 	/* mmap returns an address: the record keeps an int, 0 or -errno. */
-	if (a.op == WW_OP_MMAP && ret > 0)
+	if (a->op == WW_OP_MMAP && ret > 0)
 		ret = 0;
-	return emit_write(ctx, &a, ret, WW_VIA_SYSCALL, regs);
+	return emit_write(ctx, a, ret, WW_VIA_SYSCALL, regs);
 }
 
 #endif
