@@ -25,8 +25,10 @@ func whoKey(v *Violation) string {
 // by who wrote (Runner, Package, Test, Phase, Fixture, AmbiguousTests).
 // The zero value is ready to use. A Builder is not safe for concurrent use.
 type Builder struct {
-	index  map[groupKey]int
-	groups []Violation
+	index map[groupKey]int
+	// Each group is allocated on its own: a run with many violations
+	// does not copy them all each time the list grows.
+	groups []*Violation
 	// Limit caps the number of groups kept (0: no cap). Occurrences of
 	// groups beyond it are only counted, in Unlisted, so that a run
 	// writing outside the allowlist without end keeps its memory bounded.
@@ -72,7 +74,9 @@ func (b *Builder) Add(v Violation) {
 		v.Action = ActionReported
 	}
 	b.index[k] = len(b.groups)
-	b.groups = append(b.groups, v)
+	g := new(Violation) // not &v: v would then be on the heap for repeats too
+	*g = v
+	b.groups = append(b.groups, g)
 }
 
 // Has reports whether the group of (op, path, role) by who was added.
@@ -116,7 +120,7 @@ func (b *Builder) MarkSeen(op, path, role, who, by string) bool {
 
 // seen adds by to group i's SeenBy, keeping SeenBySyscall first.
 func (b *Builder) seen(i int, by string) {
-	g := &b.groups[i]
+	g := b.groups[i]
 	if slices.Contains(g.SeenBy, by) {
 		return
 	}
@@ -139,7 +143,9 @@ func seenRank(by string) int {
 // added.
 func (b *Builder) Violations() []Violation {
 	out := make([]Violation, len(b.groups))
-	copy(out, b.groups)
+	for i, g := range b.groups {
+		out[i] = *g
+	}
 	slices.SortFunc(out, compareViolations)
 	return out
 }
