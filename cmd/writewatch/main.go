@@ -61,8 +61,11 @@ func realMain(argv []string, stderr io.Writer) int {
 	}
 	if !cfg.PrintConfig {
 		// The BPF object, the kernel's BTF and the largest maps are
-		// prepared while the allowlist and the enforcement are.
-		tracer.Warm()
+		// prepared while the allowlist and the enforcement are; the map
+		// of goroutines is smaller when COMMAND is unlikely to run go
+		// (as run decides it again).
+		wd, _ := os.Getwd()
+		tracer.Warm(allowlist.MayRunGo(cfg.Args, wd, os.Getenv))
 	}
 	inv := &invocation{cfg: cfg, stderr: stderr}
 	end := phases.Start("allowlist")

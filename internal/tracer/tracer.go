@@ -173,19 +173,25 @@ func New(opts Options) (*Tracer, error) {
 		return nil, err
 	}
 	end := phases.Start("tracer: object, BTF, maps")
-	spec, heavy, err := spec()
+	spec, heavy, err := spec(opts.GoTestsEarly)
 	end()
 	if err != nil {
 		return nil, fmt.Errorf("parse BPF object: %w", err)
 	}
 	if err := configure(spec, opts); err != nil {
+		closeMaps(heavy)
 		return nil, err
 	}
-	// The heavy maps, when Warm did not make them, are made concurrently.
+	// The heavy maps, when Warm did not make them, are made concurrently;
+	// those it made for other options, again.
 	if heavy == nil {
-		if heavy, err = makeMaps(spec, heavyMaps); err != nil {
-			return nil, classify("load BPF programs", err)
-		}
+		heavy, err = makeMaps(spec, heavyMaps)
+	} else {
+		err = remakeChanged(spec, heavy)
+	}
+	if err != nil {
+		closeMaps(heavy)
+		return nil, classify("load BPF programs", err)
 	}
 	defer closeMaps(heavy) // the collection holds clones
 
@@ -325,6 +331,7 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 			spec.Maps["prefixes"].MaxEntries = n
 		}
 	}
+	sizeGoroutines(spec, opts.GoTestsEarly)
 	consts := map[string]any{
 		"use_marks":      len(opts.Marks) > 0 || opts.MarksLater != nil || opts.Enforce != nil,
 		"watch_metadata": !opts.IgnoreMetadata,

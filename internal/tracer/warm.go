@@ -26,6 +26,15 @@ var heavyMaps = []string{"goroutines", "repeats", "procs", "dir_verdicts", "read
 // kernel warned when a tracing program used such a map.)
 var allocatedOnUse = []string{"procs", "repeats", "reads", "written"}
 
+// fewGoroutines is how many goroutines the goroutines map holds when
+// COMMAND is not expected to run Go test binaries (Options.GoTestsEarly
+// false): an LRU map is preallocated, and the object's 65536 entries cost
+// the kernel about 12 ms to create, on the path to COMMAND's start. Go
+// test binaries are still followed then (a program that runs one after
+// all); beyond this many goroutines, the least recently used one is
+// evicted, and its writes are reported as ambiguous, as in a full map.
+const fewGoroutines = 4096
+
 // parse parses the BPF object, with the maps of allocatedOnUse allocated
 // on use.
 func parse() (*ebpf.CollectionSpec, error) {
@@ -39,6 +48,30 @@ func parse() (*ebpf.CollectionSpec, error) {
 		}
 	}
 	return spec, nil
+}
+
+// sizeGoroutines sizes the goroutines map of spec, as parsed, for
+// goTests (Options.GoTestsEarly): as the object says, or at most
+// fewGoroutines.
+func sizeGoroutines(spec *ebpf.CollectionSpec, goTests bool) {
+	if m := spec.Maps["goroutines"]; m != nil && !goTests {
+		m.MaxEntries = min(m.MaxEntries, fewGoroutines)
+	}
+}
+
+// heavySpecs are copies of spec's heavyMaps, sized as configure sizes
+// them for goTests.
+func heavySpecs(spec *ebpf.CollectionSpec, goTests bool) (*ebpf.CollectionSpec, error) {
+	part := &ebpf.CollectionSpec{Maps: map[string]*ebpf.MapSpec{}}
+	for _, name := range heavyMaps {
+		ms := spec.Maps[name]
+		if ms == nil {
+			return nil, fmt.Errorf("no map %s in the BPF object", name)
+		}
+		part.Maps[name] = ms.Copy()
+	}
+	sizeGoroutines(part, goTests)
+	return part, nil
 }
 
 // kernelBTF holds the kernel's BTF, read once for every load of this
@@ -58,26 +91,29 @@ var (
 	warmMaps  map[string]*ebpf.Map
 )
 
-// Warm starts, in the background, the part of New that needs nothing
-// from a run's options: parsing the BPF object, reading the kernel's BTF,
-// asking the kernel for uprobe_multi links and creating the largest maps.
-// A program that will call New calls Warm as early as it can, so that
-// this work overlaps its own preparations; New waits for it. New calls
-// Warm itself, so calling it is never needed for correctness.
-func Warm() {
-	warmOnce.Do(func() { go warmUp() })
+// Warm starts, in the background, the part of New that needs almost
+// nothing from a run's options: parsing the BPF object, reading the
+// kernel's BTF, asking the kernel for uprobe_multi links and creating the
+// largest maps. goTests is what Options.GoTestsEarly will be, which sizes
+// one of them. A program that will call New calls Warm as early as it
+// can, so that this work overlaps its own preparations; New waits for it,
+// and makes again a map its options size otherwise. New calls Warm
+// itself, so calling it is never needed for correctness.
+func Warm(goTests bool) {
+	warmOnce.Do(func() { go warmUp(goTests) })
 }
 
-func warmUp() {
+func warmUp(goTests bool) {
 	defer close(warmDone)
 	var wg sync.WaitGroup
 	wg.Go(func() { kernelBTF.Kernel() }) // its error, if any, comes back at load
 	wg.Go(func() { features.HaveBPFLinkUprobeMulti() })
 	warmSpec, warmErr = parse()
 	if warmErr == nil {
-		m, err := makeMaps(warmSpec, heavyMaps)
-		if err == nil {
-			warmMaps = m
+		if part, err := heavySpecs(warmSpec, goTests); err == nil {
+			if m, err := makeMaps(part, heavyMaps); err == nil {
+				warmMaps = m
+			}
 		}
 	}
 	wg.Wait()
@@ -85,9 +121,9 @@ func warmUp() {
 
 // spec is the parsed object for one New to change, and the heavy maps
 // Warm made, if no New took them before (nil then); the caller owns and
-// closes them.
-func spec() (*ebpf.CollectionSpec, map[string]*ebpf.Map, error) {
-	Warm()
+// closes them. goTests is passed on to Warm.
+func spec(goTests bool) (*ebpf.CollectionSpec, map[string]*ebpf.Map, error) {
+	Warm(goTests)
 	<-warmDone
 	if warmErr != nil {
 		return nil, nil, warmErr
@@ -130,6 +166,30 @@ func makeMaps(spec *ebpf.CollectionSpec, names []string) (map[string]*ebpf.Map, 
 		return nil, err
 	}
 	return out, nil
+}
+
+// remakeChanged makes again, from spec, those of maps that no longer
+// match it (a map Warm made, sized otherwise by the options), and puts
+// them in maps in place of the old ones, which it closes.
+func remakeChanged(spec *ebpf.CollectionSpec, maps map[string]*ebpf.Map) error {
+	var names []string
+	for name, m := range maps {
+		if spec.Maps[name].Compatible(m) != nil {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	made, err := makeMaps(spec, names)
+	if err != nil {
+		return err
+	}
+	for name, m := range made {
+		maps[name].Close()
+		maps[name] = m
+	}
+	return nil
 }
 
 func closeMaps(maps map[string]*ebpf.Map) {
