@@ -59,7 +59,10 @@ func realMain(argv []string, stderr io.Writer) int {
 	case cfg.Doctor:
 		return doctor(os.Stdout)
 	}
+	resumeGC := func() {}
 	if !cfg.PrintConfig {
+		resumeGC = pauseGC()
+		defer resumeGC()
 		// The BPF object, the kernel's BTF and the largest maps are
 		// prepared while the allowlist and the enforcement are; the map
 		// of goroutines is smaller when COMMAND is unlikely to run go
@@ -67,7 +70,7 @@ func realMain(argv []string, stderr io.Writer) int {
 		wd, _ := os.Getwd()
 		tracer.Warm(allowlist.MayRunGo(cfg.Args, wd, os.Getenv))
 	}
-	inv := &invocation{cfg: cfg, stderr: stderr}
+	inv := &invocation{cfg: cfg, stderr: stderr, launched: resumeGC}
 	end := phases.Start("allowlist")
 	err = inv.prepare()
 	end()
@@ -112,6 +115,8 @@ type invocation struct {
 	user   *launch.Identity // nil: COMMAND runs as this process's user
 	env    []string         // COMMAND's environment
 	list   *allowlist.List
+	// launched is called once COMMAND has started (or failed to).
+	launched func()
 }
 
 // prepare finds who COMMAND runs as, where, with which environment, and
@@ -327,6 +332,7 @@ func (inv *invocation) run(counters *live.Counters, enf *policy.Enforcement) (*r
 		MaxViolations:   cfg.MaxViolations,
 		Live:            counters,
 		Enforce:         enf,
+		Launched:        inv.launched,
 	})
 }
 

@@ -59,6 +59,9 @@ type Config struct {
 	// Enforce, when set, makes the kernel refuse writes outside the
 	// allowlist (Mode is then report.ModeEnforce).
 	Enforce *policy.Enforcement
+	// Launched, when not nil, is called once COMMAND has started, or
+	// failed to start, before the run follows it.
+	Launched func()
 }
 
 // ErrTracer wraps a failure to start tracing: no privileges, an
@@ -123,6 +126,9 @@ func Run(cfg Config) (*report.Report, error) {
 	end = phases.Start("launch")
 	err = s.launch(path, landlock, opts.Enforce)
 	end()
+	if cfg.Launched != nil {
+		cfg.Launched()
+	}
 	if err != nil {
 		return nil, err
 	}
