@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -642,5 +643,65 @@ func TestVerdictWitnessOffWithoutCapSysAdmin(t *testing.T) {
 	}
 	if len(rep.Incomplete) > 0 {
 		t.Errorf("incomplete: %q", rep.Incomplete)
+	}
+}
+
+// secondsFS mounts a new ext4 filesystem with 128-byte inodes, which
+// keeps whole seconds in its times, under /var/tmp, and returns a
+// project made on it. It skips where no such filesystem can be made.
+func secondsFS(t *testing.T) string {
+	t.Helper()
+	requireRoot(t)
+	if _, err := exec.LookPath("mkfs.ext4"); err != nil {
+		t.Skip("no mkfs.ext4")
+	}
+	img := filepath.Join(t.TempDir(), "seconds.img")
+	if err := os.WriteFile(img, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(img, 32<<20); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mkfs.ext4", "-q", "-F", "-I", "128", img).CombinedOutput(); err != nil {
+		t.Skipf("mkfs.ext4 -I 128: %v\n%s", err, out)
+	}
+	mnt, err := os.MkdirTemp("/var/tmp", "writewatch-it-seconds-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(mnt) })
+	if out, err := exec.Command("mount", "-o", "loop", img, mnt).CombinedOutput(); err != nil {
+		t.Skipf("mount a loop device: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	root := filepath.Join(mnt, "proj")
+	if err := os.MkdirAll(root+"/tests", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, ".writewatch.yaml"), "allow:\n  - tests/**\n")
+	file(t, root+"/config.toml")
+	return root
+}
+
+// A file from before the run appended to in the run's first second, on a
+// filesystem that keeps whole seconds: its change time, rounded down, is
+// before the run started. That is no sign that nothing was written: the
+// run fails (86) with a data-loss, in the default mode and under --audit
+// (where it is reported as such).
+func TestVerdictWholeSecondTimes(t *testing.T) {
+	root := secondsFS(t)
+	cfg := root + "/config.toml"
+	for _, flags := range [][]string{nil, {"--audit"}} {
+		t.Run(fmt.Sprint("flags", flags), func(t *testing.T) {
+			file(t, cfg)
+			// The file's last change before the run is more than two
+			// seconds older than the run, and the run starts early in
+			// a second.
+			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(3 * time.Second)))
+			res := ww(t, root, flags, opBin, "append", "config.toml")
+			if v := wantViolation(t, res, len(flags) == 0, "open", cfg); v != nil && v.Severity != report.SeverityDataLoss {
+				t.Errorf("severity %q, want %q\n%s", v.Severity, report.SeverityDataLoss, res.stderr)
+			}
+		})
 	}
 }

@@ -8,8 +8,8 @@
 //   - left-behind: the run created it, and it is still there at the end;
 //   - transient: the run created it, and it was gone by the end;
 //   - attempt: every call failed (or, for a file opened for writing, the
-//     file's change time at the end is older than the run: nothing was
-//     written to it).
+//     file's change time at the end is older than the run, by more than
+//     ctimeSlack: nothing was written to it).
 //
 // Whether a path held a file from before the run is decided by the first
 // thing the run's calls told about it, in the kernel's order: an open
@@ -81,8 +81,8 @@ type pathState struct {
 // Tracker follows the paths of a run's violations. It is not safe for
 // concurrent use.
 type Tracker struct {
-	// Start is when the run started: a file whose change time is older
-	// was not written during the run.
+	// Start is when the run started: a file whose change time is older,
+	// by more than ctimeSlack, was not written during the run.
 	Start time.Time
 	paths map[string]*pathState
 }
@@ -91,6 +91,14 @@ type Tracker struct {
 func New(start time.Time) *Tracker {
 	return &Tracker{Start: start, paths: map[string]*pathState{}}
 }
+
+// ctimeSlack is how much older than the run a file's change time can be
+// and the file still have been written during it. Filesystems that keep
+// whole seconds (ext4 with 128-byte inodes, ext3, HFS+) or two (FAT)
+// round the time of a write down, to before the run when it came in the
+// run's first seconds; and the kernel stamps changes from a clock that
+// lags the one Start is read from by up to a tick.
+const ctimeSlack = 2 * time.Second
 
 const (
 	oTrunc   = 0o1000
@@ -219,7 +227,7 @@ func (t *Tracker) underMade(path string) bool {
 // onDisk is what a path holds at the end of the run.
 type onDisk struct {
 	there   bool // something is there
-	changed bool // its change time is not older than the run
+	changed bool // its change time is not older than the run (ctimeSlack)
 }
 
 // Assign sets the Severity of each violation it followed, looking at
@@ -279,7 +287,7 @@ func (t *Tracker) look(path string) onDisk {
 	err := syscall.Lstat(path, &st)
 	switch {
 	case err == nil:
-		return onDisk{there: true, changed: !time.Unix(st.Ctim.Unix()).Before(t.Start)}
+		return onDisk{there: true, changed: !time.Unix(st.Ctim.Unix()).Before(t.Start.Add(-ctimeSlack))}
 	case os.IsNotExist(err):
 		return onDisk{}
 	}

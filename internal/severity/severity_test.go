@@ -105,6 +105,41 @@ func TestSeverity(t *testing.T) {
 	}
 }
 
+// An existing file opened for appending is an attempt when its change
+// time is older than the run by more than ctimeSlack, and data-loss when
+// it is not.
+func TestSeverityOpenedForWriting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old")
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(path, &st); err != nil {
+		t.Fatal(err)
+	}
+	ctime := time.Unix(st.Ctim.Unix())
+	o := Occurrence{Op: ops.Open, Path: path, Flags: wrAppend, Who: "d"}
+	for _, c := range []struct {
+		name  string
+		start time.Time
+		want  string
+	}{
+		{"changed an hour before the run", ctime.Add(time.Hour), report.SeverityAttempt},
+		// On a filesystem that keeps whole seconds, a write in the
+		// run's first second is stamped before it.
+		{"changed a second and a half before the run", ctime.Add(1500 * time.Millisecond), report.SeverityDataLoss},
+		{"changed during the run", ctime.Add(-time.Hour), report.SeverityDataLoss},
+	} {
+		tr := New(c.start)
+		tr.Observe(keyed(o))
+		v := []report.Violation{violationOf(o)}
+		tr.Assign(v)
+		if v[0].Severity != c.want {
+			t.Errorf("%s: %q, want %q", c.name, v[0].Severity, c.want)
+		}
+	}
+}
+
 // keyed is o with Who the attribution key of its violation group.
 func keyed(o Occurrence) Occurrence {
 	v := violationOf(o)
