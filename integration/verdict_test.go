@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -700,6 +701,34 @@ func TestVerdictWholeSecondTimes(t *testing.T) {
 			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(3 * time.Second)))
 			res := ww(t, root, flags, opBin, "append", "config.toml")
 			if v := wantViolation(t, res, len(flags) == 0, "open", cfg); v != nil && v.Severity != report.SeverityDataLoss {
+				t.Errorf("severity %q, want %q\n%s", v.Severity, report.SeverityDataLoss, res.stderr)
+			}
+		})
+	}
+}
+
+// A process of the tree that outlives the run holding config.toml open
+// for writing (appending, not yet written) can write to it once
+// writewatch is gone: the file's change time at the end does not make
+// the open an attempt. The run fails (86), with a data-loss; with
+// --kill-survivors too.
+func TestVerdictSurvivorHoldsFileOpen(t *testing.T) {
+	root, _ := verdictProject(t)
+	cfg := root + "/config.toml"
+	// The file's last change is more than two seconds older than the
+	// runs: the change time alone would say nothing was written.
+	time.Sleep(2100 * time.Millisecond)
+	script := `setsid sh -c 'exec 3>>config.toml; sleep 3; echo late >&3' </dev/null >/dev/null 2>&1 & exit 0`
+	for _, flags := range [][]string{{"--grace", "200ms"}, {"--grace", "200ms", "--kill-survivors"}} {
+		t.Run(strings.Join(flags, " "), func(t *testing.T) {
+			res := ww(t, root, flags, "sh", "-c", script)
+			for _, s := range res.rep.Survivors {
+				syscall.Kill(s.PID, syscall.SIGKILL)
+			}
+			if len(res.rep.Survivors) == 0 {
+				t.Fatalf("no survivors\n%s", res.stderr)
+			}
+			if v := wantViolation(t, res, true, "open", cfg); v != nil && v.Severity != report.SeverityDataLoss {
 				t.Errorf("severity %q, want %q\n%s", v.Severity, report.SeverityDataLoss, res.stderr)
 			}
 		})

@@ -277,6 +277,7 @@ func (s *session) finish(rep *report.Report) error {
 	rep.Processes = s.tree.Seen()
 	rep.Events = s.writes + stats.AllowedInKernel + stats.Repeats
 	rep.Violations = s.builder.Violations()
+	s.severity.Survivors = len(alive) > 0
 	s.severity.Assign(rep.Violations)
 	report.SortBySeverity(rep.Violations)
 	rep.UnlistedViolations = s.builder.Unlisted

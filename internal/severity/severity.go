@@ -9,7 +9,8 @@
 //   - transient: the run created it, and it was gone by the end;
 //   - attempt: every call failed (or, for a file opened for writing, the
 //     file's change time at the end is older than the run, by more than
-//     ctimeSlack: nothing was written to it).
+//     ctimeSlack, and no process of the run is still running: nothing was
+//     written to it, and nothing is left to).
 //
 // Whether a path held a file from before the run is decided by the first
 // thing the run's calls told about it, in the kernel's order: an open
@@ -84,7 +85,11 @@ type Tracker struct {
 	// Start is when the run started: a file whose change time is older,
 	// by more than ctimeSlack, was not written during the run.
 	Start time.Time
-	paths map[string]*pathState
+	// Survivors: processes of the run are still running at its end. A
+	// file one of them opened for writing, or was handed open, may be
+	// written after the end, so its change time tells nothing.
+	Survivors bool
+	paths     map[string]*pathState
 }
 
 // New returns a Tracker for a run that started at start.
@@ -267,8 +272,9 @@ func (t *Tracker) judge(s seen, path string, truncated bool, cache map[string]on
 	case s&original != 0:
 		return report.SeverityDataLoss
 	case s&openedOld != 0:
-		// Opened for writing: only the file tells whether it was written.
-		if d := look(); !d.there || d.changed {
+		// Opened for writing: only the file tells whether it was
+		// written, and only once no process of the run is left to.
+		if d := look(); !d.there || d.changed || t.Survivors {
 			return report.SeverityDataLoss
 		}
 	}

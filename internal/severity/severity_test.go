@@ -120,17 +120,22 @@ func TestSeverityOpenedForWriting(t *testing.T) {
 	ctime := time.Unix(st.Ctim.Unix())
 	o := Occurrence{Op: ops.Open, Path: path, Flags: wrAppend, Who: "d"}
 	for _, c := range []struct {
-		name  string
-		start time.Time
-		want  string
+		name      string
+		start     time.Time
+		survivors bool
+		want      string
 	}{
-		{"changed an hour before the run", ctime.Add(time.Hour), report.SeverityAttempt},
+		{"changed an hour before the run", ctime.Add(time.Hour), false, report.SeverityAttempt},
 		// On a filesystem that keeps whole seconds, a write in the
 		// run's first second is stamped before it.
-		{"changed a second and a half before the run", ctime.Add(1500 * time.Millisecond), report.SeverityDataLoss},
-		{"changed during the run", ctime.Add(-time.Hour), report.SeverityDataLoss},
+		{"changed a second and a half before the run", ctime.Add(1500 * time.Millisecond), false, report.SeverityDataLoss},
+		{"changed during the run", ctime.Add(-time.Hour), false, report.SeverityDataLoss},
+		// A process of the run still running may write to it after
+		// the end.
+		{"unchanged, with processes of the run left running", ctime.Add(time.Hour), true, report.SeverityDataLoss},
 	} {
 		tr := New(c.start)
+		tr.Survivors = c.survivors
 		tr.Observe(keyed(o))
 		v := []report.Violation{violationOf(o)}
 		tr.Assign(v)
