@@ -8,9 +8,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/writewatch/writewatch/internal/report"
 	"golang.org/x/sys/unix"
@@ -177,9 +179,45 @@ func TestEnforceExitCodes(t *testing.T) {
 	checkExitCodes(t, root, []string{"--enforce", "--enforce-with", enforceTier()})
 }
 
+// stopper stops and continues writewatch for COMMAND, from outside the
+// tree: under --enforce the tree cannot signal writewatch itself. The
+// script asks by making files in dir: stop (after which writewatch is
+// stopped) and cont.
+func stopper(t *testing.T, dir string) (stop, cont string) {
+	t.Helper()
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	wait := func(name string) bool {
+		for {
+			select {
+			case <-done:
+				return false
+			case <-time.After(5 * time.Millisecond):
+			}
+			if exists(filepath.Join(dir, name)) {
+				return true
+			}
+		}
+	}
+	go func() {
+		if !wait("stop") {
+			return
+		}
+		data, _ := os.ReadFile(filepath.Join(dir, "stop"))
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+		syscall.Kill(pid, syscall.SIGSTOP)
+		os.WriteFile(filepath.Join(dir, "stopped"), nil, 0o644)
+		if wait("cont") {
+			syscall.Kill(pid, syscall.SIGCONT)
+		}
+	}()
+	stop = fmt.Sprintf(`echo $PPID > %[1]s/stop; while [ ! -e %[1]s/stopped ]; do sleep 0.01; done`, dir)
+	return stop, fmt.Sprintf(`: > %s/cont`, dir)
+}
+
 // A flood of allowed writes that overflows the ring buffer does not let
 // a disallowed write through: the decision never waits for user space.
-// COMMAND stops writewatch (its parent) for the flood and the refused
+// writewatch (COMMAND's parent) is stopped for the flood and the refused
 // write, so nothing reads the ring meanwhile: it must overflow, and only
 // the kernel stands between the writer and the file. The refused write's
 // record is lost too, and still fails the run: the kernel counted it.
@@ -188,16 +226,17 @@ func TestEnforceRingBufferFlood(t *testing.T) {
 	root, keep, before := protectedProject(t)
 	tmp := t.TempDir()
 	status := filepath.Join(tmp, "status")
+	stop, cont := stopper(t, t.TempDir())
 	// keep.txt by a name longer than any record of the flood, so that its
 	// record cannot fit in what the flood left of the ring: only the
 	// kernel's count of refusals can tell.
 	longKeep := strings.Repeat("./", 1990) + "keep.txt"
 	script := fmt.Sprintf(`
-kill -STOP $PPID
+%[5]s
 %[1]s spin-churn %[2]s 1 & %[1]s spin-churn %[2]s 1 &
 wait
 %[1]s trunc %[4]s; echo "trunc $?" >> %[3]s
-kill -CONT $PPID`, opBin, tmp, status, longKeep)
+%[6]s`, opBin, tmp, status, longKeep, stop, cont)
 	res := ww(t, root, []string{"--enforce", "--enforce-with", tier, "--ringbuf-mib", "1"}, "sh", "-c", script)
 	if hashFile(t, keep) != before {
 		t.Fatal("keep.txt changed while the ring buffer was full")
