@@ -22,6 +22,10 @@ import (
 type Landlock struct {
 	Handled uint64 // LANDLOCK_ACCESS_FS_* rights the ruleset restricts
 	Rules   []LandlockRule
+	// Scoped are the LANDLOCK_SCOPE_* the ruleset restricts (Landlock
+	// ABI 6): with LANDLOCK_SCOPE_SIGNAL, COMMAND's tree cannot signal a
+	// process outside it, writewatch included.
+	Scoped uint64
 
 	built chan rulesetResult // see Prepare
 }
@@ -237,8 +241,15 @@ func receiveListener(sock *os.File) (*os.File, error) {
 // threads: most of the time goes to opening the paths. Each thread takes
 // a run of consecutive rules, which mostly share their directory.
 func buildRuleset(l *Landlock) (*os.File, error) {
-	attr := struct{ fs, net uint64 }{fs: l.Handled}
-	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
+	// struct landlock_ruleset_attr, as long as the kernel needs to be
+	// told: scoped came with ABI 6, and an older kernel refuses a longer
+	// struct.
+	attr := struct{ fs, net, scoped uint64 }{fs: l.Handled, scoped: l.Scoped}
+	size := unsafe.Sizeof(attr)
+	if l.Scoped == 0 {
+		size = unsafe.Offsetof(attr.scoped)
+	}
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
 	if errno != 0 {
 		return nil, fmt.Errorf("landlock: create ruleset: %w", errno)
 	}

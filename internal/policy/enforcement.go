@@ -4,6 +4,7 @@ import (
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/tracer"
+	"golang.org/x/sys/unix"
 )
 
 // Enforcement is how one run enforces the allowlist.
@@ -43,8 +44,26 @@ func (e *Enforcement) Kernel() ([]tracer.Mark, *tracer.EnforceOptions) {
 	return e.Plan.Marks(), o
 }
 
-// Landlock is the Landlock ruleset COMMAND starts under, or nil.
-func (e *Enforcement) Landlock() *launch.Landlock { return e.Tier.Launch(e) }
+// LandlockSignalABI is the first Landlock ABI that scopes signals.
+const LandlockSignalABI = 6
+
+// Landlock is the Landlock ruleset COMMAND starts under, or nil: the
+// tier's, and, where Landlock scopes signals, one that keeps the tree
+// from signalling processes outside it, under every tier. When COMMAND
+// runs as the user writewatch runs as (setcap, or both root), the tree
+// could otherwise kill writewatch, and the BPF programs of the kill and
+// lsm tiers go with it: the writes after that would be neither refused
+// nor killed.
+func (e *Enforcement) Landlock() *launch.Landlock {
+	l := e.Tier.Launch(e)
+	if e.Support.LandlockABI >= LandlockSignalABI {
+		if l == nil {
+			l = &launch.Landlock{}
+		}
+		l.Scoped |= unix.LANDLOCK_SCOPE_SIGNAL
+	}
+	return l
+}
 
 // Refusals counts the records of writes enforcement acted on, by what it
 // did, to find those the kernel counted but whose records were lost.
