@@ -98,6 +98,7 @@ enum ww_op {
 #define NR_fchmodat 268
 #define NR_utimensat 280
 #define NR_fanotify_init 300
+#define NR_process_vm_writev 311
 #define NR_renameat2 316
 #define NR_io_uring_setup 425
 #define NR_clone3 435
@@ -132,6 +133,7 @@ enum ww_op {
 #define NR_clone 220
 #define NR_mmap 222
 #define NR_fanotify_init 262
+#define NR_process_vm_writev 271
 #define NR_renameat2 276
 #define NR_io_uring_setup 425
 #define NR_clone3 435

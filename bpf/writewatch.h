@@ -191,7 +191,7 @@ enum ww_stat {
 	WW_STAT_READ_REPEATS,    /* such reads counted in the reads map, not sent */
 	WW_STAT_WRITTEN_FULL,    /* files not added to the written set: map full */
 	WW_STAT_READS_FULL,      /* reads not added to the reads map (full): repeats are sent */
-	WW_STAT_OUTSIDE_TRACED,  /* processes outside the tree a process of the tree attached to (ptrace) */
+	WW_STAT_OUTSIDE_TRACED,  /* calls of the tree that attached to (ptrace) or wrote into (process_vm_writev) a process outside it */
 	WW_STAT_FANOTIFY_WRITABLE, /* fanotify groups made by the tree with writable event fds */
 	WW_STAT_MAX,
 };

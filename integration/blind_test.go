@@ -135,3 +135,51 @@ func TestTracerOfAProcessOutsideTheTree(t *testing.T) {
 		t.Errorf("attaching to a process of the tree: exit code %d, incomplete %q; want 0 and none\n%s", res.code, res.rep.Incomplete, res.stderr)
 	}
 }
+
+// A process of the tree that writes into the memory of a process outside
+// the tree (process_vm_writev) can make that process write anything, as
+// a ptrace tracer can: the run does not pass (88), under --audit it says
+// so. Writing into a process of the tree is no such case, also when the
+// tree names it in a PID namespace of its own, and an open of
+// /proc/PID/mem for writing is a write to that file, reported.
+func TestMemoryWriterOfAProcessOutsideTheTree(t *testing.T) {
+	root, _ := project(t)
+	outside := exec.Command("sleep", "60")
+	if err := outside.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		outside.Process.Kill()
+		outside.Wait()
+	}()
+	pid := strconv.Itoa(outside.Process.Pid)
+	for _, mode := range []struct {
+		flags []string
+		code  int
+	}{{nil, 88}, {[]string{"--audit"}, 0}} {
+		res := ww(t, root, mode.flags, opBin, "vm-writev", pid)
+		if res.code != mode.code {
+			t.Errorf("%v: exit code %d, want %d: a process outside the tree was written into\n%s", mode.flags, res.code, mode.code, res.stderr)
+		}
+		if len(res.rep.Incomplete) != 1 || !strings.Contains(res.rep.Incomplete[0], "process_vm_writev") {
+			t.Errorf("%v: the report's incomplete %q does not name the process_vm_writev", mode.flags, res.rep.Incomplete)
+		}
+	}
+
+	for name, script := range map[string]string{
+		"a child":                    `sleep 60 & ` + opBin + ` vm-writev $!; s=$?; kill $!; exit $s`,
+		"its parent":                 opBin + ` vm-writev $$`,
+		"a child in a PID namespace": `unshare --pid --fork --mount-proc sh -c 'sleep 60 & ` + opBin + ` vm-writev $!; s=$?; kill $!; exit $s'`,
+	} {
+		res := ww(t, root, nil, "sh", "-c", script)
+		if res.code != 0 || len(res.rep.Incomplete) != 0 {
+			t.Errorf("writing into %s of the tree: exit code %d, incomplete %q; want 0 and none\n%s", name, res.code, res.rep.Incomplete, res.stderr)
+		}
+	}
+
+	mem := "/proc/" + pid + "/mem"
+	res := ww(t, root, nil, "sh", "-c", "exec 3<>"+mem)
+	if res.code != 86 || violationAt(res.rep, mem) == nil {
+		t.Errorf("opening %s for writing: exit code %d, violations %v; want 86 and it reported\n%s", mem, res.code, keys(res.rep), res.stderr)
+	}
+}

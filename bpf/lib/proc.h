@@ -216,4 +216,80 @@ static __always_inline int proc_ptraced(long request, long ret)
 	return 0;
 }
 
+/* The calling task's PID namespace, in which the pids it passes are
+ * read: the last of its struct pid's numbers (task_active_pid_ns). */
+static __always_inline struct pid_namespace *own_pid_ns(void)
+{
+	struct pid *own = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), thread_pid);
+	unsigned int level = BPF_CORE_READ(own, level);
+	struct pid_namespace *ns = NULL;
+
+	bpf_probe_read_kernel(&ns, sizeof(ns), (void *)own + bpf_core_field_offset(struct pid, numbers) +
+				(level & 63) * bpf_core_type_size(struct upid) + bpf_core_field_offset(struct upid, ns));
+	return ns;
+}
+
+/* The xarray's internal entries (include/linux/xarray.h): a pointer to a
+ * node is tagged 2 and above 4096; a node has 64 slots. */
+#define XA_CHUNK_SHIFT 6
+#define XA_NODE_DEPTH  8 /* pid_max is at most 2^22: 4 levels */
+
+/*
+ * The process (its tgid, the kernel's own) whose thread nr is in the PID
+ * namespace ns, 0 when there is none: what find_task_by_pid_ns finds,
+ * walking the namespace's idr of struct pid, a radix tree, from its head
+ * as idr_find does, and taking the pid's task.
+ */
+static __always_inline __u32 tgid_in_ns(struct pid_namespace *ns, __u32 nr)
+{
+	unsigned long index = nr - BPF_CORE_READ(ns, idr.idr_base);
+	unsigned long entry = (unsigned long)BPF_CORE_READ(ns, idr.idr_rt.xa_head);
+	unsigned long slots = bpf_core_field_offset(struct xa_node, slots);
+	struct hlist_node *first;
+	int depth;
+
+	for (depth = 0; depth < XA_NODE_DEPTH; depth++) {
+		struct xa_node *node;
+		unsigned char shift;
+
+		if ((entry & 3) != 2 || entry <= 4096)
+			break;
+		node = (struct xa_node *)(entry - 2);
+		shift = BPF_CORE_READ(node, shift);
+		if (depth == 0 && (index >> shift) >> XA_CHUNK_SHIFT)
+			return 0;
+		entry = 0;
+		bpf_probe_read_kernel(&entry, sizeof(entry),
+				      (void *)node + slots + ((index >> shift) & 63) * sizeof(void *));
+	}
+	if ((depth == 0 && index != 0) || !entry || (entry & 3))
+		return 0;
+	first = BPF_CORE_READ((struct pid *)entry, tasks[PIDTYPE_PID].first);
+	if (!first)
+		return 0;
+	return BPF_CORE_READ((struct task_struct *)((void *)first - bpf_core_field_offset(struct task_struct, pid_links)), tgid);
+}
+
+/*
+ * The exit of process_vm_writev: a process of the tree that wrote into
+ * the memory of a process outside it can make that process write
+ * anything (its code, its return addresses), as a ptrace tracer can:
+ * counted alike. The pid it named is read in its own PID namespace, as
+ * the kernel read it. Writing into a process of the tree is harmless,
+ * that process's writes being seen; one that left the tree between the
+ * call and its exit is counted as outside. A call that wrote no byte is
+ * not counted.
+ */
+static __always_inline int proc_vm_written(long nr, long ret)
+{
+	__u32 tgid;
+
+	if (ret <= 0 || !is_tracked() || compat_syscall())
+		return 0;
+	tgid = tgid_in_ns(own_pid_ns(), nr);
+	if (!tgid || !bpf_map_lookup_elem(&procs, &tgid))
+		count(WW_STAT_OUTSIDE_TRACED);
+	return 0;
+}
+
 #endif

@@ -293,8 +293,8 @@ static __always_inline int fanotify_made(struct pt_regs *regs, long ret)
 }
 
 /* Exit of every syscall: send the record of a stored call, always
- * clearing its arguments; a ptrace attach goes to lib/proc.h, a
- * fanotify group to fanotify_made. Any other syscall costs one switch. */
+ * clearing its arguments; a ptrace attach and a process_vm_writev go to
+ * lib/proc.h, a fanotify group to fanotify_made. Any other syscall costs one switch. */
 static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long ret)
 {
 	struct task_state *st;
@@ -302,6 +302,8 @@ static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long 
 
 	if (SYSCALL_NR(regs) == NR_ptrace)
 		return proc_ptraced(ARG(1), ret);
+	if (SYSCALL_NR(regs) == NR_process_vm_writev)
+		return proc_vm_written(ARG(1), ret);
 	if (SYSCALL_NR(regs) == NR_fanotify_init)
 		return fanotify_made(regs, ret);
 	if (!stashing(SYSCALL_NR(regs)))

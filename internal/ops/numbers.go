@@ -6,11 +6,12 @@ import "fmt"
 // architecture (GOARCH): those of every operation, the fork family
 // (clone, clone3, fork, vfork), whose entry records the forking
 // goroutine's test, io_uring_setup, which the metadata guard may
-// refuse, ptrace, through which a process of the tree can take control
-// of one outside it (lib/proc.h), and fanotify_init, whose writable
-// event descriptors the kernel side counts. bpf/ops.h defines them as
-// NR_<name> for the architecture it is built for; a test checks the build architecture's
-// against golang.org/x/sys/unix.
+// refuse, ptrace and process_vm_writev, through which a process of the
+// tree can take control of one outside it (lib/proc.h), and
+// fanotify_init, whose writable event descriptors the kernel side
+// counts. bpf/ops.h defines them as NR_<name> for the architecture it is
+// built for; a test checks the build architecture's against
+// golang.org/x/sys/unix.
 //
 // A syscall may be absent on an architecture: arm64, like every newer
 // one, has only the *at forms (no open, creat, rename, chmod, fork and
@@ -31,6 +32,7 @@ var numbers = map[string]map[string]uint32{
 		"renameat2": 316, "clone3": 435, "openat2": 437, "fchmodat2": 452,
 		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
 		"io_uring_setup": 425, "ptrace": 101, "mmap": 9, "io_submit": 209, "fanotify_init": 300,
+		"process_vm_writev": 311,
 	},
 	// include/uapi/asm-generic/unistd.h
 	"arm64": {
@@ -42,6 +44,7 @@ var numbers = map[string]map[string]uint32{
 		"renameat2": 276, "clone3": 435, "openat2": 437, "fchmodat2": 452,
 		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
 		"io_uring_setup": 425, "ptrace": 117, "mmap": 222, "io_submit": 2, "fanotify_init": 262,
+		"process_vm_writev": 271,
 	},
 }
 

@@ -28,6 +28,7 @@ func TestNumbersAMD64(t *testing.T) {
 		"io_uring_setup": unix.SYS_IO_URING_SETUP,
 		"ptrace":         unix.SYS_PTRACE,
 		"mmap":           unix.SYS_MMAP, "io_submit": unix.SYS_IO_SUBMIT, "fanotify_init": unix.SYS_FANOTIFY_INIT,
+		"process_vm_writev": unix.SYS_PROCESS_VM_WRITEV,
 		// The fork family.
 		"clone": unix.SYS_CLONE, "clone3": unix.SYS_CLONE3, "fork": unix.SYS_FORK, "vfork": unix.SYS_VFORK,
 	}

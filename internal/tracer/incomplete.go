@@ -33,9 +33,10 @@ import (
 //     kept running. Its further writes are still seen, but enforcement
 //     did not do what it promised: blind, so that the run says so even
 //     when every record arrived.
-//   - OutsideTraced: a process outside the tree that a process of the
-//     tree attached to with ptrace. The tracer can make it write, and its
-//     writes make no records: blind.
+//   - OutsideTraced: calls by which a process of the tree attached with
+//     ptrace to a process outside it, or wrote into its memory with
+//     process_vm_writev. Either can make that process write anything,
+//     and its writes make no records: blind.
 //   - Truncated: a path cut to fit the kernel's buffers. The record is
 //     still sent, and the judge reports a cut path rather than let it
 //     pass: the report is less exact, the verdict is not weakened.
@@ -77,8 +78,8 @@ func (st Stats) Incomplete(enforcing, witnessing bool) []string {
 			plural(st.ProcMapFull, "process or thread was", "processes or threads were")))
 	}
 	if st.OutsideTraced > 0 {
-		why = append(why, fmt.Sprintf("%s outside the tree attached to with ptrace: what %s wrote was not followed",
-			plural(st.OutsideTraced, "process", "processes"), pick(st.OutsideTraced == 1, "it", "they")))
+		why = append(why, fmt.Sprintf("%s of the tree attached with ptrace to, or wrote with process_vm_writev into, %s outside the tree: what %s wrote was not followed",
+			plural(st.OutsideTraced, "call", "calls"), pick(st.OutsideTraced == 1, "a process", "processes"), pick(st.OutsideTraced == 1, "it", "they")))
 	}
 	if st.FanotifyWritable > 0 {
 		why = append(why, fmt.Sprintf("%s with writable event descriptors (fanotify_init with O_WRONLY or O_RDWR): writes through them are seen neither by the syscall records nor by the filesystem witness",

@@ -27,6 +27,10 @@ func TestIncomplete(t *testing.T) {
 		{"refusals only", Stats{Blocked: 3, Killed: 3, Unmarked: 1}, true, false, nil},
 		{"everything", Stats{RingbufFull: 9, LostWrites: 9, ProcMapFull: 1, SignalErrors: 2}, true, false,
 			[]string{"9 write records", "1 process or thread was not followed", "2 writers"}},
+		{"a process outside attached to or written into", Stats{OutsideTraced: 1}, false, false,
+			[]string{"1 call of the tree attached with ptrace to, or wrote with process_vm_writev into, a process outside the tree"}},
+		{"processes outside attached to or written into", Stats{OutsideTraced: 3}, false, false,
+			[]string{"3 calls of the tree attached with ptrace to, or wrote with process_vm_writev into, processes outside the tree: what they wrote"}},
 		{"io_uring unwatched", Stats{Events: 3, Unwatched: []string{"io_uring requests are not watched: x"}}, false, false,
 			[]string{"io_uring requests are not watched"}},
 	} {

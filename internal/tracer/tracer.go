@@ -770,8 +770,9 @@ type Stats struct {
 	// ReadsFull counts reads whose repeats could not be counted (map
 	// full): they are sent again, nothing is lost.
 	ReadsFull uint64
-	// OutsideTraced counts processes outside the tree that a process of
-	// the tree became the tracer of (ptrace PTRACE_ATTACH, PTRACE_SEIZE).
+	// OutsideTraced counts the calls by which a process of the tree
+	// became the tracer of a process outside it (ptrace PTRACE_ATTACH,
+	// PTRACE_SEIZE) or wrote into its memory (process_vm_writev).
 	OutsideTraced uint64
 	// FanotifyWritable counts fanotify groups the tree made whose event
 	// descriptors are open for writing: writes through them are seen

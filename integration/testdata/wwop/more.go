@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -61,6 +62,7 @@ var edgeOps = map[string]func(a []string) error{
 	"uring-openat":    func(a []string) error { return uringOp(ioringOpOpenat, a[0]) }, // create PATH through io_uring
 	"uring-mkdirat":   func(a []string) error { return uringOp(ioringOpMkdirat, a[0]) },
 	"ptrace-attach":   ptraceAttach,
+	"vm-writev":       vmWritev,
 	"write-unfaulted": func(a []string) error { return unfaulted(a[0], openUnfaulted) },
 	"mkdir-unfaulted": func(a []string) error { return unfaulted(a[0], mkdirUnfaulted) },
 }
@@ -82,6 +84,53 @@ func ptraceAttach(a []string) error {
 		return err
 	}
 	return unix.PtraceDetach(pid)
+}
+
+// vmWritev PID: write into PID's memory (process_vm_writev) the 8 bytes
+// it already holds at the start of its first writable mapping, read
+// first: it is left as it was, but a writer could have put anything there.
+func vmWritev(a []string) error {
+	pid, err := strconv.Atoi(a[0])
+	if err != nil {
+		return err
+	}
+	maps, err := os.ReadFile("/proc/" + a[0] + "/maps")
+	if err != nil {
+		return err
+	}
+	var addr uintptr
+	for _, line := range strings.Split(string(maps), "\n") {
+		// 7f1c2a000000-7f1c2a021000 rw-p 00000000 00:00 0
+		f := strings.Fields(line)
+		if len(f) < 2 || !strings.HasPrefix(f[1], "rw") {
+			continue
+		}
+		start, _, _ := strings.Cut(f[0], "-")
+		n, err := strconv.ParseUint(start, 16, 64)
+		if err != nil {
+			return err
+		}
+		addr = uintptr(n)
+		break
+	}
+	if addr == 0 {
+		return fmt.Errorf("no writable mapping in /proc/%d/maps", pid)
+	}
+	buf := make([]byte, 8)
+	local := []unix.Iovec{{Base: &buf[0]}}
+	local[0].SetLen(len(buf))
+	remote := []unix.RemoteIovec{{Base: addr, Len: len(buf)}}
+	if _, err := unix.ProcessVMReadv(pid, local, remote, 0); err != nil {
+		return fmt.Errorf("process_vm_readv: %w", err)
+	}
+	n, err := unix.ProcessVMWritev(pid, local, remote, 0)
+	if err != nil {
+		return fmt.Errorf("process_vm_writev: %w", err)
+	}
+	if n != len(buf) {
+		return fmt.Errorf("process_vm_writev wrote %d bytes, want %d", n, len(buf))
+	}
+	return nil
 }
 
 // tmpfileLink DIR NEWPATH: O_TMPFILE in DIR, then give it a name.
