@@ -108,31 +108,46 @@ func TestBlindRunAudit(t *testing.T) {
 // process of the tree is no such case.
 func TestTracerOfAProcessOutsideTheTree(t *testing.T) {
 	root, _ := project(t)
-	outside := exec.Command("sleep", "60")
-	if err := outside.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		outside.Process.Kill()
-		outside.Wait()
-	}()
-	pid := strconv.Itoa(outside.Process.Pid)
-	for _, mode := range []struct {
-		flags []string
-		code  int
-	}{{nil, 88}, {[]string{"--audit"}, 0}} {
-		res := ww(t, root, mode.flags, opBin, "ptrace-attach", pid)
-		if res.code != mode.code {
-			t.Errorf("%v: exit code %d, want %d: a process outside the tree was attached to\n%s", mode.flags, res.code, mode.code, res.stderr)
-		}
-		if len(res.rep.Incomplete) != 1 || !strings.Contains(res.rep.Incomplete[0], "ptrace") {
-			t.Errorf("%v: the report's incomplete %q does not name the ptrace attach", mode.flags, res.rep.Incomplete)
-		}
-	}
+	incompleteOnOutsideProcess(t, root, outsideProcess(t), "ptrace-attach", "ptrace")
 
 	res := ww(t, root, nil, "sh", "-c", `sleep 60 & `+opBin+` ptrace-attach $!; s=$?; kill $!; exit $s`)
 	if res.code != 0 || len(res.rep.Incomplete) != 0 {
 		t.Errorf("attaching to a process of the tree: exit code %d, incomplete %q; want 0 and none\n%s", res.code, res.rep.Incomplete, res.stderr)
+	}
+}
+
+// outsideProcess starts a process outside the tree, stopped at the
+// test's end, and returns its pid.
+func outsideProcess(t *testing.T) string {
+	t.Helper()
+	outside := exec.Command("sleep", "60")
+	if err := outside.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		outside.Process.Kill()
+		outside.Wait()
+	})
+	return strconv.Itoa(outside.Process.Pid)
+}
+
+// incompleteOnOutsideProcess runs the wwop op on the process pid, outside
+// the tree, as writewatch's default mode and under --audit: the run must
+// not pass (88; 0 under --audit), and its one incomplete reason must name
+// what the op did (name).
+func incompleteOnOutsideProcess(t *testing.T, root, pid, op, name string) {
+	t.Helper()
+	for _, mode := range []struct {
+		flags []string
+		code  int
+	}{{nil, 88}, {[]string{"--audit"}, 0}} {
+		res := ww(t, root, mode.flags, opBin, op, pid)
+		if res.code != mode.code {
+			t.Errorf("%v: exit code %d, want %d: %s on a process outside the tree\n%s", mode.flags, res.code, mode.code, op, res.stderr)
+		}
+		if len(res.rep.Incomplete) != 1 || !strings.Contains(res.rep.Incomplete[0], name) {
+			t.Errorf("%v: the report's incomplete %q does not name %s", mode.flags, res.rep.Incomplete, name)
+		}
 	}
 }
 
@@ -144,27 +159,8 @@ func TestTracerOfAProcessOutsideTheTree(t *testing.T) {
 // /proc/PID/mem for writing is a write to that file, reported.
 func TestMemoryWriterOfAProcessOutsideTheTree(t *testing.T) {
 	root, _ := project(t)
-	outside := exec.Command("sleep", "60")
-	if err := outside.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		outside.Process.Kill()
-		outside.Wait()
-	}()
-	pid := strconv.Itoa(outside.Process.Pid)
-	for _, mode := range []struct {
-		flags []string
-		code  int
-	}{{nil, 88}, {[]string{"--audit"}, 0}} {
-		res := ww(t, root, mode.flags, opBin, "vm-writev", pid)
-		if res.code != mode.code {
-			t.Errorf("%v: exit code %d, want %d: a process outside the tree was written into\n%s", mode.flags, res.code, mode.code, res.stderr)
-		}
-		if len(res.rep.Incomplete) != 1 || !strings.Contains(res.rep.Incomplete[0], "process_vm_writev") {
-			t.Errorf("%v: the report's incomplete %q does not name the process_vm_writev", mode.flags, res.rep.Incomplete)
-		}
-	}
+	pid := outsideProcess(t)
+	incompleteOnOutsideProcess(t, root, pid, "vm-writev", "process_vm_writev")
 
 	for name, script := range map[string]string{
 		"a child":                    `sleep 60 & ` + opBin + ` vm-writev $!; s=$?; kill $!; exit $s`,
