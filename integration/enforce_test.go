@@ -199,12 +199,27 @@ func stopper(t *testing.T, dir string) (stop, cont string) {
 			}
 		}
 	}
+	// The pid, once the shell has written its whole line: the file exists,
+	// empty, before echo writes to it, and kill(0) would stop this test's
+	// own process group.
+	pidIn := func(name string) int {
+		for {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			if pid, perr := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && perr == nil && pid > 0 && strings.HasSuffix(string(data), "\n") {
+				return pid
+			}
+			select {
+			case <-done:
+				return 0
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
 	go func() {
-		if !wait("stop") {
+		pid := pidIn("stop")
+		if pid == 0 {
 			return
 		}
-		data, _ := os.ReadFile(filepath.Join(dir, "stop"))
-		pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 		syscall.Kill(pid, syscall.SIGSTOP)
 		os.WriteFile(filepath.Join(dir, "stopped"), nil, 0o644)
 		if wait("cont") {
