@@ -56,7 +56,8 @@ const (
 	SeverityLeftBehind = "left-behind"
 	// SeverityTransient: created and removed during the run.
 	SeverityTransient = "transient"
-	// SeverityAttempt: the call failed, and nothing changed.
+	// SeverityAttempt: nothing changed: every call failed, or a file that was
+	// there was opened for writing and not written.
 	SeverityAttempt = "attempt"
 )
 

@@ -139,7 +139,7 @@ var severityText = map[string]string{
 	SeverityDataLoss:   "existed before",
 	SeverityLeftBehind: "still there",
 	SeverityTransient:  "gone at the end",
-	SeverityAttempt:    "failed",
+	SeverityAttempt:    "changed nothing",
 }
 
 // severities counts the violations by severity, worst first, and says
@@ -149,20 +149,25 @@ func (t *textWriter) severities(r *Report) {
 	for i := range r.Violations {
 		n[r.Violations[i].Severity]++
 	}
-	var parts []string
+	var parts, plain []string
 	for _, s := range Severities {
 		if n[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s (%s)", n[s], t.severityTag(s), severityText[s]))
+			plain = append(plain, fmt.Sprintf("%d %s (%s)", n[s], displayText(s), severityText[s]))
 		}
 	}
 	if len(parts) == 0 {
 		return
 	}
-	line := "writewatch: " + strings.Join(parts, ", ")
-	if n[SeverityDataLoss] == 0 && n[SeverityLeftBehind] == 0 && n[""] == 0 {
-		line += "; nothing was left behind"
+	for i := range parts[:len(parts)-1] {
+		parts[i] += ","
+		plain[i] += ","
 	}
-	t.line(line)
+	if n[SeverityDataLoss] == 0 && n[SeverityLeftBehind] == 0 && n[""] == 0 {
+		parts[len(parts)-1] += "; nothing was left behind"
+		plain[len(plain)-1] += "; nothing was left behind"
+	}
+	t.wrap("writewatch: ", "writewatch:   ", parts, plain)
 	baselined := 0
 	for i := range r.Violations {
 		if r.Violations[i].Baselined {
@@ -174,12 +179,31 @@ func (t *textWriter) severities(r *Report) {
 			baselined, displayPath(r.Baseline), len(r.Violations)-baselined))
 	}
 	if !r.Failed() {
-		why := "failed calls that changed nothing"
+		why := "calls that changed nothing"
 		if baselined > 0 {
-			why = "in the baseline, or failed calls that changed nothing"
+			why = "in the baseline, or calls that changed nothing"
 		}
 		t.line("writewatch: none of them fails the run: " + why)
 	}
+}
+
+// wrap writes words (painted, and plain for measuring) on lines of at most
+// lineWidth characters where it can, the first after first, the others
+// after then.
+func (t *textWriter) wrap(first, then string, words, plain []string) {
+	line, w := first, width(first)
+	for i, word := range words {
+		if w > width(first) && w+1+width(plain[i]) > lineWidth {
+			t.line(line)
+			line, w = then, width(then)
+		} else if w > width(first) {
+			line += " "
+			w++
+		}
+		line += word
+		w += width(plain[i])
+	}
+	t.line(line)
 }
 
 // severityTag renders a severity, in red for data-loss and yellow for
