@@ -281,9 +281,6 @@ wait
 // offending call may still take effect; it kills the writer; allowed
 // writes by absolute path and by plain name keep working.
 func TestEnforceKillTier(t *testing.T) {
-	if os.Getenv("WRITEWATCH_IT_TIER") != "" {
-		t.Skip("the VM harness checks its own tier")
-	}
 	root, keep, _ := protectedProject(t)
 	tmp := t.TempDir()
 	status := filepath.Join(tmp, "status")
