@@ -3,7 +3,6 @@ package witness
 import (
 	"encoding/binary"
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 	"unsafe"
@@ -76,7 +75,7 @@ func openByHandle(mountFD int, h handle, flags int, buf []byte) (int, []byte, er
 
 // readFdLink reads /proc/self/fd/N, growing buf as needed.
 func readFdLink(fd int, buf []byte) (string, []byte, error) {
-	name := "/proc/self/fd/" + strconv.Itoa(fd)
+	name := fdPath(fd)
 	for {
 		n, err := unix.Readlink(name, buf[:cap(buf)])
 		if err != nil {

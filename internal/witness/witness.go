@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,15 @@ type Options struct {
 	// at most /proc/sys/fs/fanotify/max_queued_events events and reports
 	// an overflow past that. For tests; a run wants every event.
 	LimitedQueue bool
+	// ContentsLater leaves the content events (FAN_MODIFY and
+	// FAN_CLOSE_WRITE) out of the filesystem marks until WatchContents
+	// is called: a filesystem-wide interest in them makes every write,
+	// and every close after writing, on the filesystem take the
+	// kernel's slow path, whoever makes it (see Cost in the package
+	// documentation). Until then, creates, deletes, renames and
+	// attribute changes are events, and contents only those of the
+	// files WatchFile marks.
+	ContentsLater bool
 }
 
 // Filesystem is one filesystem the witness was asked to watch.
@@ -106,7 +116,7 @@ type Witness struct {
 	fd       int // the fanotify group
 	stopFD   int // an eventfd that wakes the reader to stop
 	features Features
-	markMask uint64
+	markMask uint64 // what the filesystem marks ask for once contents are watched
 	fss      []*fsys
 	byFsid   map[fsid]*fsys
 	all      []*Filesystem
@@ -118,6 +128,20 @@ type Witness struct {
 	syncSeq    atomic.Uint64
 	mu         sync.Mutex
 	waiters    map[string]*waiter
+
+	// marksMu serializes the marks placed after New (WatchContents,
+	// WatchFile, Ignore, IgnoreFile) with each other and with release,
+	// which closes the descriptors they use.
+	marksMu     sync.Mutex
+	marksClosed bool
+	// contents: WatchContents was called, or ContentsLater was not set;
+	// ignore marks then hold the content events. contentsWatched: every
+	// filesystem mark holds them too.
+	contents        bool
+	contentsWatched atomic.Bool
+	// pending are the ignore marks placed without the content events,
+	// for WatchContents to extend.
+	pending []pendingIgnore
 
 	done      chan struct{}
 	err       error // why the reader stopped; read after done is closed
@@ -136,6 +160,11 @@ type fsys struct {
 	fsid   fsid
 	dev    uint64
 	mounts []mountFD
+	// markFD is an O_PATH descriptor of the path the filesystem mark was
+	// placed through, for WatchContents to mark it again whatever became
+	// of that path; contents says the mark holds the content events.
+	markFD   int
+	contents bool
 	// trusted: the handle of every given path on fs decoded to its
 	// inode (layoutOf), so Ino is decoded on fs.
 	trusted bool
@@ -149,6 +178,15 @@ type fsys struct {
 type mountFD struct {
 	fd    int
 	point string
+}
+
+// pendingIgnore is an ignore mark placed while contents were not
+// watched: fd is an O_PATH descriptor of its object, flags and mask what
+// to mark it with once they are.
+type pendingIgnore struct {
+	fd    int
+	flags uint
+	mask  uint64
 }
 
 // New watches the filesystems of opts.Paths. It returns ErrNeedsRoot
@@ -179,6 +217,8 @@ func New(opts Options) (*Witness, error) {
 		return nil, err
 	}
 	w.fd, w.stopFD = fd, -1
+	w.contents = !opts.ContentsLater
+	w.contentsWatched.Store(w.contents)
 	ok := false
 	defer func() {
 		if !ok {
@@ -229,6 +269,15 @@ func (w *Witness) initGroup() (int, error) {
 // Events every filesystem mark asks for; renames are added by markAll.
 const baseMask = unix.FAN_CREATE | unix.FAN_DELETE | unix.FAN_ATTRIB |
 	unix.FAN_CLOSE_WRITE | unix.FAN_MODIFY | unix.FAN_ONDIR
+
+// contentMask are the content events, which ContentsLater defers.
+const contentMask = unix.FAN_MODIFY | unix.FAN_CLOSE_WRITE
+
+// fdPath names the object open as fd, for fanotify_mark: the kernel
+// follows /proc/self/fd/N to the descriptor's own object, whatever became
+// of the path it was opened by. (With no path, fanotify_mark marks dirfd's
+// object, but refuses an O_PATH descriptor: EBADF.)
+func fdPath(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 
 // markAll marks the filesystem of each given path once.
 func (w *Witness) markAll(fd int) error {
@@ -320,21 +369,36 @@ func (w *Witness) markOne(fd int, info *Filesystem, path string, st *unix.Stat_t
 		return fmt.Errorf("its fsid %x:%x is also that of the filesystem of %s (a copy of one filesystem?): events could not tell them apart",
 			uint32(id[0]), uint32(id[1]), other.info.Paths[0])
 	}
-	err := unix.FanotifyMark(fd, unix.FAN_MARK_ADD|unix.FAN_MARK_FILESYSTEM, w.markMask, unix.AT_FDCWD, path)
+	// The mark is placed through a descriptor that WatchContents marks
+	// again.
+	pfd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open: %w", err)
+	}
+	later := uint64(0)
+	if !w.contents {
+		later = contentMask
+	}
+	mark := func(mask uint64) error {
+		return unix.FanotifyMark(fd, unix.FAN_MARK_ADD|unix.FAN_MARK_FILESYSTEM, mask&^later, unix.AT_FDCWD, fdPath(pfd))
+	}
+	err = mark(w.markMask)
 	if err == unix.EINVAL && w.markMask&unix.FAN_RENAME != 0 {
 		// Before 5.17: no FAN_RENAME; a rename is a MoveFrom and a MoveTo.
 		old := uint64(baseMask | unix.FAN_MOVED_FROM | unix.FAN_MOVED_TO)
-		if err = unix.FanotifyMark(fd, unix.FAN_MARK_ADD|unix.FAN_MARK_FILESYSTEM, old, unix.AT_FDCWD, path); err == nil {
+		if err = mark(old); err == nil {
 			w.markMask, w.features.Rename = old, false
 		}
 	}
 	if err != nil {
+		unix.Close(pfd)
 		return markError(err)
 	}
 	fs := &fsys{
 		info: info, fsid: id, dev: st.Dev, trusted: true,
 		dirs:      map[string]string{},
 		lastKnown: map[string]string{},
+		markFD:    pfd, contents: w.contents,
 	}
 	w.fss = append(w.fss, fs)
 	w.byFsid[id] = fs
@@ -542,27 +606,17 @@ func (w *Witness) wakeSyncs(marker string) {
 // since one FAN_RENAME event is dropped when either of its directories
 // ignores it. An ignored directory hides writes through hard links made
 // in it to files elsewhere (their link count change, an event on the
-// file alone, stays). Needs FAN_MARK_IGNORE (Linux 6.0).
+// file alone, stays). While contents are not watched (ContentsLater),
+// the mark leaves the content events out, which would make every write
+// to the directory's entries take the kernel's slow path, and
+// WatchContents adds them. Needs FAN_MARK_IGNORE (Linux 6.0).
 func (w *Witness) Ignore(dir string) error {
 	mask := uint64(unix.FAN_CREATE | unix.FAN_DELETE | unix.FAN_ATTRIB | unix.FAN_CLOSE_WRITE |
 		unix.FAN_MODIFY | unix.FAN_ONDIR | unix.FAN_EVENT_ON_CHILD)
 	if !w.features.Rename {
 		mask |= unix.FAN_MOVED_FROM | unix.FAN_MOVED_TO
 	}
-	select {
-	case <-w.done:
-		return ErrClosed
-	default:
-	}
-	err := unix.FanotifyMark(w.fd, unix.FAN_MARK_ADD|unix.FAN_MARK_IGNORE_SURV|unix.FAN_MARK_ONLYDIR,
-		mask, unix.AT_FDCWD, dir)
-	if err == unix.EINVAL {
-		return fmt.Errorf("witness: ignore %s: %w (FAN_MARK_IGNORE needs Linux 6.0)", dir, ErrUnsupported)
-	}
-	if err != nil {
-		return fmt.Errorf("witness: ignore %s: %w", dir, markError(err))
-	}
-	return nil
+	return w.ignore(dir, unix.FAN_MARK_ONLYDIR, mask)
 }
 
 // IgnoreFile asks the kernel to drop the data and attribute changes of
@@ -570,20 +624,163 @@ func (w *Witness) Ignore(dir string) error {
 // changes), for a caller that has learnt all it needs of them. Creates,
 // deletes and renames of its names are events of their directories and
 // stay reported. The mark is on the inode: a file that replaces it at
-// path is not ignored. Needs FAN_MARK_IGNORE (Linux 6.0).
+// path is not ignored. While contents are not watched (ContentsLater),
+// the mark holds the attribute changes alone, and WatchContents adds the
+// writes and closes. Needs FAN_MARK_IGNORE (Linux 6.0).
 func (w *Witness) IgnoreFile(path string) error {
-	select {
-	case <-w.done:
+	return w.ignore(path, unix.FAN_MARK_DONT_FOLLOW, unix.FAN_MODIFY|unix.FAN_CLOSE_WRITE|unix.FAN_ATTRIB)
+}
+
+// ignore places an ignore mark on path. While contents are not watched,
+// the mark leaves contentMask out and is placed through an O_PATH
+// descriptor of path (O_NOFOLLOW for FAN_MARK_DONT_FOLLOW), kept in
+// w.pending until WatchContents or release.
+func (w *Witness) ignore(path string, flags uint, mask uint64) error {
+	w.marksMu.Lock()
+	defer w.marksMu.Unlock()
+	if w.closed() {
 		return ErrClosed
-	default:
 	}
-	err := unix.FanotifyMark(w.fd, unix.FAN_MARK_ADD|unix.FAN_MARK_IGNORE_SURV|unix.FAN_MARK_DONT_FOLLOW,
-		unix.FAN_MODIFY|unix.FAN_CLOSE_WRITE|unix.FAN_ATTRIB, unix.AT_FDCWD, path)
+	flags |= unix.FAN_MARK_ADD | unix.FAN_MARK_IGNORE_SURV
+	var err error
+	if w.contents {
+		err = unix.FanotifyMark(w.fd, flags, mask, unix.AT_FDCWD, path)
+	} else {
+		err = w.ignoreLater(path, flags, mask)
+	}
 	if err == unix.EINVAL {
 		return fmt.Errorf("witness: ignore %s: %w (FAN_MARK_IGNORE needs Linux 6.0)", path, ErrUnsupported)
 	}
 	if err != nil {
 		return fmt.Errorf("witness: ignore %s: %w", path, markError(err))
+	}
+	return nil
+}
+
+// ignoreLater places ignore's mark without contentMask, through a
+// descriptor of path kept in w.pending.
+func (w *Witness) ignoreLater(path string, flags uint, mask uint64) error {
+	oflags := unix.O_PATH | unix.O_CLOEXEC
+	if flags&unix.FAN_MARK_DONT_FOLLOW != 0 {
+		// A symlink at path is opened itself, as FAN_MARK_DONT_FOLLOW
+		// would mark it; /proc/self/fd/N leads to it without following it.
+		oflags |= unix.O_NOFOLLOW
+		flags &^= unix.FAN_MARK_DONT_FOLLOW
+	}
+	fd, err := unix.Open(path, oflags, 0)
+	if err != nil {
+		return err
+	}
+	if err := unix.FanotifyMark(w.fd, flags, mask&^contentMask, unix.AT_FDCWD, fdPath(fd)); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	w.pending = append(w.pending, pendingIgnore{fd: fd, flags: flags, mask: mask})
+	return nil
+}
+
+// closed says the witness is closed or its reader stopped. The caller
+// holds marksMu.
+func (w *Witness) closed() bool {
+	if w.marksClosed {
+		return true
+	}
+	select {
+	case <-w.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// WatchContents adds the content events (FAN_MODIFY and FAN_CLOSE_WRITE)
+// to every filesystem mark, which ContentsLater left out: once it
+// returns nil, every write and close after writing on a watched
+// filesystem is an event, as without ContentsLater. It marks each
+// filesystem through the descriptor its mark was placed through, so the
+// given paths need not exist any more. The ignore marks placed before
+// (Ignore, IgnoreFile) are extended first, so that they keep dropping
+// the content events of what they ignore; one that cannot be extended
+// lets those events through, and none is lost.
+//
+// It returns an error naming each filesystem whose mark could not be
+// extended; a later call tries those again. It returns nil at once when
+// contents are watched already, and ErrClosed once the witness is
+// closed. It may be called from any goroutine, while events are read
+// and Ignore or IgnoreFile are called.
+func (w *Witness) WatchContents() error {
+	w.marksMu.Lock()
+	defer w.marksMu.Unlock()
+	if w.closed() {
+		return ErrClosed
+	}
+	if w.contentsWatched.Load() {
+		return nil
+	}
+	w.contents = true
+	for _, p := range w.pending {
+		// An error lets more events through, never fewer.
+		unix.FanotifyMark(w.fd, p.flags, p.mask, unix.AT_FDCWD, fdPath(p.fd))
+		unix.Close(p.fd)
+	}
+	w.pending = nil
+	var errs []error
+	for _, fs := range w.fss {
+		if fs.contents {
+			continue
+		}
+		err := unix.FanotifyMark(w.fd, unix.FAN_MARK_ADD|unix.FAN_MARK_FILESYSTEM, contentMask, unix.AT_FDCWD, fdPath(fs.markFD))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("the filesystem of %s: %w", fs.info.Paths[0], markError(err)))
+			continue
+		}
+		fs.contents = true
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("witness: watch contents: %w", errors.Join(errs...))
+	}
+	w.contentsWatched.Store(true)
+	return nil
+}
+
+// ContentsWatched says every filesystem mark holds the content events:
+// ContentsLater was not set, or WatchContents returned nil.
+func (w *Witness) ContentsWatched() bool { return w.contentsWatched.Load() }
+
+// WatchFile marks the file open as fd for its writes and closes after
+// writing (an inode mark), for a file that may be written, while
+// contents are not watched, through a descriptor whose opening the
+// caller did not see (one inherited from outside what it traces). Its
+// events are delivered like those of the filesystem marks: by directory
+// and name, or by the file's own handle when the kernel knows no
+// directory for it. The file must lie on a
+// watched filesystem: for any other (a memfd, a pipe, a filesystem not
+// watched or that could not be marked) WatchFile returns an error. When
+// the file's filesystem mark holds the content events already, it does
+// nothing. The mark lasts until Close.
+func (w *Witness) WatchFile(fd int) error {
+	var sfs unix.Statfs_t
+	var st unix.Stat_t
+	if err := unix.Fstatfs(fd, &sfs); err != nil {
+		return fmt.Errorf("witness: watch descriptor %d: %w", fd, err)
+	}
+	if err := unix.Fstat(fd, &st); err != nil {
+		return fmt.Errorf("witness: watch descriptor %d: %w", fd, err)
+	}
+	fs := w.byFsid[fsid{sfs.Fsid.Val[0], sfs.Fsid.Val[1]}]
+	if fs == nil || fs.dev != st.Dev {
+		return fmt.Errorf("witness: watch descriptor %d: its file is not on a watched filesystem", fd)
+	}
+	w.marksMu.Lock()
+	defer w.marksMu.Unlock()
+	if w.closed() {
+		return ErrClosed
+	}
+	if fs.contents {
+		return nil
+	}
+	if err := unix.FanotifyMark(w.fd, unix.FAN_MARK_ADD, contentMask, unix.AT_FDCWD, fdPath(fd)); err != nil {
+		return fmt.Errorf("witness: watch descriptor %d: %w", fd, markError(err))
 	}
 	return nil
 }
@@ -609,7 +806,17 @@ func (w *Witness) release() {
 	if w.stopFD >= 0 {
 		unix.Close(w.stopFD)
 	}
+	w.marksMu.Lock()
+	w.marksClosed = true
 	unix.Close(w.fd)
+	for _, fs := range w.fss {
+		unix.Close(fs.markFD)
+	}
+	for _, p := range w.pending {
+		unix.Close(p.fd)
+	}
+	w.pending = nil
+	w.marksMu.Unlock()
 	for _, fs := range w.fss {
 		for _, m := range fs.mounts {
 			unix.Close(m.fd)

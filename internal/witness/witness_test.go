@@ -645,8 +645,8 @@ func TestTmpfs(t *testing.T) {
 	}
 }
 
-// After Close, Sync and Ignore say so, a second Close is harmless, and
-// the private directory is gone.
+// After Close, Sync, Ignore, WatchContents and WatchFile say so, a
+// second Close is harmless, and the private directory is gone.
 func TestClose(t *testing.T) {
 	dir := tempDir(t)
 	syncDir := tempDir(t)
@@ -659,6 +659,15 @@ func TestClose(t *testing.T) {
 	}
 	if err := w.Ignore(dir); !errors.Is(err, ErrClosed) {
 		t.Errorf("Ignore after Close: %v", err)
+	}
+	if err := w.WatchContents(); !errors.Is(err, ErrClosed) {
+		t.Errorf("WatchContents after Close: %v", err)
+	}
+	f, err := os.Create(dir + "/f")
+	must(t, err)
+	defer f.Close()
+	if err := w.WatchFile(int(f.Fd())); !errors.Is(err, ErrClosed) {
+		t.Errorf("WatchFile after Close: %v", err)
 	}
 	if left, _ := os.ReadDir(syncDir); len(left) != 0 {
 		t.Errorf("left in the sync directory's parent: %v", left)
