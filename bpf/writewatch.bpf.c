@@ -40,6 +40,7 @@ const enum ww_meta_flag *unused_meta_flag __attribute__((unused));
 const struct goproc *unused_goproc __attribute__((unused));
 const enum ww_tier *unused_tier __attribute__((unused));
 const enum ww_action *unused_action __attribute__((unused));
+const enum ww_contents_why *unused_contents_why __attribute__((unused));
 
 /*
  * Entry of every syscall of every process: the syscall number is checked

@@ -26,6 +26,33 @@ enum ww_event_kind {
 	WW_EV_TEST_START = 5, /* a Go test binary entered testing.tRunner: a test starts */
 	WW_EV_TEST_END   = 6, /* its test function returned: cleanups may follow */
 	WW_EV_READ       = 7, /* a read-only open of a file in the written set (struct file_key) */
+	WW_EV_CONTENTS   = 8, /* file contents must be watched from now on (enum ww_contents_why in op) */
+};
+
+/*
+ * Why a WW_EV_CONTENTS record asks for file contents to be watched: a
+ * process of the tree did something after which it may hold a file from
+ * outside the tree, or reach a file by a path of its own (lib/contents.h).
+ */
+enum ww_contents_why {
+	WW_WHY_UNIX_SOCKET = 1, /* made a Unix socket: descriptors may come through it */
+	WW_WHY_IO_URING    = 2, /* made an io_uring: its requests may take files from elsewhere */
+	WW_WHY_PIDFD_GETFD = 3, /* took a descriptor of another process */
+	WW_WHY_SECCOMP     = 4, /* made a seccomp listener, through which descriptors are added */
+	WW_WHY_NAMESPACE   = 5, /* entered or made a user or mount namespace */
+	WW_WHY_PRIVILEGED  = 6, /* ran a program that gained privileges at exec */
+	WW_WHY_COMPAT      = 7, /* ran a 32-bit program, whose calls the programs do not decode */
+};
+
+/* event_hdr.flags of a WW_EV_CONTENTS record. */
+#define WW_CONTENTS_STOPPED 1 /* the process was sent SIGSTOP; user space sends
+			       * SIGCONT once contents are watched */
+
+/* The one value of map contents (lib/contents.h), shared with user space. */
+struct contents_state {
+	__u32 lazy;   /* set by user space: contents are not watched yet */
+	__u32 window; /* a child was made in new namespaces while lazy */
+	__u64 mnt_ns; /* COMMAND's mount namespace, as the kernel points to it */
 };
 
 /* event_hdr.go: what the kernel learned about the writing goroutine. */
@@ -38,6 +65,8 @@ enum ww_go_flag {
 /* event_hdr.flags of a WW_EV_EXEC record. */
 #define WW_EXEC_STOPPED 1 /* the new program looks like a Go test binary and
 			   * was sent SIGSTOP; user space sends SIGCONT */
+#define WW_EXEC_CONTENTS 2 /* it asks for contents (op: enum ww_contents_why) and
+			    * was sent SIGSTOP; SIGCONT once they are watched */
 
 /* Where a Go test binary keeps what the uprobes read, from its DWARF;
  * set by user space per process (map goprocs) before it continues. */
@@ -193,6 +222,7 @@ enum ww_stat {
 	WW_STAT_READS_FULL,      /* reads not added to the reads map (full): repeats are sent */
 	WW_STAT_OUTSIDE_TRACED,  /* calls of the tree that attached to (ptrace) or wrote into (process_vm_writev) a process outside it */
 	WW_STAT_FANOTIFY_WRITABLE, /* fanotify groups made by the tree with writable event fds */
+	WW_STAT_CONTENTS_STOP_ERR, /* processes not paused until contents were watched: bpf_send_signal failed */
 	WW_STAT_MAX,
 };
 
@@ -216,7 +246,8 @@ struct event_hdr {
 	__u16 clean;       /* bit n: the walk of slot n met an allowed mark and no denied one */
 	__u16 via;         /* enum ww_via */
 	__u16 detached;    /* bit n: slot n's file has no path: a pipe, socket, memfd... */
-	__u16 _pad;
+	__u16 unwatched;   /* 1: written in a mount namespace of its own while contents were
+			    * not watched, so not settled in the kernel (lib/contents.h) */
 	__u32 gen;         /* the file of WW_SLOT_RESOLVED, when known (ino 0: none), */
 	__u64 ino;         /* by inode generation, number and device: repeats of */
 	__u32 dev;         /* this record are counted in the repeats map */

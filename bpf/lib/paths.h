@@ -121,6 +121,17 @@ static __always_inline struct file *fd_file(int fd)
 	return f;
 }
 
+#define FMODE_WRITE_BIT 0x2  /* include/linux/fs.h: FMODE_WRITE */
+#define S_IFMT_BITS 0170000
+#define S_IFREG_BITS 0100000
+
+/* Can a write through open file f change a regular file? */
+static __always_inline bool writes_file(struct file *f)
+{
+	return f && (BPF_CORE_READ(f, f_mode) & FMODE_WRITE_BIT) &&
+	       (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT_BITS) == S_IFREG_BITS;
+}
+
 static __always_inline __u32 put_file(struct event *e, __u32 off, int slot, struct file *f)
 {
 	if (!f)

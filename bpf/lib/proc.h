@@ -10,6 +10,7 @@
 #include "record.h"
 #include "goattr.h"
 #include "arch.h"
+#include "contents.h"
 
 struct proc {
 	__u32 parent; /* tgid of the process of the tree that made this one */
@@ -79,8 +80,10 @@ static __always_inline int proc_forked(void *ctx, struct task_struct *child)
 	}
 	st->tracked = 1;
 	st->pending = 0;
+	st->ns_child = 0;
 	if (tgid == parent)
 		return 0; /* a new thread of a process of the tree */
+	contents_forked(child, root);
 	if (bpf_map_update_elem(&procs, &tgid, &p, BPF_ANY)) {
 		count(WW_STAT_PROC_FULL);
 		return 0;
@@ -136,11 +139,17 @@ static __always_inline int proc_execed(void *ctx, struct task_struct *task, stru
 		mark(e, WW_SLOT_PATH, 0, n, false);
 		off = n;
 	}
-	if (follow_go_tests && n > 0 && is_go_test_name(e, n)) {
-		if (bpf_send_signal(SIGSTOP))
-			count(WW_STAT_STOP_ERR);
-		else
-			e->hdr.flags = WW_EXEC_STOPPED;
+	/* Paused for user space: a Go test binary, to attach its uprobes; a
+	 * program that asks for contents (e->hdr.op says why), until they
+	 * are watched. */
+	e->hdr.op = contents_exec(task, bprm);
+	if (e->hdr.op)
+		e->hdr.flags = WW_EXEC_CONTENTS;
+	if (follow_go_tests && n > 0 && is_go_test_name(e, n))
+		e->hdr.flags |= WW_EXEC_STOPPED;
+	if (e->hdr.flags && bpf_send_signal(SIGSTOP)) {
+		count(e->hdr.op ? WW_STAT_CONTENTS_STOP_ERR : WW_STAT_STOP_ERR);
+		e->hdr.flags = 0;
 	}
 
 	arg_start = BPF_CORE_READ(task, mm, arg_start);
@@ -157,7 +166,9 @@ static __always_inline int proc_execed(void *ctx, struct task_struct *task, stru
 			off += len;
 		}
 	}
-	send(ctx, e, off);
+	/* Lost, it would leave the process paused for good. */
+	if (!send(ctx, e, off) && e->hdr.flags)
+		bpf_send_signal(SIGCONT);
 	return 0;
 }
 

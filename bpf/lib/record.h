@@ -78,6 +78,7 @@ static __always_inline void fill_hdr(struct event *e, __u32 kind)
 	e->hdr.clean = 0;
 	e->hdr.via = WW_VIA_SYSCALL;
 	e->hdr.detached = 0;
+	e->hdr.unwatched = 0;
 	e->hdr.ino = 0;
 	e->hdr.dev = 0;
 	e->hdr.gen = 0;
@@ -98,8 +99,8 @@ static __always_inline bool send(void *ctx, struct event *e, __u32 off)
 	 * it polls, and is woken only when the buffer fills up. */
 	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 		      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-	/* A paused test binary waits for user space: wake it now. */
-	if (e->hdr.kind == WW_EV_EXEC && (e->hdr.flags & WW_EXEC_STOPPED))
+	/* A paused process waits for user space: wake it now. */
+	if ((e->hdr.kind == WW_EV_EXEC && e->hdr.flags) || e->hdr.kind == WW_EV_CONTENTS)
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, e, size, flags)) {
 		count(WW_STAT_RINGBUF_FULL);

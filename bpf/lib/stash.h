@@ -114,20 +114,10 @@ static __always_inline int stash_unlinkat(int dfd, const char *path, __u32 flags
 	return stash(flags & AT_REMOVEDIR ? WW_OP_RMDIR : WW_OP_UNLINK, dfd, path, 0, NULL, flags, 0);
 }
 
-#define FMODE_WRITE_BIT 0x2  /* include/linux/fs.h: FMODE_WRITE */
-#define S_IFMT_BITS 0170000
-#define S_IFREG_BITS 0100000
 #define MAP_TYPE_BITS 0x0f   /* MAP_SHARED 0x01, MAP_SHARED_VALIDATE 0x03 */
 #define IOCB_CMD_PWRITE 1
 #define IOCB_CMD_PWRITEV 8
 #define AIO_SCAN_MAX 65536 /* fs.aio-max-nr, by default */
-
-/* Can a write through open file f change a regular file? */
-static __always_inline bool writes_file(struct file *f)
-{
-	return f && (BPF_CORE_READ(f, f_mode) & FMODE_WRITE_BIT) &&
-	       (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT_BITS) == S_IFREG_BITS;
-}
 
 /* mmap: a shared mapping of a file open for writing changes the file
  * with every store, with no syscall (mprotect can add PROT_WRITE later,
@@ -294,7 +284,8 @@ static __always_inline int fanotify_made(struct pt_regs *regs, long ret)
 
 /* Exit of every syscall: send the record of a stored call, always
  * clearing its arguments; a ptrace attach and a process_vm_writev go to
- * lib/proc.h, a fanotify group to fanotify_made. Any other syscall costs one switch. */
+ * lib/proc.h, a fanotify group to fanotify_made, the calls after which
+ * contents must be watched to lib/contents.h. Any other syscall costs one switch. */
 static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long ret)
 {
 	struct task_state *st;
@@ -306,6 +297,8 @@ static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long 
 		return proc_vm_written(ARG(1), ret);
 	if (SYSCALL_NR(regs) == NR_fanotify_init)
 		return fanotify_made(regs, ret);
+	if (contents_call(SYSCALL_NR(regs)))
+		return contents_exited(ctx, regs, SYSCALL_NR(regs), ret);
 	if (!stashing(SYSCALL_NR(regs)))
 		return 0;
 	/* Of the ioctls, only inode flag changes. */

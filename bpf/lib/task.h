@@ -41,6 +41,8 @@ struct task_state {
 	__u32 pending; /* enum ww_pending: a syscall entered and not yet exited */
 	struct args args;
 	__u64 fork_test; /* in clone/fork/vfork: the forking goroutine's test */
+	__u32 ns_child;  /* in clone: it made a child in namespaces of its own (lib/contents.h) */
+	__u32 _pad;
 };
 
 struct {

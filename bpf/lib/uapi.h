@@ -26,6 +26,7 @@
 #define AT_EMPTY_PATH       0x1000
 
 #define SIGKILL 9
+#define SIGCONT 18
 #define SIGSTOP 19
 
 #define EPERM  1

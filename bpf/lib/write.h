@@ -187,6 +187,8 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	 * more flag doubled the paths the verifier walks, and --enforce's
 	 * start-up time. */
 	bool by_file = opened || !a->path;
+	/* Not settled here: see lib/contents.h. */
+	bool unwatched = written_unwatched();
 	struct file *f = NULL;
 	bool created = false;
 	struct event *e;
@@ -200,7 +202,7 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	/* Most writes of a test run go to allowed places, and a loop writes
 	 * the same file again and again: settle both before building
 	 * anything (unless enforcement acted on the write). */
-	if (f && !a->action) {
+	if (f && !a->action && !unwatched) {
 		if (use_marks && file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry),
 					      (__u64)BPF_CORE_READ(f, f_path.mnt))) {
 			count(WW_STAT_ALLOWED);
@@ -247,7 +249,8 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 		count(WW_STAT_NOT_FILES);
 		return 0;
 	}
-	if (!a->action && allowed_here(e, a)) {
+	e->hdr.unwatched = unwatched;
+	if (!a->action && !unwatched && allowed_here(e, a)) {
 		count(WW_STAT_ALLOWED);
 		return 0;
 	}

@@ -43,6 +43,8 @@ type enforceTaskState struct {
 		Path2  uint64
 	}
 	ForkTest uint64
+	NsChild  uint32
+	Pad      uint32
 }
 
 // Names of all BPF objects in the ELF.

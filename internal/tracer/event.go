@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -30,6 +31,12 @@ const (
 	// (Test, Go, Epoch). Sent once per file and reader: the kernel counts
 	// the repeats (Stats.ReadRepeats).
 	KindRead = Kind(writewatchWwEventKindWW_EV_READ)
+	// KindContents: a process of the tree did something after which it
+	// may hold a file from outside the tree, or reach a file by a path
+	// of its own (Event.Why says what): file contents must be watched
+	// from now on. With ContentsStopped in Flags, the kernel paused it:
+	// the caller sends it SIGCONT once they are (bpf/lib/contents.h).
+	KindContents = Kind(writewatchWwEventKindWW_EV_CONTENTS)
 )
 
 // Go flags (Event.Go): what the kernel knew of the writing goroutine.
@@ -43,6 +50,44 @@ const (
 // the new program (it looks like a Go test binary): the caller must send
 // it SIGCONT, after FollowGoTest.
 const ExecStopped = 1
+
+// ExecContents is set in a KindExec record's Flags when the new program
+// asks for file contents to be watched (Event.Why says why) and the
+// kernel paused it: the caller sends it SIGCONT once they are (after
+// FollowGoTest, when ExecStopped is set too).
+const ExecContents = 2
+
+// ContentsStopped is set in a KindContents record's Flags when the
+// kernel paused the process.
+const ContentsStopped = 1
+
+// Why says why a process of the tree asks for file contents to be
+// watched (KindContents, or a KindExec record with ExecContents).
+type Why uint32
+
+const (
+	WhyUnixSocket = Why(writewatchWwContentsWhyWW_WHY_UNIX_SOCKET) // made a Unix socket
+	WhyIOURing    = Why(writewatchWwContentsWhyWW_WHY_IO_URING)    // made an io_uring
+	WhyPidfdGetfd = Why(writewatchWwContentsWhyWW_WHY_PIDFD_GETFD) // took another process's descriptor
+	WhySeccomp    = Why(writewatchWwContentsWhyWW_WHY_SECCOMP)     // made a seccomp listener
+	WhyNamespace  = Why(writewatchWwContentsWhyWW_WHY_NAMESPACE)   // entered or made a user or mount namespace
+	WhyPrivileged = Why(writewatchWwContentsWhyWW_WHY_PRIVILEGED)  // ran a program that gained privileges
+	WhyCompat     = Why(writewatchWwContentsWhyWW_WHY_COMPAT)      // ran a 32-bit program
+)
+
+var whyNames = map[Why]string{
+	WhyUnixSocket: "a Unix socket", WhyIOURing: "an io_uring", WhyPidfdGetfd: "pidfd_getfd",
+	WhySeccomp: "a seccomp listener", WhyNamespace: "a user or mount namespace",
+	WhyPrivileged: "a program that gained privileges at exec", WhyCompat: "a 32-bit program",
+}
+
+// String names what the process did, as the report says it.
+func (w Why) String() string {
+	if s, ok := whyNames[w]; ok {
+		return s
+	}
+	return fmt.Sprintf("cause %d", uint32(w))
+}
 
 // MetaFollow is set in Event.Flags of a metadata change by path that
 // follows a symlink in the path's last component (chmod, not lchown).
@@ -106,6 +151,13 @@ type Event struct {
 	// Epoch counts the test-boundary announcements (docs/protocol.md) the
 	// writing process had made.
 	Epoch uint32
+	// Why: a KindContents record's cause, or a KindExec record's with
+	// ExecContents.
+	Why Why
+	// Unwatched marks a write the kernel did not settle: made in a mount
+	// namespace of its own while file contents were not watched
+	// (bpf/lib/contents.h).
+	Unwatched bool
 
 	present, truncated uint32
 	slots              [nslots][]byte
@@ -145,6 +197,10 @@ func (e *Event) decode(raw []byte) error {
 	e.Action = h.Action
 	e.ViaIOUring = h.Via == uint16(writewatchWwViaWW_VIA_IO_URING)
 	e.Ino, e.Dev, e.Gen = h.Ino, h.Dev, h.Gen
+	e.Why, e.Unwatched = 0, h.Unwatched != 0
+	if e.Kind == KindContents || e.Kind == KindExec {
+		e.Why, e.Op = Why(h.Op), 0
+	}
 	comm := raw[commOff : commOff+len(h.Comm)]
 	if i := bytes.IndexByte(comm, 0); i >= 0 {
 		comm = comm[:i]
@@ -223,6 +279,17 @@ func (e *Event) RepeatKey() (k RepeatKey, ok bool) {
 		return k, false
 	}
 	return RepeatKey{Ino: e.Ino, Dev: e.Dev, Gen: e.Gen, TGID: e.TGID, Op: e.Op, Flags: e.Flags, Test: e.Test, Epoch: e.Epoch}, true
+}
+
+// Resume lets the process of a record the kernel paused go on (SIGCONT):
+// an exec record with ExecStopped or ExecContents, a KindContents one
+// with ContentsStopped.
+func (e *Event) Resume() {
+	pid := e.NSTGID
+	if pid == 0 {
+		pid = e.TGID
+	}
+	syscall.Kill(int(pid), syscall.SIGCONT)
 }
 
 // SetSlot sets slot s of a record built by hand (for tests and replays).

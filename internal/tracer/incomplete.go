@@ -53,6 +53,10 @@ import (
 //     lost fail the run by themselves (report.Report.LostRefusals).
 //   - Unmarked: refusals by the LSM programs of calls no record
 //     describes: refusals, counted with the tier's unseen refusals.
+//   - ContentsStopErrors: processes that made a call after which file
+//     contents must be watched, and that the kernel could not pause
+//     until they were: what they wrote meanwhile through a file from
+//     outside the tree went unseen: blind, when the witness is on.
 //   - FanotifyWritable: fanotify groups whose events hand the tree
 //     descriptors open for writing, of any file the group watches, with
 //     no open call; the kernel makes no fanotify event for writes
@@ -84,6 +88,10 @@ func (st Stats) Incomplete(enforcing, witnessing bool) []string {
 	if st.FanotifyWritable > 0 {
 		why = append(why, fmt.Sprintf("%s with writable event descriptors (fanotify_init with O_WRONLY or O_RDWR): writes through them are seen neither by the syscall records nor by the filesystem witness",
 			plural(st.FanotifyWritable, "fanotify group was made", "fanotify groups were made")))
+	}
+	if witnessing && st.ContentsStopErrors > 0 {
+		why = append(why, fmt.Sprintf("%s not be paused until the filesystem witness watched file contents: what %s wrote meanwhile through a file from outside the tree was not seen",
+			plural(st.ContentsStopErrors, "process could", "processes could"), pick(st.ContentsStopErrors == 1, "it", "they")))
 	}
 	if enforcing && st.SignalErrors > 0 {
 		why = append(why, fmt.Sprintf("%s not be killed: --enforce did not stop %s",

@@ -718,6 +718,7 @@ func (t *Tracer) Stats() (Stats, error) {
 		writewatchWwStatWW_STAT_READS_FULL:        &s.ReadsFull,
 		writewatchWwStatWW_STAT_OUTSIDE_TRACED:    &s.OutsideTraced,
 		writewatchWwStatWW_STAT_FANOTIFY_WRITABLE: &s.FanotifyWritable,
+		writewatchWwStatWW_STAT_CONTENTS_STOP_ERR: &s.ContentsStopErrors,
 	}
 	for i := range uint32(writewatchWwStatWW_STAT_MAX) {
 		var per []uint64
@@ -778,6 +779,10 @@ type Stats struct {
 	// descriptors are open for writing: writes through them are seen
 	// neither by a record nor by the filesystem witness.
 	FanotifyWritable uint64
+	// ContentsStopErrors counts processes that asked for file contents
+	// to be watched (KindContents) and that the kernel could not pause
+	// until they were: they ran on while the witness did not watch them.
+	ContentsStopErrors uint64
 
 	// Unwatched says what the tracer could not attach on this kernel,
 	// so that writes made through it go unseen: io_uring requests on a
@@ -809,6 +814,33 @@ func (s Stats) LostByCause() map[string]uint64 {
 		}
 	}
 	return m
+}
+
+// ContentsLater tells the kernel that the filesystem witness does not
+// watch file contents yet: a process of the tree that makes one of the
+// calls after which they must be watched is paused, and a KindContents
+// record (or a KindExec record with ExecContents) asks for them
+// (bpf/lib/contents.h). Call it before COMMAND starts.
+func (t *Tracer) ContentsLater() error {
+	if err := t.objs.Contents.Update(uint32(0), writewatchContentsState{Lazy: 1}, ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("tracer: contents later: %w", err)
+	}
+	return nil
+}
+
+// ContentsWatched tells the kernel that file contents are watched now:
+// no process is paused for them any more, and every write is settled as
+// before.
+func (t *Tracer) ContentsWatched() error {
+	var c writewatchContentsState
+	if err := t.objs.Contents.Lookup(uint32(0), &c); err != nil {
+		return fmt.Errorf("tracer: contents watched: %w", err)
+	}
+	c.Lazy, c.Window = 0, 0
+	if err := t.objs.Contents.Update(uint32(0), c, ebpf.UpdateAny); err != nil {
+		return fmt.Errorf("tracer: contents watched: %w", err)
+	}
+	return nil
 }
 
 // Close detaches every program and frees the maps. Nothing is pinned, so

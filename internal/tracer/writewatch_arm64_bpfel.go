@@ -13,6 +13,13 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+type writewatchContentsState struct {
+	_      structs.HostLayout
+	Lazy   uint32
+	Window uint32
+	MntNs  uint64
+}
+
 type writewatchDirVerdict struct {
 	_       structs.HostLayout
 	Ino     uint64
@@ -46,7 +53,7 @@ type writewatchEventHdr struct {
 	Clean     uint16
 	Via       uint16
 	Detached  uint16
-	Pad       uint16
+	Unwatched uint16
 	Gen       uint32
 	Ino       uint64
 	Dev       uint32
@@ -152,6 +159,8 @@ type writewatchTaskState struct {
 		Path2  uint64
 	}
 	ForkTest uint64
+	NsChild  uint32
+	Pad      uint32
 }
 
 type writewatchWwAction uint32
@@ -160,6 +169,18 @@ const (
 	writewatchWwActionWW_ACT_BLOCKED writewatchWwAction = 1
 	writewatchWwActionWW_ACT_KILLED  writewatchWwAction = 2
 	writewatchWwActionWW_ACT_UNREAD  writewatchWwAction = 4
+)
+
+type writewatchWwContentsWhy uint32
+
+const (
+	writewatchWwContentsWhyWW_WHY_UNIX_SOCKET writewatchWwContentsWhy = 1
+	writewatchWwContentsWhyWW_WHY_IO_URING    writewatchWwContentsWhy = 2
+	writewatchWwContentsWhyWW_WHY_PIDFD_GETFD writewatchWwContentsWhy = 3
+	writewatchWwContentsWhyWW_WHY_SECCOMP     writewatchWwContentsWhy = 4
+	writewatchWwContentsWhyWW_WHY_NAMESPACE   writewatchWwContentsWhy = 5
+	writewatchWwContentsWhyWW_WHY_PRIVILEGED  writewatchWwContentsWhy = 6
+	writewatchWwContentsWhyWW_WHY_COMPAT      writewatchWwContentsWhy = 7
 )
 
 type writewatchWwEventKind uint32
@@ -172,6 +193,7 @@ const (
 	writewatchWwEventKindWW_EV_TEST_START writewatchWwEventKind = 5
 	writewatchWwEventKindWW_EV_TEST_END   writewatchWwEventKind = 6
 	writewatchWwEventKindWW_EV_READ       writewatchWwEventKind = 7
+	writewatchWwEventKindWW_EV_CONTENTS   writewatchWwEventKind = 8
 )
 
 type writewatchWwGoFlag uint32
@@ -230,7 +252,8 @@ const (
 	writewatchWwStatWW_STAT_READS_FULL        writewatchWwStat = 18
 	writewatchWwStatWW_STAT_OUTSIDE_TRACED    writewatchWwStat = 19
 	writewatchWwStatWW_STAT_FANOTIFY_WRITABLE writewatchWwStat = 20
-	writewatchWwStatWW_STAT_MAX               writewatchWwStat = 21
+	writewatchWwStatWW_STAT_CONTENTS_STOP_ERR writewatchWwStat = 21
+	writewatchWwStatWW_STAT_MAX               writewatchWwStat = 22
 )
 
 type writewatchWwTier uint32
@@ -253,58 +276,60 @@ const (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	writewatchMapDirVerdicts     = "dir_verdicts"
-	writewatchMapEvents          = "events"
-	writewatchMapGoprocs         = "goprocs"
-	writewatchMapGoroutines      = "goroutines"
-	writewatchMapLauncher        = "launcher"
-	writewatchMapMarks           = "marks"
-	writewatchMapPrefixScratch   = "prefix_scratch"
-	writewatchMapPrefixes        = "prefixes"
-	writewatchMapProcs           = "procs"
-	writewatchMapReads           = "reads"
-	writewatchMapRepeats         = "repeats"
-	writewatchMapScratch         = "scratch"
-	writewatchMapStats           = "stats"
-	writewatchMapTasks           = "tasks"
-	writewatchMapTokens          = "tokens"
-	writewatchMapUringXattrs     = "uring_xattrs"
-	writewatchMapWritten         = "written"
-	writewatchProgGoBenchStart   = "go_bench_start"
-	writewatchProgGoExampleStart = "go_example_start"
-	writewatchProgGoNewGoroutine = "go_new_goroutine"
-	writewatchProgGoTestEnd      = "go_test_end"
-	writewatchProgGoTestStart    = "go_test_start"
-	writewatchProgSchedExec      = "sched_exec"
-	writewatchProgSchedExit      = "sched_exit"
-	writewatchProgSchedFork      = "sched_fork"
-	writewatchProgSysEnter       = "sys_enter"
-	writewatchProgSysExit        = "sys_exit"
-	writewatchProgUringSubmit    = "uring_submit"
-	writewatchVarEnforceKill     = "enforce_kill"
-	writewatchVarEnforceTier     = "enforce_tier"
-	writewatchVarFollowGoTests   = "follow_go_tests"
-	writewatchVarMetaGuard       = "meta_guard"
-	writewatchVarPidnsDev        = "pidns_dev"
-	writewatchVarPidnsIno        = "pidns_ino"
-	writewatchVarUnusedAction    = "unused_action"
-	writewatchVarUnusedEventHdr  = "unused_event_hdr"
-	writewatchVarUnusedGoFlag    = "unused_go_flag"
-	writewatchVarUnusedGoproc    = "unused_goproc"
-	writewatchVarUnusedKind      = "unused_kind"
-	writewatchVarUnusedMark      = "unused_mark"
-	writewatchVarUnusedMetaFlag  = "unused_meta_flag"
-	writewatchVarUnusedOp        = "unused_op"
-	writewatchVarUnusedReadKey   = "unused_read_key"
-	writewatchVarUnusedRepeatKey = "unused_repeat_key"
-	writewatchVarUnusedSlot      = "unused_slot"
-	writewatchVarUnusedStat      = "unused_stat"
-	writewatchVarUnusedTier      = "unused_tier"
-	writewatchVarUnusedVia       = "unused_via"
-	writewatchVarUseMarks        = "use_marks"
-	writewatchVarWakeupBytes     = "wakeup_bytes"
-	writewatchVarWatchMetadata   = "watch_metadata"
-	writewatchVarWrittenFiles    = "written_files"
+	writewatchMapContents          = "contents"
+	writewatchMapDirVerdicts       = "dir_verdicts"
+	writewatchMapEvents            = "events"
+	writewatchMapGoprocs           = "goprocs"
+	writewatchMapGoroutines        = "goroutines"
+	writewatchMapLauncher          = "launcher"
+	writewatchMapMarks             = "marks"
+	writewatchMapPrefixScratch     = "prefix_scratch"
+	writewatchMapPrefixes          = "prefixes"
+	writewatchMapProcs             = "procs"
+	writewatchMapReads             = "reads"
+	writewatchMapRepeats           = "repeats"
+	writewatchMapScratch           = "scratch"
+	writewatchMapStats             = "stats"
+	writewatchMapTasks             = "tasks"
+	writewatchMapTokens            = "tokens"
+	writewatchMapUringXattrs       = "uring_xattrs"
+	writewatchMapWritten           = "written"
+	writewatchProgGoBenchStart     = "go_bench_start"
+	writewatchProgGoExampleStart   = "go_example_start"
+	writewatchProgGoNewGoroutine   = "go_new_goroutine"
+	writewatchProgGoTestEnd        = "go_test_end"
+	writewatchProgGoTestStart      = "go_test_start"
+	writewatchProgSchedExec        = "sched_exec"
+	writewatchProgSchedExit        = "sched_exit"
+	writewatchProgSchedFork        = "sched_fork"
+	writewatchProgSysEnter         = "sys_enter"
+	writewatchProgSysExit          = "sys_exit"
+	writewatchProgUringSubmit      = "uring_submit"
+	writewatchVarEnforceKill       = "enforce_kill"
+	writewatchVarEnforceTier       = "enforce_tier"
+	writewatchVarFollowGoTests     = "follow_go_tests"
+	writewatchVarMetaGuard         = "meta_guard"
+	writewatchVarPidnsDev          = "pidns_dev"
+	writewatchVarPidnsIno          = "pidns_ino"
+	writewatchVarUnusedAction      = "unused_action"
+	writewatchVarUnusedContentsWhy = "unused_contents_why"
+	writewatchVarUnusedEventHdr    = "unused_event_hdr"
+	writewatchVarUnusedGoFlag      = "unused_go_flag"
+	writewatchVarUnusedGoproc      = "unused_goproc"
+	writewatchVarUnusedKind        = "unused_kind"
+	writewatchVarUnusedMark        = "unused_mark"
+	writewatchVarUnusedMetaFlag    = "unused_meta_flag"
+	writewatchVarUnusedOp          = "unused_op"
+	writewatchVarUnusedReadKey     = "unused_read_key"
+	writewatchVarUnusedRepeatKey   = "unused_repeat_key"
+	writewatchVarUnusedSlot        = "unused_slot"
+	writewatchVarUnusedStat        = "unused_stat"
+	writewatchVarUnusedTier        = "unused_tier"
+	writewatchVarUnusedVia         = "unused_via"
+	writewatchVarUseMarks          = "use_marks"
+	writewatchVarWakeupBytes       = "wakeup_bytes"
+	writewatchVarWatchMetadata     = "watch_metadata"
+	writewatchVarWrittenFiles      = "written_files"
 )
 
 // loadWritewatch returns the embedded CollectionSpec for writewatch.
@@ -366,6 +391,7 @@ type writewatchProgramSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchMapSpecs struct {
+	Contents      *ebpf.MapSpec `ebpf:"contents"`
 	DirVerdicts   *ebpf.MapSpec `ebpf:"dir_verdicts"`
 	Events        *ebpf.MapSpec `ebpf:"events"`
 	Goprocs       *ebpf.MapSpec `ebpf:"goprocs"`
@@ -389,30 +415,31 @@ type writewatchMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchVariableSpecs struct {
-	EnforceKill     *ebpf.VariableSpec `ebpf:"enforce_kill"`
-	EnforceTier     *ebpf.VariableSpec `ebpf:"enforce_tier"`
-	FollowGoTests   *ebpf.VariableSpec `ebpf:"follow_go_tests"`
-	MetaGuard       *ebpf.VariableSpec `ebpf:"meta_guard"`
-	PidnsDev        *ebpf.VariableSpec `ebpf:"pidns_dev"`
-	PidnsIno        *ebpf.VariableSpec `ebpf:"pidns_ino"`
-	UnusedAction    *ebpf.VariableSpec `ebpf:"unused_action"`
-	UnusedEventHdr  *ebpf.VariableSpec `ebpf:"unused_event_hdr"`
-	UnusedGoFlag    *ebpf.VariableSpec `ebpf:"unused_go_flag"`
-	UnusedGoproc    *ebpf.VariableSpec `ebpf:"unused_goproc"`
-	UnusedKind      *ebpf.VariableSpec `ebpf:"unused_kind"`
-	UnusedMark      *ebpf.VariableSpec `ebpf:"unused_mark"`
-	UnusedMetaFlag  *ebpf.VariableSpec `ebpf:"unused_meta_flag"`
-	UnusedOp        *ebpf.VariableSpec `ebpf:"unused_op"`
-	UnusedReadKey   *ebpf.VariableSpec `ebpf:"unused_read_key"`
-	UnusedRepeatKey *ebpf.VariableSpec `ebpf:"unused_repeat_key"`
-	UnusedSlot      *ebpf.VariableSpec `ebpf:"unused_slot"`
-	UnusedStat      *ebpf.VariableSpec `ebpf:"unused_stat"`
-	UnusedTier      *ebpf.VariableSpec `ebpf:"unused_tier"`
-	UnusedVia       *ebpf.VariableSpec `ebpf:"unused_via"`
-	UseMarks        *ebpf.VariableSpec `ebpf:"use_marks"`
-	WakeupBytes     *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
-	WatchMetadata   *ebpf.VariableSpec `ebpf:"watch_metadata"`
-	WrittenFiles    *ebpf.VariableSpec `ebpf:"written_files"`
+	EnforceKill       *ebpf.VariableSpec `ebpf:"enforce_kill"`
+	EnforceTier       *ebpf.VariableSpec `ebpf:"enforce_tier"`
+	FollowGoTests     *ebpf.VariableSpec `ebpf:"follow_go_tests"`
+	MetaGuard         *ebpf.VariableSpec `ebpf:"meta_guard"`
+	PidnsDev          *ebpf.VariableSpec `ebpf:"pidns_dev"`
+	PidnsIno          *ebpf.VariableSpec `ebpf:"pidns_ino"`
+	UnusedAction      *ebpf.VariableSpec `ebpf:"unused_action"`
+	UnusedContentsWhy *ebpf.VariableSpec `ebpf:"unused_contents_why"`
+	UnusedEventHdr    *ebpf.VariableSpec `ebpf:"unused_event_hdr"`
+	UnusedGoFlag      *ebpf.VariableSpec `ebpf:"unused_go_flag"`
+	UnusedGoproc      *ebpf.VariableSpec `ebpf:"unused_goproc"`
+	UnusedKind        *ebpf.VariableSpec `ebpf:"unused_kind"`
+	UnusedMark        *ebpf.VariableSpec `ebpf:"unused_mark"`
+	UnusedMetaFlag    *ebpf.VariableSpec `ebpf:"unused_meta_flag"`
+	UnusedOp          *ebpf.VariableSpec `ebpf:"unused_op"`
+	UnusedReadKey     *ebpf.VariableSpec `ebpf:"unused_read_key"`
+	UnusedRepeatKey   *ebpf.VariableSpec `ebpf:"unused_repeat_key"`
+	UnusedSlot        *ebpf.VariableSpec `ebpf:"unused_slot"`
+	UnusedStat        *ebpf.VariableSpec `ebpf:"unused_stat"`
+	UnusedTier        *ebpf.VariableSpec `ebpf:"unused_tier"`
+	UnusedVia         *ebpf.VariableSpec `ebpf:"unused_via"`
+	UseMarks          *ebpf.VariableSpec `ebpf:"use_marks"`
+	WakeupBytes       *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
+	WatchMetadata     *ebpf.VariableSpec `ebpf:"watch_metadata"`
+	WrittenFiles      *ebpf.VariableSpec `ebpf:"written_files"`
 }
 
 // writewatchObjects contains all objects after they have been loaded into the kernel.
@@ -435,6 +462,7 @@ func (o *writewatchObjects) Close() error {
 //
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchMaps struct {
+	Contents      *ebpf.Map `ebpf:"contents"`
 	DirVerdicts   *ebpf.Map `ebpf:"dir_verdicts"`
 	Events        *ebpf.Map `ebpf:"events"`
 	Goprocs       *ebpf.Map `ebpf:"goprocs"`
@@ -456,6 +484,7 @@ type writewatchMaps struct {
 
 func (m *writewatchMaps) Close() error {
 	return _WritewatchClose(
+		m.Contents,
 		m.DirVerdicts,
 		m.Events,
 		m.Goprocs,
@@ -480,30 +509,31 @@ func (m *writewatchMaps) Close() error {
 //
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchVariables struct {
-	EnforceKill     *ebpf.Variable `ebpf:"enforce_kill"`
-	EnforceTier     *ebpf.Variable `ebpf:"enforce_tier"`
-	FollowGoTests   *ebpf.Variable `ebpf:"follow_go_tests"`
-	MetaGuard       *ebpf.Variable `ebpf:"meta_guard"`
-	PidnsDev        *ebpf.Variable `ebpf:"pidns_dev"`
-	PidnsIno        *ebpf.Variable `ebpf:"pidns_ino"`
-	UnusedAction    *ebpf.Variable `ebpf:"unused_action"`
-	UnusedEventHdr  *ebpf.Variable `ebpf:"unused_event_hdr"`
-	UnusedGoFlag    *ebpf.Variable `ebpf:"unused_go_flag"`
-	UnusedGoproc    *ebpf.Variable `ebpf:"unused_goproc"`
-	UnusedKind      *ebpf.Variable `ebpf:"unused_kind"`
-	UnusedMark      *ebpf.Variable `ebpf:"unused_mark"`
-	UnusedMetaFlag  *ebpf.Variable `ebpf:"unused_meta_flag"`
-	UnusedOp        *ebpf.Variable `ebpf:"unused_op"`
-	UnusedReadKey   *ebpf.Variable `ebpf:"unused_read_key"`
-	UnusedRepeatKey *ebpf.Variable `ebpf:"unused_repeat_key"`
-	UnusedSlot      *ebpf.Variable `ebpf:"unused_slot"`
-	UnusedStat      *ebpf.Variable `ebpf:"unused_stat"`
-	UnusedTier      *ebpf.Variable `ebpf:"unused_tier"`
-	UnusedVia       *ebpf.Variable `ebpf:"unused_via"`
-	UseMarks        *ebpf.Variable `ebpf:"use_marks"`
-	WakeupBytes     *ebpf.Variable `ebpf:"wakeup_bytes"`
-	WatchMetadata   *ebpf.Variable `ebpf:"watch_metadata"`
-	WrittenFiles    *ebpf.Variable `ebpf:"written_files"`
+	EnforceKill       *ebpf.Variable `ebpf:"enforce_kill"`
+	EnforceTier       *ebpf.Variable `ebpf:"enforce_tier"`
+	FollowGoTests     *ebpf.Variable `ebpf:"follow_go_tests"`
+	MetaGuard         *ebpf.Variable `ebpf:"meta_guard"`
+	PidnsDev          *ebpf.Variable `ebpf:"pidns_dev"`
+	PidnsIno          *ebpf.Variable `ebpf:"pidns_ino"`
+	UnusedAction      *ebpf.Variable `ebpf:"unused_action"`
+	UnusedContentsWhy *ebpf.Variable `ebpf:"unused_contents_why"`
+	UnusedEventHdr    *ebpf.Variable `ebpf:"unused_event_hdr"`
+	UnusedGoFlag      *ebpf.Variable `ebpf:"unused_go_flag"`
+	UnusedGoproc      *ebpf.Variable `ebpf:"unused_goproc"`
+	UnusedKind        *ebpf.Variable `ebpf:"unused_kind"`
+	UnusedMark        *ebpf.Variable `ebpf:"unused_mark"`
+	UnusedMetaFlag    *ebpf.Variable `ebpf:"unused_meta_flag"`
+	UnusedOp          *ebpf.Variable `ebpf:"unused_op"`
+	UnusedReadKey     *ebpf.Variable `ebpf:"unused_read_key"`
+	UnusedRepeatKey   *ebpf.Variable `ebpf:"unused_repeat_key"`
+	UnusedSlot        *ebpf.Variable `ebpf:"unused_slot"`
+	UnusedStat        *ebpf.Variable `ebpf:"unused_stat"`
+	UnusedTier        *ebpf.Variable `ebpf:"unused_tier"`
+	UnusedVia         *ebpf.Variable `ebpf:"unused_via"`
+	UseMarks          *ebpf.Variable `ebpf:"use_marks"`
+	WakeupBytes       *ebpf.Variable `ebpf:"wakeup_bytes"`
+	WatchMetadata     *ebpf.Variable `ebpf:"watch_metadata"`
+	WrittenFiles      *ebpf.Variable `ebpf:"written_files"`
 }
 
 // writewatchPrograms contains all programs after they have been loaded into the kernel.
