@@ -73,6 +73,15 @@ type Options struct {
 	// Roots are where HeldFile looks for the other names of a file: the
 	// project, the home directory.
 	Roots []string
+	// ContentsLater starts the witness without the writes to the
+	// contents of files (witness.Options.ContentsLater), for StartWatch,
+	// with Inherited, the descriptors COMMAND inherits, watched one by
+	// one. Later tells the kernel before COMMAND starts
+	// (tracer.ContentsLater), Watched once they are watched
+	// (tracer.ContentsWatched): see contents.go.
+	ContentsLater  bool
+	Inherited      []int
+	Later, Watched func() error
 }
 
 // Group names one violation group of the report, as report.Builder

@@ -29,8 +29,10 @@ type Watch struct {
 	// witness is not active.
 	Source *stream.WitnessSource
 
-	w      *witness.Witness
-	info   report.WitnessInfo
+	w    *witness.Witness
+	info report.WitnessInfo
+	// lazy: contents are watched on demand and not yet (contents.go).
+	lazy   bool
 	ctx    context.Context
 	cancel context.CancelFunc
 	syncs  sync.WaitGroup
@@ -76,7 +78,7 @@ func StartWatch(opts Options, paths []string, syncDir string) *Watch {
 	w := &Watch{Checker: New(opts)}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	src := stream.NewWitnessSource()
-	wo := witness.Options{Paths: paths, Handle: src.Handle, Wanted: w.Wanted, SyncDir: syncDir}
+	wo := witness.Options{Paths: paths, Handle: src.Handle, Wanted: w.Wanted, SyncDir: syncDir, ContentsLater: opts.ContentsLater}
 	wit, err := witness.New(wo)
 	if err != nil {
 		w.info.Unavailable = unavailable(err)
@@ -85,6 +87,11 @@ func StartWatch(opts Options, paths []string, syncDir string) *Watch {
 	w.w, w.Source = wit, src
 	w.opts.Ignore, w.opts.IgnoreFile = wit.Ignore, wit.IgnoreFile
 	w.info.Active = true
+	w.info.Contents, w.lazy = report.ContentsFromStart, opts.ContentsLater
+	if w.lazy {
+		w.info.Contents = report.ContentsOnDemand
+	}
+	w.inherited(opts.Inherited)
 	for _, fs := range wit.Filesystems() {
 		f := report.WitnessFilesystem{Paths: fs.Paths, Type: fs.Type, Watched: fs.Err == nil}
 		if fs.Err != nil {

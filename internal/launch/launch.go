@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrNotFound means COMMAND is not in PATH or does not exist.
@@ -241,4 +243,27 @@ func (p *Process) Wait() (int, error) {
 		return 128 + int(ws.Signal()), nil
 	}
 	return ws.ExitStatus(), nil
+}
+
+// InheritedFDs are the descriptors COMMAND inherits: its standard input,
+// output and error as given (nil ones left out), and this process's own
+// descriptors from 3 on that close-on-exec does not close.
+func InheritedFDs(stdio ...*os.File) []int {
+	var fds []int
+	for _, f := range stdio {
+		if f != nil {
+			fds = append(fds, int(f.Fd()))
+		}
+	}
+	ents, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd < 3 {
+			continue
+		}
+		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && fl&unix.FD_CLOEXEC == 0 {
+			fds = append(fds, fd)
+		}
+	}
+	return fds
 }

@@ -371,7 +371,20 @@ type WitnessInfo struct {
 	// not be found. Either makes the run Incomplete.
 	Overflows  uint64 `json:"overflows,omitempty"`
 	Unresolved uint64 `json:"unresolved,omitempty"`
+	// Contents says when it watched writes to the contents of files on
+	// the whole of each filesystem: ContentsFromStart, or
+	// ContentsOnDemand (the files COMMAND inherited alone, until a
+	// process of the tree did what ContentsSince says, if it did: see
+	// docs/architecture.md).
+	Contents      string `json:"contents,omitempty"`
+	ContentsSince string `json:"contents_since,omitempty"`
 }
+
+// The values of WitnessInfo.Contents.
+const (
+	ContentsFromStart = "from the start"
+	ContentsOnDemand  = "on demand"
+)
 
 // WitnessFilesystem is one filesystem the witness was asked to watch.
 type WitnessFilesystem struct {

@@ -173,9 +173,12 @@ func (s *session) observe(ev *tracer.Event) bool {
 		return ev.Op != ops.Open || !bytes.HasPrefix(ev.Bytes(tracer.SlotPath), markerPrefix) ||
 			!s.tests.Marker(ev.TGID, ev.String(tracer.SlotPath))
 	case tracer.KindExec:
+		s.fs.Contents(ev)
 		if ev.Flags&tracer.ExecStopped != 0 {
 			runners.FollowGoTest(s.tr, s.tests, ev)
 		}
+	case tracer.KindContents:
+		return s.fs.Contents(ev)
 	case tracer.KindExit:
 		s.tests.Observe(ev, nil)
 		s.tr.ForgetGoTest(ev.TGID)
@@ -207,7 +210,9 @@ func (s *session) write(ev *tracer.Event) {
 	s.writes++
 	s.live.AddEvent()
 	s.refused.Count(ev.Action)
-	s.report(ev, s.judge.Record(ev))
+	verdicts := s.judge.Record(ev)
+	s.fs.Unsettled(ev, len(verdicts))
+	s.report(ev, verdicts)
 	if s.fs.Active() {
 		s.found(s.fs.Record(ev))
 	}

@@ -33,8 +33,11 @@ func startWatch(cfg Config, tr *tracer.Tracer) (*crosscheck.Watch, func()) {
 		home = cfg.User.Home
 	}
 	opts := crosscheck.Options{
-		Allow: cfg.Allow, Self: int32(os.Getpid()), InitialPIDNS: initialPIDNamespace(),
+		Allow: cfg.Allow, Self: int32(os.Getpid()), InitialPIDNS: crosscheck.InitialPIDNamespace(),
 		Tracked: tr.IsTracked, Roots: []string{project, home},
+		// COMMAND without privileges, and no trampoline: contents on demand (crosscheck's contents.go).
+		ContentsLater: cfg.User != nil && cfg.User.UID != 0 && cfg.Enforce == nil, Inherited: launch.InheritedFDs(cfg.Stdin, cfg.Stdout, cfg.Stderr),
+		Later: tr.ContentsLater, Watched: tr.ContentsWatched,
 	}
 	private, err := os.MkdirTemp("", "writewatch-run-")
 	if err != nil {
@@ -46,13 +49,6 @@ func startWatch(cfg Config, tr *tracer.Tracer) (*crosscheck.Watch, func()) {
 			os.RemoveAll(private)
 		}
 	}
-}
-
-// initialPIDNamespace says writewatch runs in the initial PID namespace
-// (its inode number is fixed: PROC_PID_INIT_INO).
-func initialPIDNamespace() bool {
-	ns, err := os.Readlink("/proc/self/ns/pid")
-	return err == nil && ns == "pid:[4026531836]"
 }
 
 // witnessed handles an event of the witness: a change, or a barrier.

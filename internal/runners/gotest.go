@@ -2,7 +2,6 @@ package runners
 
 import (
 	"path/filepath"
-	"syscall"
 
 	"github.com/writewatch/writewatch/internal/attribution"
 	"github.com/writewatch/writewatch/internal/phases"
@@ -29,7 +28,7 @@ func FollowGoTest(tr *tracer.Tracer, tests *attribution.Tests, ev *tracer.Event)
 		pkg = filepath.Base(ev.String(tracer.SlotPath))
 	}
 	tests.GoBinary(ev.TGID, int(pid), pkg, err == nil, problem, lay.HasTestMain())
-	syscall.Kill(int(pid), syscall.SIGCONT)
+	ev.Resume()
 	// From exec, in the kernel's clock, to here.
 	phases.Since("Go test binary: paused", ev.Time)
 }

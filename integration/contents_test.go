@@ -1,0 +1,288 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/internal/tracer"
+)
+
+// The contents suite: COMMAND runs as a normal user (writewatch as root,
+// as sudo starts it), and gets to a protected file's contents by a way
+// its own opens do not name: a descriptor from outside the tree (given at
+// the start, over a Unix socket, taken with pidfd_getfd), another path to
+// the file (a bind mount in new user and mount namespaces), or after a
+// program that gained privileges at exec. Each write is reported, and the
+// run fails. The project, u's, allows tests/**; config.toml in its root,
+// u's too, is protected.
+
+// contentsProject is a project of u's with a protected config.toml.
+func contentsProject(t *testing.T, u normalUser) (root, cfg string) {
+	t.Helper()
+	root, _ = userProject(t, u)
+	cfg = filepath.Join(root, "config.toml")
+	freshConfig(t, u, cfg)
+	return root, cfg
+}
+
+// freshConfig writes cfg as it was before any run, u's.
+func freshConfig(t *testing.T, u normalUser, cfg string) {
+	t.Helper()
+	file(t, cfg)
+	must(t, os.Chown(cfg, u.uid, u.gid))
+}
+
+// contentsRun runs writewatch as root in dir with a --json report, as
+// sudo would start it for u, then COMMAND as u; extra are writewatch's
+// descriptors from 3 on, which COMMAND inherits.
+func contentsRun(t *testing.T, u normalUser, dir string, extra []*os.File, command ...string) result {
+	t.Helper()
+	env := []string{"SUDO_UID=" + u.uidS, "SUDO_GID=" + u.gidS, "SUDO_USER=" + u.name}
+	jsonPath := filepath.Join(outDir(t, env), "report.json")
+	cmd := exec.Command(wwBin, append([]string{"--json", jsonPath, "--"}, command...)...)
+	cmd.Dir, cmd.Env, cmd.ExtraFiles = dir, append(os.Environ(), env...), extra
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := result{stderr: stderr.String(), stdout: stdout.String()}
+	if ee, ok := err.(*exec.ExitError); ok {
+		res.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run writewatch: %v", err)
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatalf("no report (exit %d): %v\n%s", res.code, err, res.stderr)
+	}
+	if err := json.Unmarshal(data, &res.rep); err != nil {
+		t.Fatalf("parse report: %v\n%s", err, data)
+	}
+	// A witness that can watch nothing here (it says why) skips the test.
+	if w := res.rep.Witness; w != nil && !w.Active && w.Unavailable != "" {
+		t.Skipf("the filesystem witness is off here: %s", w.Unavailable)
+	}
+	return res
+}
+
+// changed fails unless COMMAND changed cfg: a run that reports nothing
+// would otherwise pass for a run that wrote nothing.
+func changed(t *testing.T, cfg string, res result) {
+	t.Helper()
+	if data, err := os.ReadFile(cfg); err != nil || string(data) == "precious\n" {
+		t.Errorf("config.toml not changed (%v): the run proves nothing\n%s", err, res.stderr)
+	}
+}
+
+// onDemand fails unless the witness watched contents on demand, from
+// the moment since says (tracer.Why's words), or never when since is "".
+func onDemand(t *testing.T, res result, since string) {
+	t.Helper()
+	if w := res.rep.Witness; w == nil || w.Contents != report.ContentsOnDemand || w.ContentsSince != since {
+		t.Errorf("witness %+v: want contents %q since %q", w, report.ContentsOnDemand, since)
+	}
+}
+
+// requireUserNS skips the test unless u may make a user namespace.
+func requireUserNS(t *testing.T, u normalUser, dir string) {
+	t.Helper()
+	if code, stderr := runAs(t, u, dir, u.env(), nil, "unshare", "-Ur", "true"); code != 0 {
+		t.Skipf("%s may not make a user namespace here: unshare -Ur true: exit %d: %s", u.name, code, strings.TrimSpace(stderr))
+	}
+}
+
+// A descriptor of config.toml opened for appending outside the tree and
+// inherited by COMMAND (writewatch's descriptor 3) is written: the
+// filesystem sees it, and the run fails.
+func TestContentsInheritedDescriptor(t *testing.T) {
+	u := makeUser(t)
+	root, cfg := contentsProject(t, u)
+	res := contentsRun(t, u, root, []*os.File{openAppend(t, cfg)}, opBin, "writefd", "3")
+	changed(t, cfg, res)
+	seenOnDisk(t, wantViolation(t, res, true, "", cfg))
+	onDemand(t, res, "")
+}
+
+// A descriptor of config.toml open for reading and writing, sent by a
+// process outside the tree (this one) over a Unix socket with
+// SCM_RIGHTS, is written by COMMAND: the run fails.
+func TestContentsDescriptorOverUnixSocket(t *testing.T) {
+	u := makeUser(t)
+	root, cfg := contentsProject(t, u)
+	sock := filepath.Join(filepath.Dir(root), "ww.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: sock, Net: "unix"})
+	must(t, err)
+	t.Cleanup(func() { ln.Close() })
+	must(t, os.Chown(sock, u.uid, u.gid))
+	f := openReadWrite(t, cfg)
+	sent := make(chan error, 1)
+	go func() {
+		c, err := ln.AcceptUnix()
+		if err != nil {
+			sent <- err
+			return
+		}
+		defer c.Close()
+		_, _, err = c.WriteMsgUnix([]byte{0}, unix.UnixRights(int(f.Fd())), nil)
+		sent <- err
+	}()
+	res := contentsRun(t, u, root, nil, opBin, "recvfd-write", sock)
+	ln.Close()
+	if err := <-sent; err != nil {
+		t.Fatalf("sending the descriptor: %v\n%s", err, res.stderr)
+	}
+	changed(t, cfg, res)
+	wantViolation(t, res, true, "", cfg)
+	onDemand(t, res, tracer.WhyUnixSocket.String())
+}
+
+// A process outside the tree, u's, holds config.toml open for reading
+// and writing as its descriptor 3; COMMAND takes a copy of it
+// (pidfd_getfd) and writes: the run fails. The file taken is judged as
+// an open for writing, from the kernel's record of the call: another
+// thread could write through it before the process stops.
+func TestContentsDescriptorTakenWithPidfdGetfd(t *testing.T) {
+	u := makeUser(t)
+	root, cfg := contentsProject(t, u)
+	holder := exec.Command("/bin/sh", "-c", "exec 3<>config.toml; echo ready; exec sleep 60")
+	holder.Dir = root
+	holder.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.gid)}}
+	out, err := holder.StdoutPipe()
+	must(t, err)
+	must(t, holder.Start())
+	t.Cleanup(func() {
+		holder.Process.Kill()
+		holder.Wait()
+	})
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("the outside process did not open config.toml: %q, %v", line, err)
+	}
+	res := contentsRun(t, u, root, nil, opBin, "getfd-write", strconv.Itoa(holder.Process.Pid), "3")
+	if res.code != 86 && strings.Contains(res.stderr, "pidfd_getfd: operation not permitted") {
+		t.Skipf("the kernel refused pidfd_getfd on a process of the same user (ptrace rules): %s", res.stderr)
+	}
+	changed(t, cfg, res)
+	if v := wantViolation(t, res, true, "open", cfg); v != nil && !slices.Contains(v.SeenBy, report.SeenBySyscall) {
+		t.Errorf("open of config.toml seen by %q, want the syscall record among them", v.SeenBy)
+	}
+	onDemand(t, res, tracer.WhyPidfdGetfd.String())
+}
+
+// In new user and mount namespaces (unshare -Urm), the project bound on
+// tests/mnt and config.toml appended to through it: the report names the
+// file that changed, the project's config.toml, and the run fails.
+func TestContentsBindMountInUserNamespace(t *testing.T) {
+	u := makeUser(t)
+	root, cfg := contentsProject(t, u)
+	requireUserNS(t, u, root)
+	mnt := filepath.Join(root, "tests", "mnt")
+	must(t, os.Mkdir(mnt, 0o755))
+	must(t, os.Chown(mnt, u.uid, u.gid))
+	res := contentsRun(t, u, root, nil, "unshare", "-Urm", "sh", "-c", "mount --bind . tests/mnt && echo x >> tests/mnt/config.toml")
+	changed(t, cfg, res)
+	wantViolation(t, res, true, "", cfg)
+	onDemand(t, res, tracer.WhyNamespace.String())
+}
+
+// A child cloned straight into new user and mount namespaces whose first
+// system calls bind the project on tests/mnt and append to config.toml
+// through it, with no pause after the clone: the run never passes. It
+// fails with the write reported (86), or says it could not see
+// everything (88). Five times, for the timing.
+func TestContentsCloneIntoNamespacesThenWrite(t *testing.T) {
+	u := makeUser(t)
+	root, cfg := contentsProject(t, u)
+	requireUserNS(t, u, root)
+	mnt := filepath.Join(root, "tests", "mnt")
+	must(t, os.Mkdir(mnt, 0o755))
+	must(t, os.Chown(mnt, u.uid, u.gid))
+	for i := range 5 {
+		freshConfig(t, u, cfg)
+		res := contentsRun(t, u, root, nil, opBin, "clone-ns-bind", ".", "tests/mnt", "config.toml")
+		changed(t, cfg, res)
+		onDemand(t, res, tracer.WhyNamespace.String())
+		switch {
+		case res.code == 86 && violationAt(res.rep, cfg) != nil:
+		case res.code == 88:
+		default:
+			t.Errorf("run %d: exit code %d, violations %v: want 86 with config.toml reported, or 88\n%s", i, res.code, keys(res.rep), res.stderr)
+		}
+	}
+}
+
+// setuidPrograms are setuid-root programs found on Debian, each with
+// arguments that make it do nothing.
+var setuidPrograms = [][]string{
+	{"/usr/bin/mount", "--version"},
+	{"/usr/bin/umount", "--version"},
+	{"/bin/su", "--version"},
+}
+
+// COMMAND runs a program that gains privileges at exec (setuid root),
+// harmlessly, then appends to config.toml: the run fails.
+func TestContentsAfterSetuidProgram(t *testing.T) {
+	u := makeUser(t)
+	var prog []string
+	for _, p := range setuidPrograms {
+		var st syscall.Stat_t
+		if syscall.Stat(p[0], &st) == nil && st.Mode&syscall.S_ISUID != 0 && st.Uid == 0 {
+			prog = p
+			break
+		}
+	}
+	if prog == nil {
+		t.Skip("no setuid-root program here")
+	}
+	root, cfg := contentsProject(t, u)
+	res := contentsRun(t, u, root, nil, "sh", "-c", strings.Join(prog, " ")+" >/dev/null && exec "+opBin+" append config.toml")
+	changed(t, cfg, res)
+	wantViolation(t, res, true, "open", cfg)
+	onDemand(t, res, tracer.WhyPrivileged.String())
+}
+
+// A plain run as u: config.toml removed is an unlink the filesystem sees
+// too, and the run fails; writes under tests/ only are no violations,
+// and the run passes. COMMAND runs as u, not as root.
+func TestContentsPlainRun(t *testing.T) {
+	u := makeUser(t)
+	root, cfg := contentsProject(t, u)
+	t.Run("unlink", func(t *testing.T) {
+		freshConfig(t, u, cfg)
+		res := contentsRun(t, u, root, nil, "sh", "-c", "rm config.toml")
+		if exists(cfg) {
+			t.Errorf("config.toml not removed: the run proves nothing\n%s", res.stderr)
+		}
+		seenOnDisk(t, wantViolation(t, res, true, "unlink", cfg))
+	})
+	t.Run("writes under tests only", func(t *testing.T) {
+		out := filepath.Join(root, "tests", "out.txt")
+		res := contentsRun(t, u, root, nil, "sh", "-c", "id -u > tests/out.txt && "+opBin+" append tests/out.txt")
+		if data, _ := os.ReadFile(out); string(data) != u.uidS+"\nx\n" {
+			t.Errorf("tests/out.txt holds %q, want COMMAND's uid (%s's, %s) and wwop's line\n%s", data, u.name, u.uidS, res.stderr)
+		}
+		if res.code != 0 || len(res.rep.Violations) != 0 || len(res.rep.Incomplete) != 0 {
+			t.Errorf("exit code %d, violations %v, incomplete %q: want 0 and none\n%s", res.code, keys(res.rep), res.rep.Incomplete, res.stderr)
+		}
+		onDemand(t, res, "")
+	})
+	// As root, COMMAND could mount a path of its own to any file with no
+	// call to pause it first: contents are watched from the start.
+	t.Run("as root", func(t *testing.T) {
+		res := verdictRun(t, root, nil, nil, "true")
+		if w := res.rep.Witness; w == nil || w.Contents != report.ContentsFromStart || w.ContentsSince != "" {
+			t.Errorf("witness %+v: want contents %q", w, report.ContentsFromStart)
+		}
+	})
+}

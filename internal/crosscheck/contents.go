@@ -1,0 +1,149 @@
+package crosscheck
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/writewatch/writewatch/internal/ops"
+	"github.com/writewatch/writewatch/internal/tracer"
+)
+
+// File contents on demand. When COMMAND runs without privileges (as
+// root it could mount, in any namespace, a path of its own to any file,
+// with no call to pause it before) and not under --enforce (whose
+// trampoline, writewatch itself, must run on before the run reads any
+// record), the witness starts without the writes to the contents of files (which cost
+// every writer on a watched filesystem): every file the tree opens for
+// writing is judged from its record, so contents matter only for a file
+// that comes from outside the tree, or is reached by a path the tree
+// makes its own. Inherited, before COMMAND starts, watches the files
+// COMMAND inherits one by one; the kernel side pauses a process of the
+// tree that makes a call after which it may hold another
+// (bpf/lib/contents.h), and WatchContents watches every file's contents
+// from then on, before the process is resumed.
+
+// ContentsLater says the witness watches contents on demand and does not
+// yet: the tracer must be told (tracer.ContentsLater).
+func (w *Watch) ContentsLater() bool { return w.Active() && w.lazy }
+
+// inherited watches the files COMMAND inherits, open as fds, before it
+// starts: each file open for writing alone (witness.WatchFile), unless
+// the allowlist allows it. A descriptor through which other files may
+// come (a Unix socket, an anonymous inode such as an io_uring or a
+// pidfd), or a file the witness cannot watch alone, makes it watch all
+// contents from the start; so does a kernel that cannot be told
+// (Options.Later).
+func (w *Watch) inherited(fds []int) {
+	if !w.ContentsLater() {
+		return
+	}
+	for _, fd := range fds {
+		if why := w.inherit(fd); why != "" {
+			w.WatchContents(why)
+			return
+		}
+	}
+	if w.opts.Later != nil {
+		if err := w.opts.Later(); err != nil {
+			w.WatchContents(fmt.Sprintf("the start (%v)", err))
+		}
+	}
+}
+
+// Contents takes a record that asks for file contents to be watched
+// (tracer.KindContents, or an exec record with ExecContents): it watches
+// them, then resumes the process the kernel paused, unless it is a Go
+// test binary, which runners.FollowGoTest resumes. A KindContents record
+// that holds the file pidfd_getfd took, one that can write a regular
+// file, becomes that file's open for writing (its flags those the file
+// was opened with), and Contents says to judge it as a write record:
+// another thread may write through it before the process stops.
+func (w *Watch) Contents(ev *tracer.Event) (judge bool) {
+	if ev.Kind != tracer.KindContents && ev.Flags&tracer.ExecContents == 0 {
+		return false
+	}
+	w.WatchContents(ev.Why.String())
+	if ev.Kind == tracer.KindContents && ev.Flags&tracer.ContentsStopped != 0 || ev.Kind == tracer.KindExec && ev.Flags&tracer.ExecStopped == 0 {
+		ev.Resume()
+	}
+	if ev.Kind != tracer.KindContents || !ev.Has(tracer.SlotResolved) {
+		return false
+	}
+	ev.Kind, ev.Op, ev.Flags, ev.Mode = tracer.KindWrite, ops.Open, ev.Mode, 0
+	return true
+}
+
+// Unsettled takes a write record the kernel did not settle because it
+// was made in a mount namespace of its own while contents were not
+// watched (tracer.Event.Unwatched): one the judge found allowed makes the
+// run incomplete, since a mount of that namespace may have led its path
+// elsewhere.
+func (w *Watch) Unsettled(ev *tracer.Event, violations int) {
+	if ev.Unwatched && violations == 0 {
+		w.Incompletely("a process in a mount namespace of its own wrote where its path seemed allowed before the filesystem witness watched the contents of files: " +
+			"a mount of its own may have led that path elsewhere")
+	}
+}
+
+// inherit watches one inherited descriptor; it says why all contents
+// must be watched instead, or "".
+func (w *Watch) inherit(fd int) string {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return ""
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		if err == nil && fl&unix.O_ACCMODE == unix.O_RDONLY {
+			return ""
+		}
+		if path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && w.opts.Allow != nil && w.opts.Allow.Allowed(path) {
+			return ""
+		}
+		if err := w.w.WatchFile(fd); err != nil {
+			return "an inherited file it cannot watch alone"
+		}
+	case unix.S_IFSOCK:
+		if d, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN); err != nil || d == unix.AF_UNIX {
+			return "an inherited Unix socket"
+		}
+	case unix.S_IFIFO, unix.S_IFCHR, unix.S_IFBLK, unix.S_IFDIR:
+	default:
+		return "an inherited descriptor of no file (an io_uring, a pidfd or the like)"
+	}
+	return ""
+}
+
+// WatchContents makes the witness watch the contents of every file from
+// now on, once, then tells the kernel (Options.Watched), which pauses no
+// process for them any more; why says what asked for it, for the report.
+// A failure makes the run incomplete: what was written through files
+// from outside the tree may go unseen.
+func (w *Watch) WatchContents(why string) {
+	if !w.ContentsLater() {
+		return
+	}
+	w.lazy = false
+	w.info.ContentsSince = why
+	if err := w.w.WatchContents(); err != nil {
+		w.Incompletely(fmt.Sprintf("the filesystem witness could not watch the contents of files after %s: %v", why, err))
+	}
+	if w.opts.Watched == nil {
+		return
+	}
+	if err := w.opts.Watched(); err != nil {
+		w.Incompletely(fmt.Sprintf("the kernel could not be told that the contents of files are watched: %v", err))
+	}
+}
+
+// InitialPIDNamespace says writewatch runs in the initial PID namespace
+// (its inode number is fixed: PROC_PID_INIT_INO), for
+// Options.InitialPIDNS.
+func InitialPIDNamespace() bool {
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	return err == nil && ns == "pid:[4026531836]"
+}
