@@ -60,6 +60,7 @@ enum ww_op {
 #define NR_mmap 9
 #define NR_ioctl 16
 #define NR_socket 41
+#define NR_socketpair 53
 #define NR_clone 56
 #define NR_fork 57
 #define NR_vfork 58
@@ -137,6 +138,7 @@ enum ww_op {
 #define NR_unshare 97
 #define NR_ptrace 117
 #define NR_socket 198
+#define NR_socketpair 199
 #define NR_clone 220
 #define NR_mmap 222
 #define NR_fanotify_init 262

@@ -15,7 +15,8 @@
  * on its way back to user space, and a record asks user space to watch
  * contents; it resumes the process once they are watched:
  *
- *   - socket(AF_UNIX): descriptors may come through it (SCM_RIGHTS);
+ *   - socket(AF_UNIX), socketpair(AF_UNIX): descriptors may come through
+ *     it (SCM_RIGHTS), once a process outside the tree holds it;
  *   - io_uring_setup: its requests can take files from other rings;
  *   - pidfd_getfd: a descriptor of another process;
  *   - seccomp with a listener: its supervisor can add descriptors;
@@ -148,7 +149,7 @@ static __always_inline __u32 contents_exec(struct task_struct *task, struct linu
 /* Is nr one of the calls contents_exited looks at? */
 static __always_inline bool contents_call(long nr)
 {
-	return nr == NR_socket || nr == NR_io_uring_setup || nr == NR_pidfd_getfd || nr == NR_seccomp ||
+	return nr == NR_socket || nr == NR_socketpair || nr == NR_io_uring_setup || nr == NR_pidfd_getfd || nr == NR_seccomp ||
 	       nr == NR_unshare || nr == NR_setns || nr == NR_clone || nr == NR_clone3;
 }
 
@@ -197,7 +198,7 @@ static __always_inline int contents_exited(void *ctx, struct pt_regs *regs, long
 	st = tracked_state();
 	if (!st)
 		return 0;
-	if (nr == NR_socket && SYSCALL_ARG1(regs) == AF_UNIX)
+	if ((nr == NR_socket || nr == NR_socketpair) && SYSCALL_ARG1(regs) == AF_UNIX)
 		why = WW_WHY_UNIX_SOCKET;
 	else if (nr == NR_io_uring_setup)
 		why = WW_WHY_IO_URING;

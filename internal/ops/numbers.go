@@ -10,9 +10,10 @@ import "fmt"
 // tree can take control of one outside it (lib/proc.h), and
 // fanotify_init, whose writable event descriptors the kernel side
 // counts, and the calls after which the tree may hold a file from outside
-// it or reach a file through a namespace of its own (socket, pidfd_getfd,
-// seccomp, unshare, setns: lib/contents.h). bpf/ops.h defines them as NR_<name> for the architecture it is
-// built for; a test checks the build architecture's against
+// it or reach a file through a namespace of its own (socket, socketpair,
+// pidfd_getfd, seccomp, unshare, setns: lib/contents.h). bpf/ops.h
+// defines them as NR_<name> for the architecture it is built for; a test
+// checks the build architecture's against
 // golang.org/x/sys/unix.
 //
 // A syscall may be absent on an architecture: arm64, like every newer
@@ -35,7 +36,7 @@ var numbers = map[string]map[string]uint32{
 		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
 		"io_uring_setup": 425, "ptrace": 101, "mmap": 9, "io_submit": 209, "fanotify_init": 300,
 		"process_vm_writev": 311,
-		"socket":            41, "pidfd_getfd": 438, "seccomp": 317, "unshare": 272, "setns": 308,
+		"socket":            41, "socketpair": 53, "pidfd_getfd": 438, "seccomp": 317, "unshare": 272, "setns": 308,
 	},
 	// include/uapi/asm-generic/unistd.h
 	"arm64": {
@@ -48,7 +49,7 @@ var numbers = map[string]map[string]uint32{
 		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
 		"io_uring_setup": 425, "ptrace": 117, "mmap": 222, "io_submit": 2, "fanotify_init": 262,
 		"process_vm_writev": 271,
-		"socket":            198, "pidfd_getfd": 438, "seccomp": 277, "unshare": 97, "setns": 268,
+		"socket":            198, "socketpair": 199, "pidfd_getfd": 438, "seccomp": 277, "unshare": 97, "setns": 268,
 	},
 }
 

@@ -29,7 +29,7 @@ func TestNumbersAMD64(t *testing.T) {
 		"ptrace":         unix.SYS_PTRACE,
 		"mmap":           unix.SYS_MMAP, "io_submit": unix.SYS_IO_SUBMIT, "fanotify_init": unix.SYS_FANOTIFY_INIT,
 		"process_vm_writev": unix.SYS_PROCESS_VM_WRITEV,
-		"socket":            unix.SYS_SOCKET, "pidfd_getfd": unix.SYS_PIDFD_GETFD, "seccomp": unix.SYS_SECCOMP,
+		"socket":            unix.SYS_SOCKET, "socketpair": unix.SYS_SOCKETPAIR, "pidfd_getfd": unix.SYS_PIDFD_GETFD, "seccomp": unix.SYS_SECCOMP,
 		"unshare": unix.SYS_UNSHARE, "setns": unix.SYS_SETNS,
 		// The fork family.
 		"clone": unix.SYS_CLONE, "clone3": unix.SYS_CLONE3, "fork": unix.SYS_FORK, "vfork": unix.SYS_VFORK,
