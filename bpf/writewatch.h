@@ -68,6 +68,10 @@ enum ww_go_flag {
 #define WW_EXEC_CONTENTS 2 /* it asks for contents (op: enum ww_contents_why) and
 			    * was sent SIGSTOP; SIGCONT once they are watched */
 
+/* event_hdr.flags of a WW_EV_EXIT record. */
+#define WW_EXIT_GO_TEST 1 /* a followed Go test binary: the reader is woken to
+			   * detach its uprobes, which takes the kernel a while */
+
 /* Where a Go test binary keeps what the uprobes read, from its DWARF;
  * set by user space per process (map goprocs) before it continues. */
 struct goproc {

@@ -182,6 +182,7 @@ static __always_inline int proc_exited(void *ctx, struct task_struct *task)
 	/* Threads leave one by one; the process is gone with the last. */
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
+	bool go_test = bpf_map_lookup_elem(&goprocs, &tgid) != NULL;
 	bpf_map_delete_elem(&procs, &tgid);
 	bpf_map_delete_elem(&goprocs, &tgid);
 	e = scratch_event();
@@ -189,6 +190,8 @@ static __always_inline int proc_exited(void *ctx, struct task_struct *task)
 		return 0;
 	fill_hdr(e, WW_EV_EXIT);
 	e->hdr.ret = BPF_CORE_READ(task, exit_code);
+	if (go_test)
+		e->hdr.flags = WW_EXIT_GO_TEST;
 	send(ctx, e, 0);
 	return 0;
 }

@@ -99,8 +99,9 @@ static __always_inline bool send(void *ctx, struct event *e, __u32 off)
 	 * it polls, and is woken only when the buffer fills up. */
 	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 		      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
-	/* A paused process waits for user space: wake it now. */
-	if ((e->hdr.kind == WW_EV_EXEC && e->hdr.flags) || e->hdr.kind == WW_EV_CONTENTS)
+	/* A paused process waits for user space: wake it now; so does the
+	 * detach of an exited Go test binary's uprobes (WW_EXIT_GO_TEST). */
+	if (((e->hdr.kind == WW_EV_EXEC || e->hdr.kind == WW_EV_EXIT) && e->hdr.flags) || e->hdr.kind == WW_EV_CONTENTS)
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, e, size, flags)) {
 		count(WW_STAT_RINGBUF_FULL);
