@@ -25,6 +25,29 @@ import (
 type config struct {
 	name   string
 	prefix func(jsonPath string) []string // nil: bare
+	env    []string                       // added to the bench's environment
+	// jsonDir holds its reports: a directory of the user COMMAND runs
+	// as, who opens them. "": the temp dir.
+	jsonDir string
+}
+
+// reportPath is where a report of c goes, named after name.
+func (c config) reportPath(name string) string {
+	dir := c.jsonDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, fmt.Sprintf("%s-%d.json", name, os.Getpid()))
+}
+
+// command is argv to run under c, in dir.
+func (c config) command(argv []string, dir string) *exec.Cmd {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	if c.env != nil {
+		cmd.Env = append(os.Environ(), c.env...)
+	}
+	return cmd
 }
 
 type workload struct {
@@ -51,6 +74,9 @@ type result struct {
 	lost     uint64
 	failures int
 	small    bool // timed at a hundredth of the workload's size
+	// contentsSince is what made the witness watch all contents, in a
+	// run that watched them on demand (the report's contents_since).
+	contentsSince string
 }
 
 func main() {
@@ -363,13 +389,12 @@ func measure(w workload, c config, runs int) (result, error) {
 				return res, err
 			}
 		}
-		jsonPath := filepath.Join(os.TempDir(), fmt.Sprintf("writewatch-bench-%d.json", os.Getpid()))
+		jsonPath := c.reportPath("writewatch-bench")
 		argv := w.argv
 		if c.prefix != nil {
 			argv = append(c.prefix(jsonPath), w.argv...)
 		}
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Dir = w.dir
+		cmd := c.command(argv, w.dir)
 		cmd.Stdout = io.Discard
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
@@ -387,10 +412,16 @@ func measure(w workload, c config, runs int) (result, error) {
 			var rep struct {
 				LostEvents uint64 `json:"lost_events"`
 				PeakRSS    uint64 `json:"peak_rss_bytes"`
+				Witness    struct {
+					ContentsSince string `json:"contents_since"`
+				} `json:"witness"`
 			}
 			if data, err := os.ReadFile(jsonPath); err == nil && json.Unmarshal(data, &rep) == nil {
 				res.lost = max(res.lost, rep.LostEvents)
 				res.rssMiB = max(res.rssMiB, float64(rep.PeakRSS)/(1<<20))
+				if rep.Witness.ContentsSince != "" {
+					res.contentsSince = rep.Witness.ContentsSince
+				}
 			}
 			os.Remove(jsonPath)
 		}
