@@ -115,6 +115,7 @@ type Witness struct {
 	opts     Options
 	fd       int // the fanotify group
 	stopFD   int // an eventfd that wakes the reader to stop
+	hurryFD  int // an eventfd that cuts the reader's wait between batches short (Sync)
 	features Features
 	markMask uint64 // what the filesystem marks ask for once contents are watched
 	fss      []*fsys
@@ -216,7 +217,7 @@ func New(opts Options) (*Witness, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.fd, w.stopFD = fd, -1
+	w.fd, w.stopFD, w.hurryFD = fd, -1, -1
 	w.contents = !opts.ContentsLater
 	w.contentsWatched.Store(w.contents)
 	ok := false
@@ -232,6 +233,9 @@ func New(opts Options) (*Witness, error) {
 		return nil, err
 	}
 	if w.stopFD, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
+		return nil, fmt.Errorf("witness: eventfd: %w", err)
+	}
+	if w.hurryFD, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
 		return nil, fmt.Errorf("witness: eventfd: %w", err)
 	}
 	ok = true
@@ -576,6 +580,10 @@ func (w *Witness) syncOnce(ctx context.Context) (bool, error) {
 	if err := unix.Unlink(p); err != nil {
 		return false, fmt.Errorf("witness: sync: %w", err)
 	}
+	// The marker is queued: the reader need not wait for more.
+	var one [8]byte
+	binary.NativeEndian.PutUint64(one[:], 1)
+	unix.Write(w.hurryFD, one[:])
 	select {
 	case <-wt.ch:
 		return wt.retry, nil
@@ -786,8 +794,8 @@ func (w *Witness) WatchFile(fd int) error {
 }
 
 // Close stops the witness: the reader stops after the batch it is
-// handling, the marks go with the fanotify descriptor, and the private
-// directory is removed.
+// handling (it does not wait for more first), the marks go with the
+// fanotify descriptor, and the private directory is removed.
 func (w *Witness) Close() error {
 	w.closeOnce.Do(func() {
 		var one [8]byte
@@ -803,8 +811,10 @@ func (w *Witness) Close() error {
 
 // release frees what New acquired.
 func (w *Witness) release() {
-	if w.stopFD >= 0 {
-		unix.Close(w.stopFD)
+	for _, fd := range []int{w.stopFD, w.hurryFD} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 	}
 	w.marksMu.Lock()
 	w.marksClosed = true
@@ -837,6 +847,8 @@ func (w *Witness) release() {
 func (w *Witness) loop() {
 	defer close(w.done)
 	fds := []unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}, {Fd: int32(w.stopFD), Events: unix.POLLIN}}
+	wake := []unix.PollFd{{Fd: int32(w.stopFD), Events: unix.POLLIN}, {Fd: int32(w.hurryFD), Events: unix.POLLIN}}
+	var count [8]byte
 	for {
 		if _, err := unix.Poll(fds, -1); err != nil && err != unix.EINTR {
 			w.err = fmt.Errorf("witness: poll: %w", err)
@@ -846,6 +858,7 @@ func (w *Witness) loop() {
 			w.err = ErrClosed
 			return
 		}
+		unix.Read(w.hurryFD, count[:]) // read now what a Sync asked to hurry for
 		n, err := unix.Read(w.fd, w.buf)
 		if err == unix.EAGAIN || err == unix.EINTR {
 			continue
@@ -860,8 +873,17 @@ func (w *Witness) loop() {
 		}
 		if n < len(w.buf)/4 {
 			// A trickle: let events gather (and merge) before the next
-			// read, rather than waking for each one.
-			time.Sleep(batchDelay)
+			// read, rather than waking for each one; a Sync, whose
+			// marker is queued, or Close ends the wait.
+			wake[0].Revents, wake[1].Revents = 0, 0
+			if _, err := unix.Poll(wake, int(batchDelay/time.Millisecond)); err != nil && err != unix.EINTR {
+				w.err = fmt.Errorf("witness: poll: %w", err)
+				return
+			}
+			if wake[0].Revents != 0 {
+				w.err = ErrClosed
+				return
+			}
 		}
 	}
 }
