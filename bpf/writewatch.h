@@ -227,6 +227,7 @@ enum ww_stat {
 	WW_STAT_OUTSIDE_TRACED,  /* calls of the tree that attached to (ptrace) or wrote into (process_vm_writev) a process outside it */
 	WW_STAT_FANOTIFY_WRITABLE, /* fanotify groups made by the tree with writable event fds */
 	WW_STAT_CONTENTS_STOP_ERR, /* processes not paused until contents were watched: bpf_send_signal failed */
+	WW_STAT_UNWATCHED_ALLOWED, /* of WW_STAT_ALLOWED: made in a mount namespace of the tree's own while contents were not watched */
 	WW_STAT_MAX,
 };
 
@@ -251,7 +252,7 @@ struct event_hdr {
 	__u16 via;         /* enum ww_via */
 	__u16 detached;    /* bit n: slot n's file has no path: a pipe, socket, memfd... */
 	__u16 unwatched;   /* 1: written in a mount namespace of its own while contents were
-			    * not watched, so not settled in the kernel (lib/contents.h) */
+			    * not watched (lib/contents.h) */
 	__u32 gen;         /* the file of WW_SLOT_RESOLVED, when known (ino 0: none), */
 	__u64 ino;         /* by inode generation, number and device: repeats of */
 	__u32 dev;         /* this record are counted in the repeats map */

@@ -24,10 +24,11 @@
  *   - a fork that made a child in namespaces of its own (proc_forked):
  *     the parent is paused, but the child runs, and may mount and write
  *     before contents are watched. Until they are (the window), a write
- *     of a process outside COMMAND's mount namespace is never settled in
- *     the kernel: its record is marked unwatched, and user space fails
- *     the run on one it finds allowed, since it cannot tell where such a
- *     path leads;
+ *     of a process outside COMMAND's mount namespace that the kernel
+ *     settles as allowed is counted apart (WW_STAT_UNWATCHED_ALLOWED),
+ *     and its record, when it sends one, is marked unwatched: user space
+ *     fails the run on such a write it or the kernel found allowed, since
+ *     it cannot tell where such a path leads;
  *   - an exec that gains privileges, or of a 32-bit program, whose calls
  *     the programs do not decode (proc_execed, in its exec record).
  */
@@ -67,8 +68,8 @@ static __always_inline struct contents_state *contents_lazy(void)
 	return c && c->lazy ? c : NULL;
 }
 
-/* Is the current process's write one that the kernel must not settle:
- * made in a mount namespace other than COMMAND's, during the window? */
+/* Is the current process's write made in a mount namespace other than
+ * COMMAND's, during the window? */
 static __always_inline bool written_unwatched(void)
 {
 	struct contents_state *c = contents_lazy();

@@ -27,6 +27,16 @@ struct {
 
 #define OR_OP(name) || op == WW_OP_##name
 
+/* A write the kernel found allowed: counted, and counted apart when it
+ * was made in a mount namespace of its own while contents were not
+ * watched, where an allowed path may lead elsewhere (lib/contents.h). */
+static __always_inline void settled_allowed(void)
+{
+	count(WW_STAT_ALLOWED);
+	if (written_unwatched())
+		count(WW_STAT_UNWATCHED_ALLOWED);
+}
+
 /* Does op change a file's metadata (ops.Metadata)? */
 static __always_inline bool is_metadata(__u32 op)
 {
@@ -187,8 +197,6 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	 * more flag doubled the paths the verifier walks, and --enforce's
 	 * start-up time. */
 	bool by_file = opened || !a->path;
-	/* Not settled here: see lib/contents.h. */
-	bool unwatched = written_unwatched();
 	struct file *f = NULL;
 	bool created = false;
 	struct event *e;
@@ -202,10 +210,10 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	/* Most writes of a test run go to allowed places, and a loop writes
 	 * the same file again and again: settle both before building
 	 * anything (unless enforcement acted on the write). */
-	if (f && !a->action && !unwatched) {
+	if (f && !a->action) {
 		if (use_marks && file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry),
 					      (__u64)BPF_CORE_READ(f, f_path.mnt))) {
-			count(WW_STAT_ALLOWED);
+			settled_allowed();
 			return 0;
 		}
 		if (counted_repeat(f, created, a, regs))
@@ -249,9 +257,10 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 		count(WW_STAT_NOT_FILES);
 		return 0;
 	}
-	e->hdr.unwatched = unwatched;
-	if (!a->action && !unwatched && allowed_here(e, a)) {
-		count(WW_STAT_ALLOWED);
+	/* For user space, which fails the run on one it finds allowed. */
+	e->hdr.unwatched = written_unwatched();
+	if (!a->action && allowed_here(e, a)) {
+		settled_allowed();
 		return 0;
 	}
 	/* Who wrote: the goroutine's Go test, or the process's announcements

@@ -57,6 +57,10 @@ import (
 //     contents must be watched, and that the kernel could not pause
 //     until they were: what they wrote meanwhile through a file from
 //     outside the tree went unseen: blind, when the witness is on.
+//   - UnwatchedAllowed: writes the kernel found allowed, made in a
+//     mount namespace of the tree's own while file contents were not
+//     watched: a mount of that namespace may have led the allowed path
+//     to a protected file: blind.
 //   - FanotifyWritable: fanotify groups whose events hand the tree
 //     descriptors open for writing, of any file the group watches, with
 //     no open call; the kernel makes no fanotify event for writes
@@ -92,6 +96,10 @@ func (st Stats) Incomplete(enforcing, witnessing bool) []string {
 	if witnessing && st.ContentsStopErrors > 0 {
 		why = append(why, fmt.Sprintf("%s not be paused until the filesystem witness watched file contents: what %s wrote meanwhile through a file from outside the tree was not seen",
 			plural(st.ContentsStopErrors, "process could", "processes could"), pick(st.ContentsStopErrors == 1, "it", "they")))
+	}
+	if st.UnwatchedAllowed > 0 {
+		why = append(why, fmt.Sprintf("%s in a mount namespace of its own, where the path seemed allowed, before the filesystem witness watched the contents of files: a mount of its own may have led that path elsewhere",
+			plural(st.UnwatchedAllowed, "write was made", "writes were made")))
 	}
 	if enforcing && st.SignalErrors > 0 {
 		why = append(why, fmt.Sprintf("%s not be killed: --enforce did not stop %s",

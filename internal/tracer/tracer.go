@@ -719,6 +719,7 @@ func (t *Tracer) Stats() (Stats, error) {
 		writewatchWwStatWW_STAT_OUTSIDE_TRACED:    &s.OutsideTraced,
 		writewatchWwStatWW_STAT_FANOTIFY_WRITABLE: &s.FanotifyWritable,
 		writewatchWwStatWW_STAT_CONTENTS_STOP_ERR: &s.ContentsStopErrors,
+		writewatchWwStatWW_STAT_UNWATCHED_ALLOWED: &s.UnwatchedAllowed,
 	}
 	for i := range uint32(writewatchWwStatWW_STAT_MAX) {
 		var per []uint64
@@ -783,6 +784,10 @@ type Stats struct {
 	// to be watched (KindContents) and that the kernel could not pause
 	// until they were: they ran on while the witness did not watch them.
 	ContentsStopErrors uint64
+	// UnwatchedAllowed counts the writes of AllowedInKernel made in a
+	// mount namespace of the tree's own while file contents were not
+	// watched (bpf/lib/contents.h): where their paths led cannot be told.
+	UnwatchedAllowed uint64
 
 	// Unwatched says what the tracer could not attach on this kernel,
 	// so that writes made through it go unseen: io_uring requests on a

@@ -253,7 +253,8 @@ const (
 	writewatchWwStatWW_STAT_OUTSIDE_TRACED    writewatchWwStat = 19
 	writewatchWwStatWW_STAT_FANOTIFY_WRITABLE writewatchWwStat = 20
 	writewatchWwStatWW_STAT_CONTENTS_STOP_ERR writewatchWwStat = 21
-	writewatchWwStatWW_STAT_MAX               writewatchWwStat = 22
+	writewatchWwStatWW_STAT_UNWATCHED_ALLOWED writewatchWwStat = 22
+	writewatchWwStatWW_STAT_MAX               writewatchWwStat = 23
 )
 
 type writewatchWwTier uint32
