@@ -2,8 +2,6 @@ package integration
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
@@ -51,24 +49,9 @@ func freshConfig(t *testing.T, u normalUser, cfg string) {
 func contentsRun(t *testing.T, u normalUser, dir string, extra []*os.File, command ...string) result {
 	t.Helper()
 	env := []string{"SUDO_UID=" + u.uidS, "SUDO_GID=" + u.gidS, "SUDO_USER=" + u.name}
-	jsonPath := filepath.Join(outDir(t, env), "report.json")
-	cmd := exec.Command(wwBin, append([]string{"--json", jsonPath, "--"}, command...)...)
-	cmd.Dir, cmd.Env, cmd.ExtraFiles = dir, append(os.Environ(), env...), extra
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	res := result{stderr: stderr.String(), stdout: stdout.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		res.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run writewatch: %v", err)
-	}
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatalf("no report (exit %d): %v\n%s", res.code, err, res.stderr)
-	}
-	if err := json.Unmarshal(data, &res.rep); err != nil {
-		t.Fatalf("parse report: %v\n%s", err, data)
+	res := wwFiles(t, dir, env, extra, nil, command...)
+	if !res.reported {
+		t.Fatalf("no report (exit %d)\n%s", res.code, res.stderr)
 	}
 	// A witness that can watch nothing here (it says why) skips the test.
 	if w := res.rep.Witness; w != nil && !w.Active && w.Unavailable != "" {
@@ -93,6 +76,13 @@ func onDemand(t *testing.T, res result, since string) {
 	if w := res.rep.Witness; w == nil || w.Contents != report.ContentsOnDemand || w.ContentsSince != since {
 		t.Errorf("witness %+v: want contents %q since %q", w, report.ContentsOnDemand, since)
 	}
+}
+
+// userDir makes dir, u's.
+func userDir(t *testing.T, u normalUser, dir string) {
+	t.Helper()
+	must(t, os.Mkdir(dir, 0o755))
+	must(t, os.Chown(dir, u.uid, u.gid))
 }
 
 // requireUserNS skips the test unless u may make a user namespace.
@@ -187,9 +177,7 @@ func TestContentsBindMountInUserNamespace(t *testing.T) {
 	u := makeUser(t)
 	root, cfg := contentsProject(t, u)
 	requireUserNS(t, u, root)
-	mnt := filepath.Join(root, "tests", "mnt")
-	must(t, os.Mkdir(mnt, 0o755))
-	must(t, os.Chown(mnt, u.uid, u.gid))
+	userDir(t, u, filepath.Join(root, "tests", "mnt"))
 	res := contentsRun(t, u, root, nil, "unshare", "-Urm", "sh", "-c", "mount --bind . tests/mnt && echo x >> tests/mnt/config.toml")
 	changed(t, cfg, res)
 	wantViolation(t, res, true, "", cfg)
@@ -205,9 +193,7 @@ func TestContentsCloneIntoNamespacesThenWrite(t *testing.T) {
 	u := makeUser(t)
 	root, cfg := contentsProject(t, u)
 	requireUserNS(t, u, root)
-	mnt := filepath.Join(root, "tests", "mnt")
-	must(t, os.Mkdir(mnt, 0o755))
-	must(t, os.Chown(mnt, u.uid, u.gid))
+	userDir(t, u, filepath.Join(root, "tests", "mnt"))
 	for i := range 5 {
 		freshConfig(t, u, cfg)
 		res := contentsRun(t, u, root, nil, opBin, "clone-ns-bind", ".", "tests/mnt", "config.toml")

@@ -109,10 +109,11 @@ func writeFile(t *testing.T, path, content string) {
 }
 
 type result struct {
-	code   int
-	rep    report.Report
-	stderr string
-	stdout string
+	code     int
+	rep      report.Report
+	reported bool // rep was read from the run's report
+	stderr   string
+	stdout   string
 }
 
 // ww runs writewatch in dir with flags, then COMMAND, and reads the JSON
@@ -126,11 +127,18 @@ func ww(t *testing.T, dir string, flags []string, command ...string) result {
 // for COMMAND).
 func wwEnv(t *testing.T, dir string, env []string, flags []string, command ...string) result {
 	t.Helper()
+	return wwFiles(t, dir, env, nil, flags, command...)
+}
+
+// wwFiles is wwEnv with extra descriptors for writewatch from 3 on,
+// which COMMAND inherits (descriptors opened outside the tree).
+func wwFiles(t *testing.T, dir string, env []string, extra []*os.File, flags []string, command ...string) result {
+	t.Helper()
 	jsonPath := filepath.Join(outDir(t, env), "report.json")
 	args := append([]string{"--json", jsonPath}, flags...)
 	args = append(append(args, "--"), command...)
 	cmd := exec.Command(wwBin, args...)
-	cmd.Dir = dir
+	cmd.Dir, cmd.ExtraFiles = dir, extra
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}
@@ -147,6 +155,7 @@ func wwEnv(t *testing.T, dir string, env []string, flags []string, command ...st
 		if err := json.Unmarshal(data, &res.rep); err != nil {
 			t.Fatalf("parse report: %v\n%s", err, data)
 		}
+		res.reported = true
 	}
 	// The kernel's count of refusals agrees with the records, in every
 	// run, unless records were lost.

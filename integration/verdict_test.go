@@ -29,28 +29,13 @@ import (
 // COMMAND inherits (a descriptor opened outside the tree).
 func verdictRun(t *testing.T, dir string, flags []string, fd3 *os.File, command ...string) result {
 	t.Helper()
-	jsonPath := filepath.Join(t.TempDir(), "report.json")
-	args := append(append([]string{"--json", jsonPath}, flags...), "--")
-	cmd := exec.Command(wwBin, append(args, command...)...)
-	cmd.Dir = dir
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
+	var extra []*os.File
 	if fd3 != nil {
-		cmd.ExtraFiles = []*os.File{fd3}
+		extra = []*os.File{fd3}
 	}
-	err := cmd.Run()
-	res := result{stderr: stderr.String(), stdout: out.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		res.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run writewatch: %v", err)
-	}
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatalf("no report (exit %d): %v\n%s", res.code, err, res.stderr)
-	}
-	if err := json.Unmarshal(data, &res.rep); err != nil {
-		t.Fatalf("parse report: %v\n%s", err, data)
+	res := wwFiles(t, dir, nil, extra, flags, command...)
+	if !res.reported {
+		t.Fatalf("no report (exit %d)\n%s", res.code, res.stderr)
 	}
 	if w := res.rep.Witness; w != nil && !w.Active {
 		t.Skipf("the filesystem witness is off here: %s", w.Unavailable)
