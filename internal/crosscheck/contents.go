@@ -15,19 +15,19 @@ import (
 // root it could mount, in any namespace, a path of its own to any file,
 // with no call to pause it before) and not under --enforce (whose
 // trampoline, writewatch itself, must run on before the run reads any
-// record), the witness starts without the writes to the contents of files (which cost
-// every writer on a watched filesystem): every file the tree opens for
-// writing is judged from its record, so contents matter only for a file
-// that comes from outside the tree, or is reached by a path the tree
-// makes its own. Inherited, before COMMAND starts, watches the files
-// COMMAND inherits one by one; the kernel side pauses a process of the
-// tree that makes a call after which it may hold another
+// record), the witness starts without the writes to the contents of
+// files, which cost every writer on a watched filesystem: every file the
+// tree opens for writing is judged from its record, so contents matter
+// only for a file that comes from outside the tree, or is reached by a
+// path the tree makes its own. StartWatch watches the files COMMAND
+// inherits one by one (inherited); the kernel side pauses a process of
+// the tree that makes a call after which it may hold another
 // (bpf/lib/contents.h), and WatchContents watches every file's contents
-// from then on, before the process is resumed.
+// from then on, before the process is resumed (Contents).
 
-// ContentsLater says the witness watches contents on demand and does not
-// yet: the tracer must be told (tracer.ContentsLater).
-func (w *Watch) ContentsLater() bool { return w.Active() && w.lazy }
+// contentsLater says the witness watches contents on demand and does not
+// yet.
+func (w *Watch) contentsLater() bool { return w.Active() && w.lazy }
 
 // inherited watches the files COMMAND inherits, open as fds, before it
 // starts: each file open for writing alone (witness.WatchFile), unless
@@ -37,7 +37,7 @@ func (w *Watch) ContentsLater() bool { return w.Active() && w.lazy }
 // contents from the start; so does a kernel that cannot be told
 // (Options.Later).
 func (w *Watch) inherited(fds []int) {
-	if !w.ContentsLater() {
+	if !w.contentsLater() {
 		return
 	}
 	for _, fd := range fds {
@@ -124,7 +124,7 @@ func (w *Watch) inherit(fd int) string {
 // A failure makes the run incomplete: what was written through files
 // from outside the tree may go unseen.
 func (w *Watch) WatchContents(why string) {
-	if !w.ContentsLater() {
+	if !w.contentsLater() {
 		return
 	}
 	w.lazy = false
