@@ -76,11 +76,11 @@ func (w *Watch) Contents(ev *tracer.Event) (judge bool) {
 	return true
 }
 
-// Unsettled takes a write record the kernel did not settle because it
-// was made in a mount namespace of its own while contents were not
-// watched (tracer.Event.Unwatched): one the judge found allowed makes the
-// run incomplete, since a mount of that namespace may have led its path
-// elsewhere.
+// Unsettled takes a write record made in a mount namespace of the
+// tree's own while contents were not watched (tracer.Event.Unwatched):
+// one the judge found allowed makes the run incomplete, since a mount of
+// that namespace may have led its path elsewhere (those the kernel found
+// allowed are counted: tracer.Stats.UnwatchedAllowed).
 func (w *Watch) Unsettled(ev *tracer.Event, violations int) {
 	if ev.Unwatched && violations == 0 {
 		w.Incompletely("a process in a mount namespace of its own wrote where its path seemed allowed before the filesystem witness watched the contents of files: " +

@@ -154,9 +154,8 @@ type Event struct {
 	// Why: a KindContents record's cause, or a KindExec record's with
 	// ExecContents.
 	Why Why
-	// Unwatched marks a write the kernel did not settle: made in a mount
-	// namespace of its own while file contents were not watched
-	// (bpf/lib/contents.h).
+	// Unwatched marks a write made in a mount namespace of the tree's
+	// own while file contents were not watched (bpf/lib/contents.h).
 	Unwatched bool
 
 	present, truncated uint32

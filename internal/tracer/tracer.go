@@ -834,8 +834,8 @@ func (t *Tracer) ContentsLater() error {
 }
 
 // ContentsWatched tells the kernel that file contents are watched now:
-// no process is paused for them any more, and every write is settled as
-// before.
+// no process is paused for them any more, and no write is counted or
+// marked as unwatched.
 func (t *Tracer) ContentsWatched() error {
 	var c writewatchContentsState
 	if err := t.objs.Contents.Lookup(uint32(0), &c); err != nil {

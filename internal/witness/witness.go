@@ -581,9 +581,7 @@ func (w *Witness) syncOnce(ctx context.Context) (bool, error) {
 		return false, fmt.Errorf("witness: sync: %w", err)
 	}
 	// The marker is queued: the reader need not wait for more.
-	var one [8]byte
-	binary.NativeEndian.PutUint64(one[:], 1)
-	unix.Write(w.hurryFD, one[:])
+	signal(w.hurryFD)
 	select {
 	case <-wt.ch:
 		return wt.retry, nil
@@ -798,15 +796,21 @@ func (w *Witness) WatchFile(fd int) error {
 // fanotify descriptor, and the private directory is removed.
 func (w *Witness) Close() error {
 	w.closeOnce.Do(func() {
-		var one [8]byte
-		binary.NativeEndian.PutUint64(one[:], 1)
-		if _, err := unix.Write(w.stopFD, one[:]); err != nil {
+		if err := signal(w.stopFD); err != nil {
 			w.closeErr = fmt.Errorf("witness: stop: %w", err)
 		}
 		<-w.done
 		w.release()
 	})
 	return w.closeErr
+}
+
+// signal adds one to the eventfd fd, which wakes the reader's poll.
+func signal(fd int) error {
+	var one [8]byte
+	binary.NativeEndian.PutUint64(one[:], 1)
+	_, err := unix.Write(fd, one[:])
+	return err
 }
 
 // release frees what New acquired.
