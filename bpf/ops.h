@@ -80,6 +80,10 @@ enum ww_op {
 #define NR_ptrace 101
 #define NR_utime 132
 #define NR_mknod 133
+#define NR_pivot_root 155
+#define NR_chroot 161
+#define NR_acct 163
+#define NR_mount 165
 #define NR_setxattr 188
 #define NR_lsetxattr 189
 #define NR_fsetxattr 190
@@ -101,17 +105,23 @@ enum ww_op {
 #define NR_unshare 272
 #define NR_utimensat 280
 #define NR_fanotify_init 300
+#define NR_open_by_handle_at 304
 #define NR_setns 308
 #define NR_process_vm_writev 311
 #define NR_renameat2 316
 #define NR_seccomp 317
 #define NR_io_uring_setup 425
+#define NR_open_tree 428
+#define NR_move_mount 429
+#define NR_fsmount 432
 #define NR_clone3 435
 #define NR_openat2 437
 #define NR_pidfd_getfd 438
+#define NR_mount_setattr 442
 #define NR_fchmodat2 452
 #define NR_setxattrat 463
 #define NR_removexattrat 466
+#define NR_open_tree_attr 467
 #define NR_file_setattr 469
 #elif defined(__TARGET_ARCH_arm64)
 #define NR_io_submit 2
@@ -128,13 +138,17 @@ enum ww_op {
 #define NR_symlinkat 36
 #define NR_linkat 37
 #define NR_renameat 38
+#define NR_mount 40
+#define NR_pivot_root 41
 #define NR_truncate 45
+#define NR_chroot 51
 #define NR_fchmod 52
 #define NR_fchmodat 53
 #define NR_fchownat 54
 #define NR_fchown 55
 #define NR_openat 56
 #define NR_utimensat 88
+#define NR_acct 89
 #define NR_unshare 97
 #define NR_ptrace 117
 #define NR_socket 198
@@ -142,17 +156,23 @@ enum ww_op {
 #define NR_clone 220
 #define NR_mmap 222
 #define NR_fanotify_init 262
+#define NR_open_by_handle_at 265
 #define NR_setns 268
 #define NR_process_vm_writev 271
 #define NR_renameat2 276
 #define NR_seccomp 277
 #define NR_io_uring_setup 425
+#define NR_open_tree 428
+#define NR_move_mount 429
+#define NR_fsmount 432
 #define NR_clone3 435
 #define NR_openat2 437
 #define NR_pidfd_getfd 438
+#define NR_mount_setattr 442
 #define NR_fchmodat2 452
 #define NR_setxattrat 463
 #define NR_removexattrat 466
+#define NR_open_tree_attr 467
 #define NR_file_setattr 469
 /* Absent here: numbers no syscall has (the kernel's are never
  * negative, and -1 is no syscall), distinct so that a switch can

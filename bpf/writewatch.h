@@ -42,6 +42,11 @@ enum ww_contents_why {
 	WW_WHY_NAMESPACE   = 5, /* entered or made a user or mount namespace */
 	WW_WHY_PRIVILEGED  = 6, /* ran a program that gained privileges at exec */
 	WW_WHY_COMPAT      = 7, /* ran a 32-bit program, whose calls the programs do not decode */
+	/* A privileged process (any effective capability) called: */
+	WW_WHY_MOUNT       = 8, /* mount, move_mount, open_tree(_attr), fsmount, mount_setattr or pivot_root */
+	WW_WHY_CHROOT      = 9, /* chroot: its paths start elsewhere */
+	WW_WHY_HANDLE      = 10, /* open_by_handle_at: a file opened by no path */
+	WW_WHY_ACCT        = 11, /* acct: the kernel writes the file it names at every exit */
 };
 
 /* event_hdr.flags of a WW_EV_CONTENTS record. */
@@ -50,9 +55,15 @@ enum ww_contents_why {
 
 /* The one value of map contents (lib/contents.h), shared with user space. */
 struct contents_state {
-	__u32 lazy;   /* set by user space: contents are not watched yet */
-	__u32 window; /* a child was made in new namespaces while lazy */
+	__u64 lazy;   /* set by user space: contents are not watched yet */
+	__u64 window; /* enum ww_window bits, set while lazy (atomically: 64 bits); cleared with it */
 	__u64 mnt_ns; /* COMMAND's mount namespace, as the kernel points to it */
+};
+
+/* Which writes contents_state.window makes unwatched (lib/contents.h). */
+enum ww_window {
+	WW_WINDOW_NS  = 1, /* a child was made in new namespaces: writes outside COMMAND's mount namespace */
+	WW_WINDOW_ALL = 2, /* a privileged process changed mounts or roots, or made such a child: every write */
 };
 
 /* event_hdr.go: what the kernel learned about the writing goroutine. */

@@ -263,12 +263,55 @@ func TestContentsPlainRun(t *testing.T) {
 		}
 		onDemand(t, res, "")
 	})
-	// As root, COMMAND could mount a path of its own to any file with no
-	// call to pause it first: contents are watched from the start.
+	// As root too, contents wait until a call asks for them.
 	t.Run("as root", func(t *testing.T) {
 		res := verdictRun(t, root, nil, nil, "true")
-		if w := res.rep.Witness; w == nil || w.Contents != report.ContentsFromStart || w.ContentsSince != "" {
-			t.Errorf("witness %+v: want contents %q", w, report.ContentsFromStart)
-		}
+		onDemand(t, res, "")
 	})
+}
+
+// COMMAND as root bind-mounts the project on tests/mnt in its own mount
+// namespace, writewatch's, which every process of the tree shares, and
+// appends to config.toml through it: the mount asks for contents, and
+// the write is reported with the path the kernel changed.
+func TestContentsRootBindMount(t *testing.T) {
+	root, _ := verdictProject(t)
+	cfg := root + "/config.toml"
+	mnt := root + "/tests/mnt"
+	must(t, os.Mkdir(mnt, 0o755))
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	res := verdictRun(t, root, nil, nil, opBin, "bind-write", root, mnt, "config.toml")
+	if data, _ := os.ReadFile(cfg); string(data) == "precious\n" {
+		t.Fatalf("config.toml not changed: the run proves nothing\n%s", res.stderr)
+	}
+	seenOnDisk(t, wantViolation(t, res, true, "", cfg))
+	onDemand(t, res, tracer.WhyMount.String())
+}
+
+// While COMMAND as root bind-mounts the project on tests/mnt, another
+// process of the tree, which is not paused, opens tests/mnt/config.toml
+// for appending as soon as the mount is there, before the witness can
+// watch contents: the run never passes. It fails with the write
+// reported (86), or says it could not see everything (88). Five times,
+// for the timing.
+func TestContentsRootMountRace(t *testing.T) {
+	root, _ := verdictProject(t)
+	cfg := root + "/config.toml"
+	mnt := root + "/tests/mnt"
+	must(t, os.Mkdir(mnt, 0o755))
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	for i := range 5 {
+		file(t, cfg)
+		res := verdictRun(t, root, nil, nil, opBin, "bind-race", root, mnt, "config.toml")
+		if data, _ := os.ReadFile(cfg); string(data) == "precious\n" {
+			t.Fatalf("run %d: config.toml not changed: the run proves nothing\n%s", i, res.stderr)
+		}
+		onDemand(t, res, tracer.WhyMount.String())
+		switch {
+		case res.code == 86 && violationAt(res.rep, cfg) != nil:
+		case res.code == 88:
+		default:
+			t.Errorf("run %d: exit code %d, violations %v: want 86 with config.toml reported, or 88\n%s", i, res.code, keys(res.rep), res.stderr)
+		}
+	}
 }

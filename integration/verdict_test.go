@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/internal/tracer"
 )
 
 // The exact-verdict suite: writes that change a file outside the
@@ -434,14 +435,15 @@ func TestVerdictRootWritesNoCallNames(t *testing.T) {
 		setup func(t *testing.T)
 		cmd   []string
 		path  string // "": cfg
+		since tracer.Why
 	}{
-		{name: "chroot", cmd: []string{opBin, "chroot", root, ",", "append", "/config.toml"}},
+		{name: "chroot", cmd: []string{opBin, "chroot", root, ",", "append", "/config.toml"}, since: tracer.WhyChroot},
 		{name: "a bind mount in a mount namespace", setup: func(t *testing.T) { must(t, os.Mkdir(root+"/tests/mnt", 0o755)) },
-			cmd: []string{opBin, "mount-ns-bind", root, "tests/mnt", "config.toml"}},
-		{name: "open_tree", cmd: []string{opBin, "open-tree", root, "config.toml"}},
-		{name: "open_by_handle_at", cmd: []string{opBin, "by-handle", cfg}},
-		{name: "acct", setup: func(t *testing.T) { file(t, root+"/acct.log") }, cmd: []string{opBin, "acct", root + "/acct.log"}, path: root + "/acct.log"},
-		{name: "AF_UNIX bind", cmd: []string{opBin, "bind", root + "/sock"}, path: root + "/sock"},
+			cmd: []string{opBin, "mount-ns-bind", root, "tests/mnt", "config.toml"}, since: tracer.WhyNamespace},
+		{name: "open_tree", cmd: []string{opBin, "open-tree", root, "config.toml"}, since: tracer.WhyMount},
+		{name: "open_by_handle_at", cmd: []string{opBin, "by-handle", cfg}, since: tracer.WhyHandle},
+		{name: "acct", setup: func(t *testing.T) { file(t, root+"/acct.log") }, cmd: []string{opBin, "acct", root + "/acct.log"}, path: root + "/acct.log", since: tracer.WhyAcct},
+		{name: "AF_UNIX bind", cmd: []string{opBin, "bind", root + "/sock"}, path: root + "/sock", since: tracer.WhyUnixSocket},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			reset(t, root, "")
@@ -454,6 +456,8 @@ func TestVerdictRootWritesNoCallNames(t *testing.T) {
 				t.Skipf("the kernel refused it here: %s", res.stderr)
 			}
 			seenOnDisk(t, wantViolation(t, res, true, "", cmp(c.path, cfg)))
+			// What root did asked for contents (on demand as for a user).
+			onDemand(t, res, c.since.String())
 		})
 	}
 	t.Run("core dump", func(t *testing.T) {

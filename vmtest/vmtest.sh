@@ -20,8 +20,9 @@
 #   VMTEST_RUN      tests to run on every kernel (default: on x86-64, the
 #                   enforcement tests, two tracing ones, Go test attribution
 #                   and the exact-verdict cases, which the filesystem witness
-#                   catches; on arm64, where TCG is slower, the part of them
-#                   that the architecture changes: run_arm64 below)
+#                   catches, with root's mounts while contents wait; on
+#                   arm64, where TCG is slower, the part of them that the
+#                   architecture changes: run_arm64 below)
 #   VMTEST_TIER     the tier the tests force (default lsm; another one shows that the checks can fail)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,13 +34,14 @@ die() {
 }
 
 timeout_s=${VMTEST_TIMEOUT:-600}
-run_amd64=${VMTEST_RUN:-'^(TestEnforce|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdict)'}
+run_amd64=${VMTEST_RUN:-'^(TestEnforce|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdict|TestContentsRoot)'}
 # On arm64: the LSM tier refusing each kind of write and the metadata
 # guard's seccomp filter (its own syscall numbers and audit arch), every
 # operation through arm64's *at syscalls, the process tree, Go test
 # attribution through uprobes (the g register is R28 there), the ring
-# buffer under load, and io_uring.
-run_arm64=${VMTEST_RUN:-'^(TestEnforce(StopsWritesBeforeTheyLand|BlockOnly|RingBufferFlood|MetadataRefused)$|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdictWritesNoCallNames$)'}
+# buffer under load, io_uring, and root's calls that ask for file
+# contents (their own syscall numbers).
+run_arm64=${VMTEST_RUN:-'^(TestEnforce(StopsWritesBeforeTheyLand|BlockOnly|RingBufferFlood|MetadataRefused)$|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdict(Root)?WritesNoCallNames$|TestContentsRootBindMount$)'}
 if [ -n "${VMTEST_CACHE:-}" ]; then
 	cache=$VMTEST_CACHE
 elif [ "$(id -u)" = 0 ]; then

@@ -23,14 +23,29 @@
  *   - unshare of a user or mount namespace, setns: mounts of its own;
  *   - a fork that made a child in namespaces of its own (proc_forked):
  *     the parent is paused, but the child runs, and may mount and write
- *     before contents are watched. Until they are (the window), a write
- *     of a process outside COMMAND's mount namespace that the kernel
- *     settles as allowed is counted apart (WW_STAT_UNWATCHED_ALLOWED),
- *     and its record, when it sends one, is marked unwatched: user space
- *     fails the run on such a write it or the kernel found allowed, since
- *     it cannot tell where such a path leads;
- *   - an exec that gains privileges, or of a 32-bit program, whose calls
- *     the programs do not decode (proc_execed, in its exec record).
+ *     before contents are watched. Until they are (the window), an open
+ *     or truncate of a process outside COMMAND's mount namespace that
+ *     the kernel settles as allowed is counted apart
+ *     (WW_STAT_UNWATCHED_ALLOWED), and its record, when it sends one, is
+ *     marked unwatched: user space fails the run on such a write it or
+ *     the kernel found allowed, since it cannot tell where such a path
+ *     leads (a failed call, or one the filesystem witness sees from the
+ *     start, such as an unlink, is no such write);
+ *   - an exec that gains privileges (the kernel's secure exec: setuid,
+ *     setgid, file capabilities), or of a 32-bit program, whose calls
+ *     the programs do not decode (proc_execed, in its exec record);
+ *   - a privileged process (any effective capability: COMMAND as root)
+ *     changing where paths lead (mount and the new mount API,
+ *     pivot_root, chroot), opening a file by its handle
+ *     (open_by_handle_at) or turning on process accounting (acct,
+ *     whose file the kernel writes at every exit). A mount is seen by
+ *     every process of its namespace at once, and made before the call
+ *     returns: the window opens at the call's entry, for every write
+ *     (WW_WINDOW_ALL), and its exit asks for contents even when the
+ *     call failed, which closes it. A privileged child made in new
+ *     namespaces opens it for every write too: its mounts may
+ *     propagate back to COMMAND's namespace. A process without
+ *     capabilities is refused these calls, and asks nothing.
  */
 #ifndef WW_LIB_CONTENTS_H
 #define WW_LIB_CONTENTS_H
@@ -68,8 +83,9 @@ static __always_inline struct contents_state *contents_lazy(void)
 	return c && c->lazy ? c : NULL;
 }
 
-/* Is the current process's write made in a mount namespace other than
- * COMMAND's, during the window? */
+/* Is the current process's write one the window makes unwatched: made
+ * while it is open for every write, or in a mount namespace other than
+ * COMMAND's? */
 static __always_inline bool written_unwatched(void)
 {
 	struct contents_state *c = contents_lazy();
@@ -77,8 +93,22 @@ static __always_inline bool written_unwatched(void)
 
 	if (!c || !c->window)
 		return false;
+	if (c->window & WW_WINDOW_ALL)
+		return true;
 	t = (struct task_struct *)bpf_get_current_task();
 	return (__u64)BPF_CORE_READ(t, nsproxy, mnt_ns) != c->mnt_ns;
+}
+
+/* Does the current task hold any effective capability (as root does)?
+ * kernel_cap_t is 64 bits in every layout (two __u32 before Linux 6.3). */
+static __always_inline bool capable_now(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	const struct cred *cred = BPF_CORE_READ(t, cred);
+	__u64 caps = 0;
+
+	bpf_core_read(&caps, sizeof(caps), &cred->cap_effective);
+	return caps != 0;
 }
 
 /* Do the child's namespaces differ from its creator's (the current
@@ -107,24 +137,18 @@ static __always_inline void contents_forked(struct task_struct *child, bool root
 	}
 	if (!c->lazy || !own_namespaces(child))
 		return;
-	c->window = 1;
+	__sync_fetch_and_or(&c->window, capable_now() ? WW_WINDOW_ALL : WW_WINDOW_NS);
 	self = tracked_state();
 	if (self)
 		self->ns_child = 1;
 }
 
-/* Did the exec give the task privileges: effective uid 0, or any
- * permitted capability (the effective ones can be raised up to those)?
- * kernel_cap_t is 64 bits in every layout (two __u32 before Linux 6.3). */
-static __always_inline bool privileged_exec(struct task_struct *task)
+/* Did the exec give the task privileges it did not have (setuid,
+ * setgid, file capabilities)? The kernel's own answer, the one behind
+ * AT_SECURE; a root process's exec of a plain program gains nothing. */
+static __always_inline bool privileged_exec(struct linux_binprm *bprm)
 {
-	const struct cred *cred = BPF_CORE_READ(task, cred);
-	__u64 caps = 0;
-
-	if (BPF_CORE_READ(cred, euid.val) == 0)
-		return true;
-	bpf_core_read(&caps, sizeof(caps), &cred->cap_permitted);
-	return caps != 0;
+	return BPF_CORE_READ_BITFIELD_PROBED(bprm, secureexec);
 }
 
 /* Is the program an ELF of 32-bit class (its first bytes, in bprm->buf)? */
@@ -144,25 +168,27 @@ static __always_inline __u32 contents_exec(struct task_struct *task, struct linu
 		return 0;
 	if (compat_exec(bprm))
 		return WW_WHY_COMPAT;
-	return privileged_exec(task) ? WW_WHY_PRIVILEGED : 0;
+	return privileged_exec(bprm) ? WW_WHY_PRIVILEGED : 0;
 }
 
-/* Is nr one of the calls contents_exited looks at? */
-static __always_inline bool contents_call(long nr)
-{
-	return nr == NR_socket || nr == NR_socketpair || nr == NR_io_uring_setup || nr == NR_pidfd_getfd || nr == NR_seccomp ||
-	       nr == NR_unshare || nr == NR_setns || nr == NR_clone || nr == NR_clone3;
-}
+/* The calls contents_exited looks at, as X(name) for NR_name. */
+#define CONTENTS_CALLS(X) X(socket) X(socketpair) X(io_uring_setup) X(pidfd_getfd) X(seccomp) \
+	X(unshare) X(setns) X(clone) X(clone3)
+
+/* The privileged calls, looked at on entry (contents_entered) and exit
+ * (contents_privileged). */
+#define PRIVILEGED_CALLS(X) X(mount) X(move_mount) X(open_tree) X(open_tree_attr) X(fsmount) \
+	X(mount_setattr) X(pivot_root) X(chroot) X(open_by_handle_at) X(acct)
 
 /*
  * Ask for contents: pause the current process and send the record. The
  * stop goes first, so that user space's SIGCONT cannot come before it; a
  * record that cannot be sent takes it back (SIGCONT drops a pending
- * stop), and its loss fails the run. taken is the file pidfd_getfd took
- * (else NULL): when it can write a regular file, the record holds it
- * (WW_SLOT_RESOLVED, its open flags in mode), and user space judges it
- * as a file opened for writing, since another thread may write through
- * it before the process stops.
+ * stop), and its loss fails the run. taken is the file pidfd_getfd or
+ * open_by_handle_at took (else NULL): when it can write a regular file,
+ * the record holds it (WW_SLOT_RESOLVED, its open flags in mode), and
+ * user space judges it as a file opened for writing, since another
+ * thread may write through it before the process stops.
  */
 static __always_inline void contents_needed(void *ctx, __u32 why, struct file *taken)
 {
@@ -187,7 +213,39 @@ static __always_inline void contents_needed(void *ctx, __u32 why, struct file *t
 		bpf_send_signal(SIGCONT);
 }
 
-/* The exit of one of contents_call's calls (args in regs, result ret). */
+/* The entry of a privileged call: a process that holds capabilities
+ * may be about to change where paths lead, for every process of its
+ * mount namespace at once. */
+static __always_inline int contents_entered(void)
+{
+	struct contents_state *c = contents_lazy();
+
+	if (!c || !capable_now() || compat_syscall() || !tracked_state())
+		return 0;
+	__sync_fetch_and_or(&c->window, WW_WINDOW_ALL);
+	return 0;
+}
+
+/* The exit of a privileged call (nr, its result ret), whatever it
+ * returned: its entry opened the window. */
+static __always_inline int contents_privileged(void *ctx, long nr, long ret)
+{
+	__u32 why = WW_WHY_MOUNT;
+
+	if (!contents_lazy() || !capable_now() || compat_syscall() || !tracked_state())
+		return 0;
+	if (nr == NR_chroot)
+		why = WW_WHY_CHROOT;
+	else if (nr == NR_open_by_handle_at)
+		why = WW_WHY_HANDLE;
+	else if (nr == NR_acct)
+		why = WW_WHY_ACCT;
+	/* The file it opened, like pidfd_getfd's, is judged as an open. */
+	contents_needed(ctx, why, nr == NR_open_by_handle_at && ret >= 0 ? fd_file(ret) : NULL);
+	return 0;
+}
+
+/* The exit of one of CONTENTS_CALLS (args in regs, result ret). */
 static __always_inline int contents_exited(void *ctx, struct pt_regs *regs, long nr, long ret)
 {
 	struct task_state *st;

@@ -181,7 +181,8 @@ static __always_inline int stash_aio(long nr, const struct iocb *const *iocbs)
 	return stash(WW_OP_AIO, s.fd, NULL, 0, NULL, 0, 0);
 }
 
-#define STASHING_CASE(name) case NR_##name:
+/* A case for syscall NR_name, for the lists of syscalls (X macros). */
+#define NR_CASE(name) case NR_##name:
 #define OR_CMD(cmd) || (__u32)ARG(2) == cmd
 #define ARG(n) ((unsigned long)SYSCALL_ARG##n(regs))
 #define STR(n) ((const char *)ARG(n))
@@ -250,11 +251,13 @@ static __always_inline int syscall_entered(struct pt_regs *regs, long id)
 	case NR_mknodat:    return stash(WW_OP_MKNOD, ARG(1), STR(2), 0, NULL, 0, ARG(3));
 	case NR_mmap:       return stash_mmap(ARG(4), ARG(5));
 	case NR_io_submit:  return stash_aio(ARG(2), (const struct iocb *const *)ARG(3));
-	META_SYSCALLS(STASHING_CASE)
+	META_SYSCALLS(NR_CASE)
 		stash_meta_call(regs, id);
 		return 0;
 	case NR_clone: case NR_clone3: case NR_fork: case NR_vfork:
 		return stash_fork(regs);
+	PRIVILEGED_CALLS(NR_CASE)
+		return contents_entered();
 	}
 	return 0;
 }
@@ -262,7 +265,7 @@ static __always_inline int syscall_entered(struct pt_regs *regs, long id)
 static __always_inline bool stashing(long nr)
 {
 	switch (nr) {
-	STASHING_SYSCALLS(STASHING_CASE)
+	STASHING_SYSCALLS(NR_CASE)
 		return true;
 	}
 	return false;
@@ -291,14 +294,18 @@ static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long 
 	struct task_state *st;
 	struct args *a;
 
-	if (SYSCALL_NR(regs) == NR_ptrace)
+	switch (SYSCALL_NR(regs)) {
+	NR_CASE(ptrace)
 		return proc_ptraced(ARG(1), ret);
-	if (SYSCALL_NR(regs) == NR_process_vm_writev)
+	NR_CASE(process_vm_writev)
 		return proc_vm_written(ARG(1), ret);
-	if (SYSCALL_NR(regs) == NR_fanotify_init)
+	NR_CASE(fanotify_init)
 		return fanotify_made(regs, ret);
-	if (contents_call(SYSCALL_NR(regs)))
+	CONTENTS_CALLS(NR_CASE)
 		return contents_exited(ctx, regs, SYSCALL_NR(regs), ret);
+	PRIVILEGED_CALLS(NR_CASE)
+		return contents_privileged(ctx, SYSCALL_NR(regs), ret);
+	}
 	if (!stashing(SYSCALL_NR(regs)))
 		return 0;
 	/* Of the ioctls, only inode flag changes. */

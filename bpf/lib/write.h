@@ -27,13 +27,21 @@ struct {
 
 #define OR_OP(name) || op == WW_OP_##name
 
-/* A write the kernel found allowed: counted, and counted apart when it
- * was made in a mount namespace of its own while contents were not
- * watched, where an allowed path may lead elsewhere (lib/contents.h). */
-static __always_inline void settled_allowed(void)
+/* Is the write one the window makes unwatched (lib/contents.h): an open
+ * or truncate that succeeded, whose changes to the file's contents the
+ * filesystem witness does not see yet? */
+static __always_inline bool unwatched_write(struct args *a, long ret)
+{
+	return ret >= 0 && (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT || a->op == WW_OP_TRUNCATE) &&
+	       written_unwatched();
+}
+
+/* A write the kernel found allowed: counted, and counted apart when the
+ * window made it unwatched, where an allowed path may lead elsewhere. */
+static __always_inline void settled_allowed(bool unwatched)
 {
 	count(WW_STAT_ALLOWED);
-	if (written_unwatched())
+	if (unwatched)
 		count(WW_STAT_UNWATCHED_ALLOWED);
 }
 
@@ -197,6 +205,7 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	 * more flag doubled the paths the verifier walks, and --enforce's
 	 * start-up time. */
 	bool by_file = opened || !a->path;
+	bool unwatched = unwatched_write(a, ret);
 	struct file *f = NULL;
 	bool created = false;
 	struct event *e;
@@ -213,7 +222,7 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	if (f && !a->action) {
 		if (use_marks && file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry),
 					      (__u64)BPF_CORE_READ(f, f_path.mnt))) {
-			settled_allowed();
+			settled_allowed(unwatched);
 			return 0;
 		}
 		if (counted_repeat(f, created, a, regs))
@@ -258,9 +267,9 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 		return 0;
 	}
 	/* For user space, which fails the run on one it finds allowed. */
-	e->hdr.unwatched = written_unwatched();
+	e->hdr.unwatched = unwatched;
 	if (!a->action && allowed_here(e, a)) {
-		settled_allowed();
+		settled_allowed(unwatched);
 		return 0;
 	}
 	/* Who wrote: the goroutine's Go test, or the process's announcements

@@ -11,18 +11,17 @@ import (
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 
-// File contents on demand. When COMMAND runs without privileges (as
-// root it could mount, in any namespace, a path of its own to any file,
-// with no call to pause it before) and not under --enforce (whose
-// trampoline, writewatch itself, must run on before the run reads any
-// record), the witness starts without the writes to the contents of
+// File contents on demand. When COMMAND does not run under --enforce
+// (whose trampoline, writewatch itself, must run on before the run reads
+// any record), the witness starts without the writes to the contents of
 // files, which cost every writer on a watched filesystem: every file the
 // tree opens for writing is judged from its record, so contents matter
 // only for a file that comes from outside the tree, or is reached by a
 // path the tree makes its own. StartWatch watches the files COMMAND
 // inherits one by one (inherited); the kernel side pauses a process of
-// the tree that makes a call after which it may hold another
-// (bpf/lib/contents.h), and WatchContents watches every file's contents
+// the tree that makes a call after which it may hold another, or, with
+// privileges, one that may lead paths elsewhere (a mount, chroot:
+// bpf/lib/contents.h), and WatchContents watches every file's contents
 // from then on, before the process is resumed (Contents).
 
 // contentsLater says the witness watches contents on demand and does not
@@ -76,15 +75,16 @@ func (w *Watch) Contents(ev *tracer.Event) (judge bool) {
 	return true
 }
 
-// Unsettled takes a write record made in a mount namespace of the
-// tree's own while contents were not watched (tracer.Event.Unwatched):
-// one the judge found allowed makes the run incomplete, since a mount of
-// that namespace may have led its path elsewhere (those the kernel found
-// allowed are counted: tracer.Stats.UnwatchedAllowed).
+// Unsettled takes a write record made while a mount may have led paths
+// elsewhere and contents were not watched yet (tracer.Event.Unwatched:
+// in a mount namespace of the tree's own, or while a privileged process
+// changed mounts or its root): one the judge found allowed makes the run
+// incomplete, since its path may have led to another file (those the
+// kernel found allowed are counted: tracer.Stats.UnwatchedAllowed).
 func (w *Watch) Unsettled(ev *tracer.Event, violations int) {
 	if ev.Unwatched && violations == 0 {
-		w.Incompletely("a process in a mount namespace of its own wrote where its path seemed allowed before the filesystem witness watched the contents of files: " +
-			"a mount of its own may have led that path elsewhere")
+		w.Incompletely("a file was opened for writing where its path seemed allowed, while a mount of the tree's own (or a change of root) could lead that path elsewhere, " +
+			"before the filesystem witness watched the contents of files")
 	}
 }
 

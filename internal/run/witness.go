@@ -35,8 +35,8 @@ func startWatch(cfg Config, tr *tracer.Tracer) (*crosscheck.Watch, func()) {
 	opts := crosscheck.Options{
 		Allow: cfg.Allow, Self: int32(os.Getpid()), InitialPIDNS: crosscheck.InitialPIDNamespace(),
 		Tracked: tr.IsTracked, Roots: []string{project, home},
-		// COMMAND without privileges, and no trampoline: contents on demand (crosscheck's contents.go).
-		ContentsLater: cfg.User != nil && cfg.User.UID != 0 && cfg.Enforce == nil, Inherited: launch.InheritedFDs(cfg.Stdin, cfg.Stdout, cfg.Stderr),
+		// No trampoline: contents on demand (crosscheck's contents.go).
+		ContentsLater: cfg.Enforce == nil, Inherited: launch.InheritedFDs(cfg.Stdin, cfg.Stdout, cfg.Stderr),
 		Later: tr.ContentsLater, Watched: tr.ContentsWatched,
 	}
 	private, err := os.MkdirTemp("", "writewatch-run-")

@@ -73,12 +73,18 @@ const (
 	WhyNamespace  = Why(writewatchWwContentsWhyWW_WHY_NAMESPACE)   // entered or made a user or mount namespace
 	WhyPrivileged = Why(writewatchWwContentsWhyWW_WHY_PRIVILEGED)  // ran a program that gained privileges
 	WhyCompat     = Why(writewatchWwContentsWhyWW_WHY_COMPAT)      // ran a 32-bit program
+	// A privileged process (any effective capability) called:
+	WhyMount  = Why(writewatchWwContentsWhyWW_WHY_MOUNT)  // mount, the new mount API, or pivot_root
+	WhyChroot = Why(writewatchWwContentsWhyWW_WHY_CHROOT) // chroot
+	WhyHandle = Why(writewatchWwContentsWhyWW_WHY_HANDLE) // open_by_handle_at
+	WhyAcct   = Why(writewatchWwContentsWhyWW_WHY_ACCT)   // acct
 )
 
 var whyNames = map[Why]string{
 	WhyUnixSocket: "a Unix socket", WhyIOURing: "an io_uring", WhyPidfdGetfd: "pidfd_getfd",
 	WhySeccomp: "a seccomp listener", WhyNamespace: "a user or mount namespace",
 	WhyPrivileged: "a program that gained privileges at exec", WhyCompat: "a 32-bit program",
+	WhyMount: "a mount", WhyChroot: "chroot", WhyHandle: "open_by_handle_at", WhyAcct: "process accounting (acct)",
 }
 
 // String names what the process did, as the report says it.

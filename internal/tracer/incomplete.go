@@ -57,10 +57,11 @@ import (
 //     contents must be watched, and that the kernel could not pause
 //     until they were: what they wrote meanwhile through a file from
 //     outside the tree went unseen: blind, when the witness is on.
-//   - UnwatchedAllowed: writes the kernel found allowed, made in a
-//     mount namespace of the tree's own while file contents were not
-//     watched: a mount of that namespace may have led the allowed path
-//     to a protected file: blind.
+//   - UnwatchedAllowed: opens for writing the kernel found allowed,
+//     made while file contents were not watched and a mount could lead
+//     paths elsewhere (in a mount namespace of the tree's own, or while
+//     a privileged process changed mounts or its root): the allowed
+//     path may have led to a protected file: blind.
 //   - FanotifyWritable: fanotify groups whose events hand the tree
 //     descriptors open for writing, of any file the group watches, with
 //     no open call; the kernel makes no fanotify event for writes
@@ -98,8 +99,8 @@ func (st Stats) Incomplete(enforcing, witnessing bool) []string {
 			plural(st.ContentsStopErrors, "process could", "processes could"), pick(st.ContentsStopErrors == 1, "it", "they")))
 	}
 	if st.UnwatchedAllowed > 0 {
-		why = append(why, fmt.Sprintf("%s in a mount namespace of its own, where the path seemed allowed, before the filesystem witness watched the contents of files: a mount of its own may have led that path elsewhere",
-			plural(st.UnwatchedAllowed, "write was made", "writes were made")))
+		why = append(why, fmt.Sprintf("%s where the path seemed allowed, while a mount of the tree's own (or a change of root) could lead that path elsewhere, before the filesystem witness watched the contents of files",
+			plural(st.UnwatchedAllowed, "file was opened for writing", "files were opened for writing")))
 	}
 	if enforcing && st.SignalErrors > 0 {
 		why = append(why, fmt.Sprintf("%s not be killed: --enforce did not stop %s",

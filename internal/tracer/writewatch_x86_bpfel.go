@@ -15,8 +15,8 @@ import (
 
 type writewatchContentsState struct {
 	_      structs.HostLayout
-	Lazy   uint32
-	Window uint32
+	Lazy   uint64
+	Window uint64
 	MntNs  uint64
 }
 
@@ -181,6 +181,10 @@ const (
 	writewatchWwContentsWhyWW_WHY_NAMESPACE   writewatchWwContentsWhy = 5
 	writewatchWwContentsWhyWW_WHY_PRIVILEGED  writewatchWwContentsWhy = 6
 	writewatchWwContentsWhyWW_WHY_COMPAT      writewatchWwContentsWhy = 7
+	writewatchWwContentsWhyWW_WHY_MOUNT       writewatchWwContentsWhy = 8
+	writewatchWwContentsWhyWW_WHY_CHROOT      writewatchWwContentsWhy = 9
+	writewatchWwContentsWhyWW_WHY_HANDLE      writewatchWwContentsWhy = 10
+	writewatchWwContentsWhyWW_WHY_ACCT        writewatchWwContentsWhy = 11
 )
 
 type writewatchWwEventKind uint32

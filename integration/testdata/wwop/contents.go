@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -19,6 +24,9 @@ func init() {
 		"recvfd-write":  recvFDWrite,
 		"getfd-write":   getFDWrite,
 		"clone-ns-bind": cloneNSBind,
+		"bind-write":    bindWrite,
+		"bind-race":     bindRace,
+		"append-retry":  appendRetry,
 	} {
 		edgeOps[name] = op
 	}
@@ -181,4 +189,85 @@ func cloneAndWrite(dir, mnt, path, line *byte, n uintptr, status int, failed *[2
 	}
 	syscall.RawSyscall(unix.SYS_EXIT_GROUP, 0, 0, 0)
 	return 0, 0
+}
+
+// bindWrite DIR MNT NAME: bind-mount DIR on MNT in this process's mount
+// namespace (root's, shared with the whole tree), append a line to
+// MNT/NAME, and unmount MNT.
+func bindWrite(a []string) error {
+	if err := unix.Mount(a[0], a[1], "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("mount: %w", err)
+	}
+	werr := openWrite(filepath.Join(a[1], a[2]), unix.O_WRONLY|unix.O_APPEND)
+	if err := unix.Unmount(a[1], unix.MNT_DETACH); err != nil {
+		return errors.Join(werr, fmt.Errorf("umount: %w", err))
+	}
+	return werr
+}
+
+// bindRace DIR MNT NAME: another process (append-retry MNT/NAME) tries
+// to open MNT/NAME for appending over and over, and this one then
+// bind-mounts DIR on MNT, in the namespace they share: the other opens
+// it through the mount as soon as the mount is made, while this process
+// is still in its call, or paused after it. MNT is unmounted at the end.
+func bindRace(a []string) error {
+	cmd := exec.Command("/proc/self/exe", "append-retry", filepath.Join(a[1], a[2]))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	// It says when it tries.
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		cmd.Process.Kill()
+		cmd.Wait()
+		return fmt.Errorf("append-retry did not start: %w", err)
+	}
+	merr := unix.Mount(a[0], a[1], "", unix.MS_BIND, "")
+	if merr != nil {
+		cmd.Process.Kill()
+	}
+	werr := cmd.Wait()
+	if merr != nil {
+		return fmt.Errorf("mount: %w", merr)
+	}
+	if err := unix.Unmount(a[1], unix.MNT_DETACH); err != nil {
+		return errors.Join(werr, fmt.Errorf("umount: %w", err))
+	}
+	return werr
+}
+
+// appendRetry PATH: say "trying" on stdout, then open PATH for appending
+// (never creating it) until it exists, for up to ten seconds, and append
+// a line.
+func appendRetry(a []string) error {
+	path, err := unix.BytePtrFromString(a[0])
+	if err != nil {
+		return err
+	}
+	fmt.Println("trying")
+	runtime.LockOSThread()
+	cwd := unix.AT_FDCWD
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); {
+		for range 1000 {
+			fd, _, errno := syscall.RawSyscall6(unix.SYS_OPENAT, uintptr(cwd), uintptr(unsafe.Pointer(path)), unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0, 0, 0)
+			if errno == unix.ENOENT {
+				continue
+			}
+			if errno != 0 {
+				return fmt.Errorf("open: %w", errno)
+			}
+			line := []byte("written through a mount made a moment before\n")
+			_, _, errno = syscall.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(&line[0])), uintptr(len(line)))
+			unix.Close(int(fd))
+			if errno != 0 {
+				return fmt.Errorf("write: %w", errno)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("%s never appeared", a[0])
 }
