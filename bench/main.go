@@ -25,29 +25,11 @@ import (
 type config struct {
 	name   string
 	prefix func(jsonPath string) []string // nil: bare
-	env    []string                       // added to the bench's environment
-	// jsonDir holds its reports: a directory of the user COMMAND runs
-	// as, who opens them. "": the temp dir.
-	jsonDir string
 }
 
-// reportPath is where a report of c goes, named after name.
-func (c config) reportPath(name string) string {
-	dir := c.jsonDir
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	return filepath.Join(dir, fmt.Sprintf("%s-%d.json", name, os.Getpid()))
-}
-
-// command is argv to run under c, in dir.
-func (c config) command(argv []string, dir string) *exec.Cmd {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	if c.env != nil {
-		cmd.Env = append(os.Environ(), c.env...)
-	}
-	return cmd
+// reportPath is where a report goes, in the temp dir, named after name.
+func reportPath(name string) string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("%s-%d.json", name, os.Getpid()))
 }
 
 type workload struct {
@@ -389,12 +371,13 @@ func measure(w workload, c config, runs int) (result, error) {
 				return res, err
 			}
 		}
-		jsonPath := c.reportPath("writewatch-bench")
+		jsonPath := reportPath("writewatch-bench")
 		argv := w.argv
 		if c.prefix != nil {
 			argv = append(c.prefix(jsonPath), w.argv...)
 		}
-		cmd := c.command(argv, w.dir)
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Dir = w.dir
 		cmd.Stdout = io.Discard
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
