@@ -40,9 +40,9 @@
  *     (open_by_handle_at) or turning on process accounting (acct,
  *     whose file the kernel writes at every exit). A mount is seen by
  *     every process of its namespace at once, and made before the call
- *     returns: the window opens at the call's entry, for every write
- *     (WW_WINDOW_ALL), and its exit asks for contents even when the
- *     call failed, which closes it. A privileged child made in new
+ *     returns: the window opens at the entry of a call that changes
+ *     mounts or roots, for every write (WW_WINDOW_ALL), and its exit
+ *     asks for contents even when the call failed, which closes it. A privileged child made in new
  *     namespaces opens it for every write too: its mounts may
  *     propagate back to COMMAND's namespace. A process without
  *     capabilities is refused these calls, and asks nothing.
@@ -213,13 +213,17 @@ static __always_inline void contents_needed(void *ctx, __u32 why, struct file *t
 		bpf_send_signal(SIGCONT);
 }
 
-/* The entry of a privileged call: a process that holds capabilities
- * may be about to change where paths lead, for every process of its
- * mount namespace at once. */
-static __always_inline int contents_entered(void)
+/* The entry of a privileged call (nr): a process that holds
+ * capabilities may be about to change where paths lead, for every
+ * process of its mount namespace at once. open_by_handle_at's file is
+ * judged as an open, and acct's writes are no opens: they open no
+ * window. */
+static __always_inline int contents_entered(long nr)
 {
 	struct contents_state *c = contents_lazy();
 
+	if (nr == NR_open_by_handle_at || nr == NR_acct)
+		return 0;
 	if (!c || !capable_now() || compat_syscall() || !tracked_state())
 		return 0;
 	__sync_fetch_and_or(&c->window, WW_WINDOW_ALL);
@@ -227,7 +231,7 @@ static __always_inline int contents_entered(void)
 }
 
 /* The exit of a privileged call (nr, its result ret), whatever it
- * returned: its entry opened the window. */
+ * returned: its entry may have opened the window. */
 static __always_inline int contents_privileged(void *ctx, long nr, long ret)
 {
 	__u32 why = WW_WHY_MOUNT;

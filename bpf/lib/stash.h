@@ -257,7 +257,7 @@ static __always_inline int syscall_entered(struct pt_regs *regs, long id)
 	case NR_clone: case NR_clone3: case NR_fork: case NR_vfork:
 		return stash_fork(regs);
 	PRIVILEGED_CALLS(NR_CASE)
-		return contents_entered();
+		return contents_entered(id);
 	}
 	return 0;
 }
