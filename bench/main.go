@@ -96,7 +96,7 @@ func run(out io.Writer) error {
 	}
 	configs := b.configs()
 	start := time.Now()
-	fmt.Fprintf(out, "writewatch benchmark: median of %d runs each (one warm-up run not counted), %s\n\n", b.runs, time.Now().Format("2006-01-02"))
+	fmt.Fprintf(out, "writewatch benchmark: median of %d runs each (one warm-up run not counted; the configurations of a workload take turns), %s\n\n", b.runs, time.Now().Format("2006-01-02"))
 	fmt.Fprintf(out, "| workload | %s | target | peak RSS | lost |\n", strings.Join(names(configs), " | "))
 	fmt.Fprintf(out, "|---|%s---|---|---|\n", strings.Repeat("---|", len(configs)))
 	failed := false
@@ -264,33 +264,43 @@ func clean(dir string) func() error {
 // hundredth of a micro workload's size, against bare at that size.
 func (b *bench) measureAll(w workload, configs []config) ([]result, error) {
 	var (
-		results []result
-		bare    time.Duration
+		trials []trial
+		at     []int  // configs[i]'s trial, -1 when not run
+		baseAt []int  // the trial its ratio is to
+		small  []bool // timed at a hundredth of the size
 	)
+	bare := -1
 	for _, c := range configs {
 		if w.violates && strings.Contains(c.name, "enforce") {
-			results = append(results, result{config: c.name, failures: -1})
+			at, baseAt, small = append(at, -1), append(baseAt, -1), append(small, false)
 			continue
 		}
 		base, timed := bare, w
-		small := strings.HasPrefix(c.name, "strace") && w.small != nil && !b.quick
-		if small {
+		cut := strings.HasPrefix(c.name, "strace") && w.small != nil && !b.quick
+		if cut {
 			timed.argv = w.small
-			sb, err := measure(timed, config{name: "bare"}, b.runs)
-			if err != nil {
-				return nil, fmt.Errorf("%s bare at a tenth: %w", w.name, err)
-			}
-			base = sb.median
+			base = len(trials)
+			trials = append(trials, trial{w: timed, c: config{name: "bare"}})
 		}
-		r, err := measure(timed, c, b.runs)
-		if err != nil {
-			return nil, fmt.Errorf("%s under %s: %w", w.name, c.name, err)
-		}
-		r.small = small
 		if c.prefix == nil {
-			bare, base = r.median, r.median
+			bare, base = len(trials), len(trials)
 		}
-		r.ratio = float64(r.median) / float64(base)
+		at, baseAt, small = append(at, len(trials)), append(baseAt, base), append(small, cut)
+		trials = append(trials, trial{w: timed, c: c})
+	}
+	rs, err := measure(trials, b.runs)
+	if err != nil {
+		return nil, err
+	}
+	var results []result
+	for i, c := range configs {
+		if at[i] < 0 {
+			results = append(results, result{config: c.name, failures: -1})
+			continue
+		}
+		r := rs[at[i]]
+		r.small = small[i]
+		r.ratio = float64(r.median) / float64(rs[baseAt[i]].median)
 		results = append(results, r)
 	}
 	return results, nil
@@ -360,61 +370,86 @@ func ratioAtMost(limit float64) func(result) string {
 	}
 }
 
-// measure runs w under c once to warm up, then runs times, and returns
-// the median wall time with writewatch's own figures from its report.
-func measure(w workload, c config, runs int) (result, error) {
-	res := result{config: c.name}
-	var times []time.Duration
-	for i := 0; i <= runs; i++ {
-		if w.prepare != nil {
-			if err := w.prepare(); err != nil {
-				return res, err
+// A trial is a workload under a configuration.
+type trial struct {
+	w workload
+	c config
+}
+
+// measure runs each trial once to warm up, then runs rounds of every
+// trial in turn, so that whatever drifts on the machine meanwhile falls
+// on all of them alike, and returns each one's median wall time with
+// writewatch's own figures from its report.
+func measure(trials []trial, runs int) ([]result, error) {
+	res := make([]result, len(trials))
+	times := make([][]time.Duration, len(trials))
+	for i, t := range trials {
+		res[i].config = t.c.name
+	}
+	for round := 0; round <= runs; round++ {
+		for i, t := range trials {
+			d, err := runOnce(t.w, t.c, &res[i])
+			if err != nil {
+				return nil, fmt.Errorf("%s under %s: %w", t.w.name, t.c.name, err)
 			}
-		}
-		jsonPath := reportPath("writewatch-bench")
-		argv := w.argv
-		if c.prefix != nil {
-			argv = append(c.prefix(jsonPath), w.argv...)
-		}
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Dir = w.dir
-		cmd.Stdout = io.Discard
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		t0 := time.Now()
-		err := cmd.Run()
-		d := time.Since(t0)
-		var ee *exec.ExitError
-		if err != nil && !errors.As(err, &ee) {
-			return res, err
-		}
-		if err != nil && !w.violates {
-			return res, fmt.Errorf("exit %v: %s", err, stderr.String())
-		}
-		if c.prefix != nil && strings.Contains(c.name, "writewatch") {
-			var rep struct {
-				LostEvents uint64 `json:"lost_events"`
-				PeakRSS    uint64 `json:"peak_rss_bytes"`
-				Witness    struct {
-					ContentsSince string `json:"contents_since"`
-				} `json:"witness"`
+			if round > 0 {
+				times[i] = append(times[i], d)
 			}
-			if data, err := os.ReadFile(jsonPath); err == nil && json.Unmarshal(data, &rep) == nil {
-				res.lost = max(res.lost, rep.LostEvents)
-				res.rssMiB = max(res.rssMiB, float64(rep.PeakRSS)/(1<<20))
-				if rep.Witness.ContentsSince != "" {
-					res.contentsSince = rep.Witness.ContentsSince
-				}
-			}
-			os.Remove(jsonPath)
-		}
-		if i > 0 {
-			times = append(times, d)
 		}
 	}
-	slices.Sort(times)
-	res.median = times[len(times)/2]
+	for i := range res {
+		slices.Sort(times[i])
+		res[i].median = times[i][len(times[i])/2]
+	}
 	return res, nil
+}
+
+// runOnce runs w under c, timed, and adds writewatch's figures from its
+// report to res.
+func runOnce(w workload, c config, res *result) (time.Duration, error) {
+	if w.prepare != nil {
+		if err := w.prepare(); err != nil {
+			return 0, err
+		}
+	}
+	jsonPath := reportPath("writewatch-bench")
+	argv := w.argv
+	if c.prefix != nil {
+		argv = append(c.prefix(jsonPath), w.argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = w.dir
+	cmd.Stdout = io.Discard
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	t0 := time.Now()
+	err := cmd.Run()
+	d := time.Since(t0)
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return 0, err
+	}
+	if err != nil && !w.violates {
+		return 0, fmt.Errorf("exit %v: %s", err, stderr.String())
+	}
+	if c.prefix != nil && strings.Contains(c.name, "writewatch") {
+		var rep struct {
+			LostEvents uint64 `json:"lost_events"`
+			PeakRSS    uint64 `json:"peak_rss_bytes"`
+			Witness    struct {
+				ContentsSince string `json:"contents_since"`
+			} `json:"witness"`
+		}
+		if data, err := os.ReadFile(jsonPath); err == nil && json.Unmarshal(data, &rep) == nil {
+			res.lost = max(res.lost, rep.LostEvents)
+			res.rssMiB = max(res.rssMiB, float64(rep.PeakRSS)/(1<<20))
+			if rep.Witness.ContentsSince != "" {
+				res.contentsSince = rep.Witness.ContentsSince
+			}
+		}
+		os.Remove(jsonPath)
+	}
+	return d, nil
 }
 
 func names(cs []config) []string {

@@ -50,15 +50,15 @@ func (b *bench) witnessTable(out io.Writer) error {
 	fmt.Fprintf(out, "| workload | bare | %s | %s | witness on / off |\n|---|---|---|---|---|\n", on.name, off.name)
 	var notes []string
 	for _, w := range b.selected(workloads) {
+		rs, err := measure([]trial{{w, config{name: "bare"}}, {w, on}, {w, off}}, b.runs)
+		if err != nil {
+			return err
+		}
 		var meds [3]time.Duration
-		for i, c := range []config{{name: "bare"}, on, off} {
-			r, err := measure(w, c, b.runs)
-			if err != nil {
-				return fmt.Errorf("%s under %s: %w", w.name, c.name, err)
-			}
+		for i, r := range rs {
 			meds[i] = r.median
 			if r.contentsSince != "" {
-				notes = append(notes, fmt.Sprintf("%s, %s: contents watched since %s.", w.name, c.name, r.contentsSince))
+				notes = append(notes, fmt.Sprintf("%s, %s: contents watched since %s.", w.name, r.config, r.contentsSince))
 			}
 		}
 		times := func(d time.Duration) string {
