@@ -42,10 +42,11 @@
  *     every process of its namespace at once, and made before the call
  *     returns: the window opens at the entry of a call that changes
  *     mounts or roots, for every write (WW_WINDOW_ALL), and its exit
- *     asks for contents even when the call failed, which closes it. A privileged child made in new
- *     namespaces opens it for every write too: its mounts may
- *     propagate back to COMMAND's namespace. A process without
- *     capabilities is refused these calls, and asks nothing.
+ *     asks for contents even when the call failed, which closes it. A
+ *     privileged child made in new namespaces opens it for every write
+ *     too: its mounts may propagate back to COMMAND's namespace. A
+ *     process without capabilities is refused these calls, and asks
+ *     nothing.
  */
 #ifndef WW_LIB_CONTENTS_H
 #define WW_LIB_CONTENTS_H
@@ -230,12 +231,15 @@ static __always_inline int contents_entered(long nr)
 	return 0;
 }
 
-/* The exit of a privileged call (nr, its result ret), whatever it
- * returned: its entry may have opened the window. */
+/* The exit of a privileged call (nr, its result ret): one that changes
+ * mounts or roots asks whatever it returned, since its entry opened the
+ * window; open_by_handle_at and acct ask when they succeeded. */
 static __always_inline int contents_privileged(void *ctx, long nr, long ret)
 {
 	__u32 why = WW_WHY_MOUNT;
 
+	if ((nr == NR_open_by_handle_at || nr == NR_acct) && ret < 0)
+		return 0;
 	if (!contents_lazy() || !capable_now() || compat_syscall() || !tracked_state())
 		return 0;
 	if (nr == NR_chroot)
