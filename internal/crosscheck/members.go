@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -192,8 +193,15 @@ func (o *outside) close() {
 	o.fds = nil
 }
 
-// running reports whether process pid exists and has not exited (is not
-// a zombie), from /proc/PID/stat.
+// pfExiting is the kernel's PF_EXITING task flag (include/linux/sched.h):
+// set as the task begins to exit, before the kernel drops it from the
+// tree at sched_process_exit, well before it is a zombie.
+const pfExiting = 0x4
+
+// running reports whether process pid exists and is not exiting (not a
+// zombie, and not on its way to one: between the kernel's exit of the
+// tree and the zombie, a process that was of the tree would pass for
+// one that never was), from /proc/PID/stat.
 func running(pid int32) bool {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/stat")
 	if err != nil {
@@ -203,11 +211,17 @@ func running(pid int32) bool {
 	if i < 0 || i+2 >= len(data) {
 		return false
 	}
-	switch data[i+2] {
-	case 'Z', 'X', 'x':
+	// state ppid pgrp session tty_nr tpgid flags ...
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 7 {
 		return false
 	}
-	return true
+	switch f[0] {
+	case "Z", "X", "x":
+		return false
+	}
+	flags, err := strconv.ParseUint(f[6], 10, 64)
+	return err == nil && flags&pfExiting == 0
 }
 
 // parentOf is process pid's parent in this PID namespace, from
