@@ -315,3 +315,55 @@ func TestContentsRootMountRace(t *testing.T) {
 		}
 	}
 }
+
+// A bind mount of the project on a directory under the temp dir (which
+// the defaults allow) made before the run, in writewatch's own mount
+// namespace: COMMAND as root appends to config.toml through it. The
+// mount is there at the start, so contents are watched from then on, and
+// the write is reported with the path the kernel changed.
+func TestContentsRootBindMountBeforeTheRun(t *testing.T) {
+	root, _ := verdictProject(t)
+	cfg := root + "/config.toml"
+	alias := t.TempDir()
+	must(t, unix.Mount(root, alias, "", unix.MS_BIND, ""))
+	t.Cleanup(func() { unix.Unmount(alias, unix.MNT_DETACH) })
+	res := verdictRun(t, root, nil, nil, opBin, "append", alias+"/config.toml")
+	if data, _ := os.ReadFile(cfg); string(data) == "precious\n" {
+		t.Fatalf("config.toml not changed: the run proves nothing\n%s", res.stderr)
+	}
+	seenOnDisk(t, wantViolation(t, res, true, "", cfg))
+	onDemand(t, res, "a bind mount at "+alias)
+}
+
+// A process outside the tree, in a mount namespace of its own, has the
+// project bound on a directory under the temp dir; COMMAND as root
+// appends to config.toml through /proc/PID/root of that process. The
+// path it opened, walked in that namespace, seems allowed: the run never
+// passes. It fails with the write reported (86), or says it could not
+// see everything (88).
+func TestContentsRootFileOfAnotherNamespace(t *testing.T) {
+	root, _ := verdictProject(t)
+	cfg := root + "/config.toml"
+	alias := t.TempDir()
+	other := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", `mount --bind "$1" "$2" && echo ready && exec sleep 60`, "sh", root, alias)
+	out, err := other.StdoutPipe()
+	must(t, err)
+	if err := other.Start(); err != nil {
+		t.Skipf("unshare: %v", err)
+	}
+	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Skipf("no bind mount in a new mount namespace here: %q %v", line, err)
+	}
+	path := "/proc/" + strconv.Itoa(other.Process.Pid) + "/root" + alias + "/config.toml"
+	res := verdictRun(t, root, nil, nil, opBin, "append", path)
+	if data, _ := os.ReadFile(cfg); string(data) == "precious\n" {
+		t.Fatalf("config.toml not changed: the run proves nothing\n%s", res.stderr)
+	}
+	switch {
+	case res.code == 86 && violationAt(res.rep, cfg) != nil:
+	case res.code == 88:
+	default:
+		t.Errorf("exit code %d, violations %v: want 86 with config.toml reported, or 88\n%s", res.code, keys(res.rep), res.stderr)
+	}
+}

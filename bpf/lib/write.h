@@ -27,13 +27,30 @@ struct {
 
 #define OR_OP(name) || op == WW_OP_##name
 
-/* Is the write one the window makes unwatched (lib/contents.h): an open
- * or truncate that succeeded, whose changes to the file's contents the
- * filesystem witness does not see yet? */
-static __always_inline bool unwatched_write(struct args *a, long ret)
+/* Is f's mount one of another mount namespace than the current task's
+ * (a file reached through /proc/PID/root of a process outside the tree,
+ * say, or a detached mount)? Its path, walked up to that namespace's
+ * root, says nothing of where the file lies in ours. Internal mounts
+ * (pipes, memfd) are none. */
+static __always_inline bool foreign_file(struct file *f)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct mount *m;
+
+	if (!f)
+		return false;
+	m = real_mount(BPF_CORE_READ(f, f_path.mnt));
+	return !internal_mount(m) && (void *)BPF_CORE_READ(m, mnt_ns) != (void *)BPF_CORE_READ(t, nsproxy, mnt_ns);
+}
+
+/* Is the write one whose path may lead elsewhere while the filesystem
+ * witness does not see changes to file contents (lib/contents.h): an
+ * open or truncate that succeeded, made in the window, or of a file of
+ * another mount namespace? */
+static __always_inline bool unwatched_write(struct args *a, long ret, struct file *f)
 {
 	return ret >= 0 && (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT || a->op == WW_OP_TRUNCATE) &&
-	       written_unwatched();
+	       (written_unwatched() || (contents_lazy() && foreign_file(f)));
 }
 
 /* A write the kernel found allowed: counted, and counted apart when the
@@ -205,7 +222,7 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	 * more flag doubled the paths the verifier walks, and --enforce's
 	 * start-up time. */
 	bool by_file = opened || !a->path;
-	bool unwatched = unwatched_write(a, ret);
+	bool unwatched;
 	struct file *f = NULL;
 	bool created = false;
 	struct event *e;
@@ -216,6 +233,7 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 		f = fd_file(opened ? ret : a->dfd);
 	if (f && opened)
 		created = BPF_CORE_READ(f, f_mode) & FMODE_CREATED;
+	unwatched = unwatched_write(a, ret, f);
 	/* Most writes of a test run go to allowed places, and a loop writes
 	 * the same file again and again: settle both before building
 	 * anything (unless enforcement acted on the write). */

@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/writewatch/writewatch/internal/mountinfo"
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
@@ -18,7 +19,9 @@ import (
 // tree opens for writing is judged from its record, so contents matter
 // only for a file that comes from outside the tree, or is reached by a
 // path the tree makes its own. StartWatch watches the files COMMAND
-// inherits one by one (inherited); the kernel side pauses a process of
+// inherits one by one (inherited), and all contents when a mount already
+// leads into a watched filesystem by a second path (aliased); the
+// kernel side pauses a process of
 // the tree that makes a call after which it may hold another, or, with
 // privileges, one that may lead paths elsewhere (a mount, chroot:
 // bpf/lib/contents.h), and WatchContents watches every file's contents
@@ -77,14 +80,36 @@ func (w *Watch) Contents(ev *tracer.Event) (judge bool) {
 
 // Unsettled takes a write record made while a mount may have led paths
 // elsewhere and contents were not watched yet (tracer.Event.Unwatched:
-// in a mount namespace of the tree's own, or while a privileged process
-// changed mounts or its root): one the judge found allowed makes the run
+// in a mount namespace of the tree's own, while a privileged process
+// changed mounts or its root, or of a file whose mount is another
+// namespace's): one the judge found allowed makes the run
 // incomplete, since its path may have led to another file (those the
 // kernel found allowed are counted: tracer.Stats.UnwatchedAllowed).
 func (w *Watch) Unsettled(ev *tracer.Event, violations int) {
 	if ev.Unwatched && violations == 0 {
-		w.Incompletely("a file was opened for writing where its path seemed allowed, while a mount of the tree's own (or a change of root) could lead that path elsewhere, " +
+		w.Incompletely("a file was opened for writing where its path seemed allowed, while a mount of the tree's own, a change of root or another mount namespace could lead that path elsewhere, " +
 			"before the filesystem witness watched the contents of files")
+	}
+}
+
+// aliased watches all contents from the start when this mount namespace,
+// COMMAND's, already has a mount of a directory or file inside a watched
+// filesystem (a bind mount: its root is not the filesystem's): through
+// it, a path the allowlist allows may lead to a protected file, and the
+// records judge the path. mounts are the namespace's (mountinfo.Read).
+func (w *Watch) aliased(mounts []mountinfo.Mount) {
+	if !w.contentsLater() {
+		return
+	}
+	watched := map[uint64]bool{}
+	for _, fs := range w.w.Filesystems() {
+		watched[fs.Dev] = fs.Err == nil
+	}
+	for _, m := range mounts {
+		if m.Root != "/" && watched[m.Dev] {
+			w.WatchContents("a bind mount at " + m.Point)
+			return
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/mountinfo"
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/stream"
 	"github.com/writewatch/writewatch/internal/witness"
@@ -92,6 +93,11 @@ func StartWatch(opts Options, paths []string, syncDir string) *Watch {
 		w.info.Contents = report.ContentsOnDemand
 	}
 	w.inherited(opts.Inherited)
+	if mounts, err := mountinfo.Read(); err != nil {
+		w.WatchContents(fmt.Sprintf("the start (the mounts could not be read: %v)", err))
+	} else {
+		w.aliased(mounts)
+	}
 	for _, fs := range wit.Filesystems() {
 		f := report.WitnessFilesystem{Paths: fs.Paths, Type: fs.Type, Watched: fs.Err == nil}
 		if fs.Err != nil {

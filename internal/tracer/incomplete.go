@@ -59,9 +59,10 @@ import (
 //     outside the tree went unseen: blind, when the witness is on.
 //   - UnwatchedAllowed: opens for writing the kernel found allowed,
 //     made while file contents were not watched and a mount could lead
-//     paths elsewhere (in a mount namespace of the tree's own, or while
-//     a privileged process changed mounts or its root): the allowed
-//     path may have led to a protected file: blind.
+//     paths elsewhere (in a mount namespace of the tree's own, while a
+//     privileged process changed mounts or its root, or of a file whose
+//     mount is another namespace's): the allowed path may have led to a
+//     protected file: blind.
 //   - FanotifyWritable: fanotify groups whose events hand the tree
 //     descriptors open for writing, of any file the group watches, with
 //     no open call; the kernel makes no fanotify event for writes
@@ -99,7 +100,7 @@ func (st Stats) Incomplete(enforcing, witnessing bool) []string {
 			plural(st.ContentsStopErrors, "process could", "processes could"), pick(st.ContentsStopErrors == 1, "it", "they")))
 	}
 	if st.UnwatchedAllowed > 0 {
-		why = append(why, fmt.Sprintf("%s where the path seemed allowed, while a mount of the tree's own (or a change of root) could lead that path elsewhere, before the filesystem witness watched the contents of files",
+		why = append(why, fmt.Sprintf("%s where the path seemed allowed, while a mount of the tree's own, a change of root or another mount namespace could lead that path elsewhere, before the filesystem witness watched the contents of files",
 			plural(st.UnwatchedAllowed, "file was opened for writing", "files were opened for writing")))
 	}
 	if enforcing && st.SignalErrors > 0 {
