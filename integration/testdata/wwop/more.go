@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -89,12 +91,24 @@ func ptraceAttach(a []string) error {
 // vmWritev PID: write into PID's memory (process_vm_writev) the 8 bytes
 // it already holds at the start of its first writable mapping, read
 // first: it is left as it was, but a writer could have put anything there.
+// A target that execs meanwhile (a child just forked) replaces its
+// mappings: the address is looked up again, for up to a second.
 func vmWritev(a []string) error {
 	pid, err := strconv.Atoi(a[0])
 	if err != nil {
 		return err
 	}
-	maps, err := os.ReadFile("/proc/" + a[0] + "/maps")
+	for try := 0; ; try++ {
+		err := vmWritevOnce(pid)
+		if !errors.Is(err, unix.EFAULT) || try == 200 {
+			return err
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func vmWritevOnce(pid int) error {
+	maps, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
 	if err != nil {
 		return err
 	}
