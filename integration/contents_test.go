@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bufio"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -66,6 +67,18 @@ func changed(t *testing.T, cfg string, res result) {
 	t.Helper()
 	if data, err := os.ReadFile(cfg); err != nil || string(data) == "precious\n" {
 		t.Errorf("config.toml not changed (%v): the run proves nothing\n%s", err, res.stderr)
+	}
+}
+
+// neverPassed fails unless the run failed with cfg reported (86), or
+// said it could not see everything (88); run names the try, or is "".
+func neverPassed(t *testing.T, res result, cfg, run string) {
+	t.Helper()
+	switch {
+	case res.code == 86 && violationAt(res.rep, cfg) != nil:
+	case res.code == 88:
+	default:
+		t.Errorf("%sexit code %d, violations %v: want 86 with config.toml reported, or 88\n%s", run, res.code, keys(res.rep), res.stderr)
 	}
 }
 
@@ -199,12 +212,7 @@ func TestContentsCloneIntoNamespacesThenWrite(t *testing.T) {
 		res := contentsRun(t, u, root, nil, opBin, "clone-ns-bind", ".", "tests/mnt", "config.toml")
 		changed(t, cfg, res)
 		onDemand(t, res, tracer.WhyNamespace.String())
-		switch {
-		case res.code == 86 && violationAt(res.rep, cfg) != nil:
-		case res.code == 88:
-		default:
-			t.Errorf("run %d: exit code %d, violations %v: want 86 with config.toml reported, or 88\n%s", i, res.code, keys(res.rep), res.stderr)
-		}
+		neverPassed(t, res, cfg, fmt.Sprintf("run %d: ", i))
 	}
 }
 
@@ -281,9 +289,7 @@ func TestContentsRootBindMount(t *testing.T) {
 	must(t, os.Mkdir(mnt, 0o755))
 	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
 	res := verdictRun(t, root, nil, nil, opBin, "bind-write", root, mnt, "config.toml")
-	if data, _ := os.ReadFile(cfg); string(data) == "precious\n" {
-		t.Fatalf("config.toml not changed: the run proves nothing\n%s", res.stderr)
-	}
+	changed(t, cfg, res)
 	seenOnDisk(t, wantViolation(t, res, true, "", cfg))
 	onDemand(t, res, tracer.WhyMount.String())
 }
@@ -303,16 +309,9 @@ func TestContentsRootMountRace(t *testing.T) {
 	for i := range 5 {
 		file(t, cfg)
 		res := verdictRun(t, root, nil, nil, opBin, "bind-race", root, mnt, "config.toml")
-		if data, _ := os.ReadFile(cfg); string(data) == "precious\n" {
-			t.Fatalf("run %d: config.toml not changed: the run proves nothing\n%s", i, res.stderr)
-		}
+		changed(t, cfg, res)
 		onDemand(t, res, tracer.WhyMount.String())
-		switch {
-		case res.code == 86 && violationAt(res.rep, cfg) != nil:
-		case res.code == 88:
-		default:
-			t.Errorf("run %d: exit code %d, violations %v: want 86 with config.toml reported, or 88\n%s", i, res.code, keys(res.rep), res.stderr)
-		}
+		neverPassed(t, res, cfg, fmt.Sprintf("run %d: ", i))
 	}
 }
 
@@ -328,9 +327,7 @@ func TestContentsRootBindMountBeforeTheRun(t *testing.T) {
 	must(t, unix.Mount(root, alias, "", unix.MS_BIND, ""))
 	t.Cleanup(func() { unix.Unmount(alias, unix.MNT_DETACH) })
 	res := verdictRun(t, root, nil, nil, opBin, "append", alias+"/config.toml")
-	if data, _ := os.ReadFile(cfg); string(data) == "precious\n" {
-		t.Fatalf("config.toml not changed: the run proves nothing\n%s", res.stderr)
-	}
+	changed(t, cfg, res)
 	seenOnDisk(t, wantViolation(t, res, true, "", cfg))
 	onDemand(t, res, "a bind mount at "+alias)
 }
@@ -357,13 +354,6 @@ func TestContentsRootFileOfAnotherNamespace(t *testing.T) {
 	}
 	path := "/proc/" + strconv.Itoa(other.Process.Pid) + "/root" + alias + "/config.toml"
 	res := verdictRun(t, root, nil, nil, opBin, "append", path)
-	if data, _ := os.ReadFile(cfg); string(data) == "precious\n" {
-		t.Fatalf("config.toml not changed: the run proves nothing\n%s", res.stderr)
-	}
-	switch {
-	case res.code == 86 && violationAt(res.rep, cfg) != nil:
-	case res.code == 88:
-	default:
-		t.Errorf("exit code %d, violations %v: want 86 with config.toml reported, or 88\n%s", res.code, keys(res.rep), res.stderr)
-	}
+	changed(t, cfg, res)
+	neverPassed(t, res, cfg, "")
 }
