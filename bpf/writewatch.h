@@ -238,7 +238,7 @@ enum ww_stat {
 	WW_STAT_OUTSIDE_TRACED,  /* calls of the tree that attached to (ptrace) or wrote into (process_vm_writev) a process outside it */
 	WW_STAT_FANOTIFY_WRITABLE, /* fanotify groups made by the tree with writable event fds */
 	WW_STAT_CONTENTS_STOP_ERR, /* processes not paused until contents were watched: bpf_send_signal failed */
-	WW_STAT_UNWATCHED_ALLOWED, /* of WW_STAT_ALLOWED: made in a mount namespace of the tree's own while contents were not watched */
+	WW_STAT_UNWATCHED_ALLOWED, /* of WW_STAT_ALLOWED: whose path may lead elsewhere while contents are not watched (unwatched_write) */
 	WW_STAT_MAX,
 };
 

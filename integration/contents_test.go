@@ -278,16 +278,23 @@ func TestContentsPlainRun(t *testing.T) {
 	})
 }
 
+// rootMountProject is a project of root's with a protected config.toml
+// and an empty tests/mnt to mount on, unmounted at the end of the test.
+func rootMountProject(t *testing.T) (root, cfg, mnt string) {
+	t.Helper()
+	root, _ = verdictProject(t)
+	cfg, mnt = root+"/config.toml", root+"/tests/mnt"
+	must(t, os.Mkdir(mnt, 0o755))
+	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	return root, cfg, mnt
+}
+
 // COMMAND as root bind-mounts the project on tests/mnt in its own mount
 // namespace, writewatch's, which every process of the tree shares, and
 // appends to config.toml through it: the mount asks for contents, and
 // the write is reported with the path the kernel changed.
 func TestContentsRootBindMount(t *testing.T) {
-	root, _ := verdictProject(t)
-	cfg := root + "/config.toml"
-	mnt := root + "/tests/mnt"
-	must(t, os.Mkdir(mnt, 0o755))
-	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	root, cfg, mnt := rootMountProject(t)
 	res := verdictRun(t, root, nil, nil, opBin, "bind-write", root, mnt, "config.toml")
 	changed(t, cfg, res)
 	seenOnDisk(t, wantViolation(t, res, true, "", cfg))
@@ -301,11 +308,7 @@ func TestContentsRootBindMount(t *testing.T) {
 // reported (86), or says it could not see everything (88). Five times,
 // for the timing.
 func TestContentsRootMountRace(t *testing.T) {
-	root, _ := verdictProject(t)
-	cfg := root + "/config.toml"
-	mnt := root + "/tests/mnt"
-	must(t, os.Mkdir(mnt, 0o755))
-	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+	root, cfg, mnt := rootMountProject(t)
 	for i := range 5 {
 		file(t, cfg)
 		res := verdictRun(t, root, nil, nil, opBin, "bind-race", root, mnt, "config.toml")

@@ -20,12 +20,12 @@ import (
 // only for a file that comes from outside the tree, or is reached by a
 // path the tree makes its own. StartWatch watches the files COMMAND
 // inherits one by one (inherited), and all contents when a mount already
-// leads into a watched filesystem by a second path (aliased); the
-// kernel side pauses a process of
-// the tree that makes a call after which it may hold another, or, with
-// privileges, one that may lead paths elsewhere (a mount, chroot:
-// bpf/lib/contents.h), and WatchContents watches every file's contents
-// from then on, before the process is resumed (Contents).
+// leads into a watched filesystem by a second path (aliased); the kernel
+// side pauses a process of the tree that makes a call after which it may
+// hold another, or, with privileges, one that may lead paths elsewhere
+// (a mount, chroot: bpf/lib/contents.h), and WatchContents watches every
+// file's contents from then on, before the process is resumed
+// (Contents).
 
 // contentsLater says the witness watches contents on demand and does not
 // yet.

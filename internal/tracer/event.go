@@ -160,8 +160,10 @@ type Event struct {
 	// Why: a KindContents record's cause, or a KindExec record's with
 	// ExecContents.
 	Why Why
-	// Unwatched marks a write made in a mount namespace of the tree's
-	// own while file contents were not watched (bpf/lib/contents.h).
+	// Unwatched marks an open for writing or a truncate whose path may
+	// lead elsewhere, made while file contents were not watched: in the
+	// window (a mount namespace of the tree's own, a privileged mount or
+	// chroot) or of a file of another mount namespace (bpf/lib/write.h).
 	Unwatched bool
 
 	present, truncated uint32

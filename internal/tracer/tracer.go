@@ -784,9 +784,9 @@ type Stats struct {
 	// to be watched (KindContents) and that the kernel could not pause
 	// until they were: they ran on while the witness did not watch them.
 	ContentsStopErrors uint64
-	// UnwatchedAllowed counts the writes of AllowedInKernel made in a
-	// mount namespace of the tree's own while file contents were not
-	// watched (bpf/lib/contents.h): where their paths led cannot be told.
+	// UnwatchedAllowed counts the writes of AllowedInKernel that
+	// Event.Unwatched would mark (bpf/lib/write.h): where their paths
+	// led cannot be told.
 	UnwatchedAllowed uint64
 
 	// Unwatched says what the tracer could not attach on this kernel,
