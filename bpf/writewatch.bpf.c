@@ -57,26 +57,26 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
-	return syscall_exited(ctx, regs, ret);
+	return syscall_exited(regs, ret);
 }
 
 /* A new thread or process, before it runs a single instruction. */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sched_fork, struct task_struct *parent_task, struct task_struct *child)
 {
-	return proc_forked(ctx, child);
+	return proc_forked(child);
 }
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sched_exec, struct task_struct *task, pid_t old_pid, struct linux_binprm *bprm)
 {
-	return proc_execed(ctx, task, bprm);
+	return proc_execed(task, bprm);
 }
 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sched_exit, struct task_struct *task)
 {
-	return proc_exited(ctx, task);
+	return proc_exited(task);
 }
 
 /* An io_uring request, at submission: no syscall of its own to see. The

@@ -191,7 +191,7 @@ static __always_inline __u32 contents_exec(struct task_struct *task, struct linu
  * user space judges it as a file opened for writing, since another
  * thread may write through it before the process stops.
  */
-static __always_inline void contents_needed(void *ctx, __u32 why, struct file *taken)
+static __always_inline void contents_needed(__u32 why, struct file *taken)
 {
 	struct event *e = scratch_event();
 	__u32 off = 0;
@@ -204,13 +204,13 @@ static __always_inline void contents_needed(void *ctx, __u32 why, struct file *t
 	e->hdr.op = why;
 	if (writes_file(taken)) {
 		e->hdr.mode = BPF_CORE_READ(taken, f_flags);
-		off = put_file(e, 0, WW_SLOT_RESOLVED, taken);
+		off = put_file(e, 0, WW_SLOT_RESOLVED, (__u64)taken);
 	}
 	if (bpf_send_signal(SIGSTOP))
 		count(WW_STAT_CONTENTS_STOP_ERR);
 	else
 		e->hdr.flags = WW_CONTENTS_STOPPED;
-	if (!send(ctx, e, off) && e->hdr.flags)
+	if (!send(e, off) && e->hdr.flags)
 		bpf_send_signal(SIGCONT);
 }
 
@@ -234,7 +234,7 @@ static __always_inline int contents_entered(long nr)
 /* The exit of a privileged call (nr, its result ret): one that changes
  * mounts or roots asks whatever it returned, since its entry opened the
  * window; open_by_handle_at and acct ask when they succeeded. */
-static __always_inline int contents_privileged(void *ctx, long nr, long ret)
+static __always_inline int contents_privileged(long nr, long ret)
 {
 	__u32 why = WW_WHY_MOUNT;
 
@@ -249,12 +249,12 @@ static __always_inline int contents_privileged(void *ctx, long nr, long ret)
 	else if (nr == NR_acct)
 		why = WW_WHY_ACCT;
 	/* The file it opened, like pidfd_getfd's, is judged as an open. */
-	contents_needed(ctx, why, nr == NR_open_by_handle_at && ret >= 0 ? fd_file(ret) : NULL);
+	contents_needed(why, nr == NR_open_by_handle_at && ret >= 0 ? fd_file(ret) : NULL);
 	return 0;
 }
 
 /* The exit of one of CONTENTS_CALLS (args in regs, result ret). */
-static __always_inline int contents_exited(void *ctx, struct pt_regs *regs, long nr, long ret)
+static __always_inline int contents_exited(struct pt_regs *regs, long nr, long ret)
 {
 	struct task_state *st;
 	__u32 why = 0;
@@ -281,7 +281,7 @@ static __always_inline int contents_exited(void *ctx, struct pt_regs *regs, long
 		why = WW_WHY_NAMESPACE;
 	}
 	if (why)
-		contents_needed(ctx, why, nr == NR_pidfd_getfd ? fd_file(ret) : NULL);
+		contents_needed(why, nr == NR_pidfd_getfd ? fd_file(ret) : NULL);
 	return 0;
 }
 

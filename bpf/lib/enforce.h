@@ -92,9 +92,9 @@ __noinline int judge_enter(__u64 path, __s32 dfd, __u64 path2, __s32 dfd2, int k
 	e->hdr.clean = 0;
 	for (int i = 0; i < NSLOTS; i++)
 		e->hdr.len[i] = 0;
-	off = put_target(e, 0, WW_SLOT_PATH, WW_SLOT_DIR, (const char *)path, dfd, true, kstr);
+	off = put_target(e, 0, WW_SLOT_PATH, WW_SLOT_DIR, path, dfd, true, kstr);
 	if (path2)
-		put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, (const char *)path2, dfd2, true, kstr);
+		put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, path2, dfd2, true, kstr);
 	/* A path in a page of the process's not yet faulted in (a string
 	 * of a program that just started) cannot be read here, though the
 	 * call will read it: judge it at the exit instead. */

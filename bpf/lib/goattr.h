@@ -67,26 +67,31 @@ static __always_inline bool read_goid(const struct goproc *gp, __u64 g, __u64 sp
 	return bpf_probe_read_user(goid, sizeof(*goid), (void *)(g + gp->goid_off)) == 0;
 }
 
-/* The test of the current goroutine: its own entry, or its creator's
- * (one level, for a goroutine created before the uprobes could see it).
- * Fills h->go, goid and test; returns the token or 0. */
-static __always_inline __u64 go_attr(struct event_hdr *h, struct pt_regs *regs)
+/* Who the current goroutine works for, as go_attr finds it: the
+ * fields of the same names in event_hdr. */
+struct go_who {
+	__u64 test;
+	__u64 goid;
+	__u32 go;
+	__u32 _pad;
+};
+
+/* go_attr of a Go process, given its running g and stack pointer: global,
+ * so verified once. */
+__noinline int go_attr_of(struct go_who *w, __u64 g, __u64 sp)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct goproc *gp = bpf_map_lookup_elem(&goprocs, &tgid);
 	struct gkey k = { .tgid = tgid };
 	struct gval *v;
-	__u64 g, sp;
 
-	if (!gp || !regs)
+	if (!w || !gp)
 		return 0;
-	h->go = WW_GO_PROC;
-	g = GO_G_READ(regs);
-	sp = GO_SP_READ(regs);
+	w->go = WW_GO_PROC;
 	if (!read_goid(gp, g, sp, &k.goid))
 		return 0;
-	h->go |= WW_GO_G;
-	h->goid = k.goid;
+	w->go |= WW_GO_G;
+	w->goid = k.goid;
 	v = bpf_map_lookup_elem(&goroutines, &k);
 	if (!v) {
 		struct gkey pk = { .tgid = tgid };
@@ -100,9 +105,22 @@ static __always_inline __u64 go_attr(struct event_hdr *h, struct pt_regs *regs)
 		if (bpf_map_update_elem(&goroutines, &k, &nv, BPF_NOEXIST) && !bpf_map_lookup_elem(&goroutines, &k))
 			count(WW_STAT_GOROUTINE_FULL);
 	}
-	h->go |= WW_GO_TEST;
-	h->test = v->token;
-	return v->token;
+	w->go |= WW_GO_TEST;
+	w->test = v->token;
+	return 0;
+}
+
+/* The test of the current goroutine: its own entry, or its creator's
+ * (one level, for a goroutine created before the uprobes could see it).
+ * Fills w (zeroed by the caller); returns its test's token, or 0. */
+static __always_inline __u64 go_attr(struct go_who *w, struct pt_regs *regs)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!regs || !bpf_map_lookup_elem(&goprocs, &tgid))
+		return 0;
+	go_attr_of(w, GO_G_READ(regs), GO_SP_READ(regs));
+	return w->test;
 }
 
 /*
@@ -164,7 +182,7 @@ static __always_inline int test_started(struct pt_regs *ctx, __u64 t, __u64 name
 		mark(e, WW_SLOT_PATH2, len, len + sizeof(pc), false);
 		len += sizeof(pc);
 	}
-	send(ctx, e, len);
+	send(e, len);
 	return 0;
 }
 
@@ -231,7 +249,7 @@ static __always_inline int test_ended(struct pt_regs *ctx)
 	e->hdr.test = v->token;
 	e->hdr.goid = k.goid;
 	e->hdr.go = WW_GO_PROC | WW_GO_G | WW_GO_TEST;
-	send(ctx, e, 0);
+	send(e, 0);
 	return 0;
 }
 

@@ -22,6 +22,7 @@ struct walk {
 	bool truncated;
 	bool done;
 	bool detached; /* ended on a kernel-internal mount: no path */
+	bool read_err; /* a name could not be read (counted once the walk ends) */
 };
 
 /* One step up from w->dentry: emit its name, or cross a mount point. */
@@ -62,7 +63,7 @@ static long walk_step(__u32 i, void *ctx)
 	long n = bpf_probe_read_kernel_str(&e->data[at(w->off)], need,
 					   BPF_CORE_READ(d, d_name.name));
 	if (n <= 0) {
-		count(WW_STAT_READ_ERR);
+		w->read_err = true;
 		w->truncated = true;
 		return 1;
 	}
@@ -91,6 +92,10 @@ __noinline int put_path(struct event *e, __u32 off, __u32 slot, __u64 dentry, __
 	if (!e || !dentry || !mnt || off > DATA_SZ - PATH_SLOT)
 		return off;
 	bpf_loop(MAX_DEPTH, walk_step, &w, 0);
+	/* Counted here, so that the callback's frame, the deepest of
+	 * sys_exit's chain, calls nothing. */
+	if (w.read_err)
+		count(WW_STAT_READ_ERR);
 	barrier_var(slot);
 	if (slot >= NSLOTS)
 		return off;
@@ -107,7 +112,10 @@ __noinline int put_path(struct event *e, __u32 off, __u32 slot, __u64 dentry, __
 	return w.off;
 }
 
-static __always_inline struct file *fd_file(int fd)
+/* The address of the current process's open file fd, or 0. Global, like
+ * the functions below: each is verified once rather than at every caller,
+ * so kernel pointers pass as plain numbers (fd_file gives back the type). */
+__noinline __u64 fd_file_addr(int fd)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
@@ -115,10 +123,15 @@ static __always_inline struct file *fd_file(int fd)
 	struct file *f = NULL;
 
 	if (fd < 0 || !fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
-		return NULL;
+		return 0;
 	fds = BPF_CORE_READ(fdt, fd);
 	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
-	return f;
+	return (__u64)f;
+}
+
+static __always_inline struct file *fd_file(int fd)
+{
+	return (struct file *)fd_file_addr(fd);
 }
 
 #define FMODE_WRITE_BIT 0x2  /* include/linux/fs.h: FMODE_WRITE */
@@ -132,9 +145,12 @@ static __always_inline bool writes_file(struct file *f)
 	       (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT_BITS) == S_IFREG_BITS;
 }
 
-static __always_inline __u32 put_file(struct event *e, __u32 off, int slot, struct file *f)
+/* The path of open file addr, and its inode in the header. */
+__noinline int put_file(struct event *e, __u32 off, __u32 slot, __u64 addr)
 {
-	if (!f)
+	struct file *f = (struct file *)addr;
+
+	if (!e || !f)
 		return off;
 	e->hdr.ino = BPF_CORE_READ(f, f_inode, i_ino);
 	e->hdr.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
@@ -144,24 +160,24 @@ static __always_inline __u32 put_file(struct event *e, __u32 off, int slot, stru
 }
 
 /* The directory a relative path given with dfd starts from. */
-static __always_inline __u32 put_dir(struct event *e, __u32 off, int slot, int dfd)
+__noinline int put_dir(struct event *e, __u32 off, __u32 slot, int dfd)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 
 	if (dfd == AT_FDCWD)
 		return put_path(e, off, slot, (__u64)BPF_CORE_READ(task, fs, pwd.dentry),
 				(__u64)BPF_CORE_READ(task, fs, pwd.mnt));
-	return put_file(e, off, slot, fd_file(dfd));
+	return put_file(e, off, slot, fd_file_addr(dfd));
 }
 
-/* A path string, with its start directory when it is relative and the
- * directory is wanted. */
+/* A path string at addr, with its start directory when it is relative
+ * and the directory is wanted. */
 static __always_inline __u32 put_target(struct event *e, __u32 off, int pslot, int dslot,
-					const char *path, int dfd, bool dir, bool kernel)
+					__u64 addr, int dfd, bool dir, bool kernel)
 {
 	__u32 start = off;
 
-	off = put_str(e, off, pslot, path, kernel);
+	off = put_str(e, off, pslot, addr, kernel);
 	if (dir && off > start && e->data[at(start)] != '/')
 		off = put_dir(e, off, dslot, dfd);
 	return off;

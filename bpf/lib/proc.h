@@ -59,7 +59,7 @@ static __always_inline bool is_launcher(void)
  * or when writewatch itself is starting COMMAND. Runs before the child
  * runs a single instruction.
  */
-static __always_inline int proc_forked(void *ctx, struct task_struct *child)
+static __always_inline int proc_forked(struct task_struct *child)
 {
 	__u32 parent = bpf_get_current_pid_tgid() >> 32;
 	__u32 tgid = child->tgid;
@@ -100,7 +100,7 @@ static __always_inline int proc_forked(void *ctx, struct task_struct *child)
 	struct task_state *self = tracked_state();
 	if (self && !root)
 		e->hdr.test = self->fork_test;
-	send(ctx, e, 0);
+	send(e, 0);
 	return 0;
 }
 
@@ -120,7 +120,7 @@ static __always_inline bool is_go_test_name(struct event *e, long n)
 	return true;
 }
 
-static __always_inline int proc_execed(void *ctx, struct task_struct *task, struct linux_binprm *bprm)
+static __always_inline int proc_execed(struct task_struct *task, struct linux_binprm *bprm)
 {
 	unsigned long arg_start, arg_end;
 	struct event *e;
@@ -167,12 +167,12 @@ static __always_inline int proc_execed(void *ctx, struct task_struct *task, stru
 		}
 	}
 	/* Lost, it would leave the process paused for good. */
-	if (!send(ctx, e, off) && e->hdr.flags)
+	if (!send(e, off) && e->hdr.flags)
 		bpf_send_signal(SIGCONT);
 	return 0;
 }
 
-static __always_inline int proc_exited(void *ctx, struct task_struct *task)
+static __always_inline int proc_exited(struct task_struct *task)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct event *e;
@@ -192,7 +192,7 @@ static __always_inline int proc_exited(void *ctx, struct task_struct *task)
 	e->hdr.ret = BPF_CORE_READ(task, exit_code);
 	if (go_test)
 		e->hdr.flags = WW_EXIT_GO_TEST;
-	send(ctx, e, 0);
+	send(e, 0);
 	return 0;
 }
 

@@ -86,10 +86,10 @@ static __always_inline int stash_read(__u32 flags)
  * in the written set, send its record (the reader, and the file's path),
  * unless this reader's read of it was sent already: then count it.
  */
-static __always_inline int read_opened(void *ctx, long ret, struct pt_regs *regs)
+static __always_inline int read_opened(long ret, struct pt_regs *regs)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct event_hdr h = {};
+	struct go_who who = {};
 	struct read_key rk = {};
 	struct file *f;
 	struct proc *pr;
@@ -108,7 +108,7 @@ static __always_inline int read_opened(void *ctx, long ret, struct pt_regs *regs
 		return 0;
 	pr = bpf_map_lookup_elem(&procs, &tgid);
 	rk.tgid = tgid;
-	rk.test = go_attr(&h, regs);
+	rk.test = go_attr(&who, regs);
 	rk.epoch = pr ? pr->epoch : 0;
 	n = bpf_map_lookup_elem(&reads, &rk);
 	if (n) {
@@ -121,13 +121,13 @@ static __always_inline int read_opened(void *ctx, long ret, struct pt_regs *regs
 		return 0;
 	fill_hdr(e, WW_EV_READ);
 	e->hdr.ret = ret;
-	e->hdr.go = h.go;
-	e->hdr.goid = h.goid;
-	e->hdr.test = h.test;
+	e->hdr.go = who.go;
+	e->hdr.goid = who.goid;
+	e->hdr.test = who.test;
 	e->hdr.epoch = rk.epoch;
-	off = put_file(e, 0, WW_SLOT_RESOLVED, f);
+	off = put_file(e, 0, WW_SLOT_RESOLVED, (__u64)f);
 	count(WW_STAT_READS);
-	if (!send(ctx, e, off))
+	if (!send(e, off))
 		return 0;
 	err = bpf_map_update_elem(&reads, &rk, &zero, BPF_NOEXIST);
 	/* Full map: repeats keep coming as records, nothing is lost. */

@@ -55,10 +55,15 @@ static __always_inline struct event *scratch_event(void)
 	return bpf_map_lookup_elem(&scratch, &zero);
 }
 
-static __always_inline void fill_hdr(struct event *e, __u32 kind)
+/* Start record e of kind: the header of the current thread, no slots.
+ * Global, like send and put_str, so verified once. */
+__noinline int fill_hdr(struct event *e, __u32 kind)
 {
 	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 	__u64 id = bpf_get_current_pid_tgid();
+
+	if (!e)
+		return 0;
 
 	e->hdr.ts = bpf_ktime_get_boot_ns();
 	e->hdr.test = 0;
@@ -87,12 +92,16 @@ static __always_inline void fill_hdr(struct event *e, __u32 kind)
 		e->hdr.len[i] = 0;
 	e->hdr.ns_tgid = ns_tgid();
 	bpf_get_current_comm(e->hdr.comm, sizeof(e->hdr.comm));
+	return 0;
 }
 
-static __always_inline bool send(void *ctx, struct event *e, __u32 off)
+/* Send record e with off bytes of slots: 1 when it went out. */
+__noinline int send(struct event *e, __u32 off)
 {
 	__u64 size = sizeof(e->hdr) + off;
 
+	if (!e)
+		return 0;
 	if (size > sizeof(*e))
 		size = sizeof(*e);
 	/* Waking the reader for every record costs more than the record;
@@ -107,9 +116,9 @@ static __always_inline bool send(void *ctx, struct event *e, __u32 off)
 		count(WW_STAT_RINGBUF_FULL);
 		if (e->hdr.kind == WW_EV_WRITE)
 			count(WW_STAT_LOST_WRITES);
-		return false;
+		return 0;
 	}
-	return true;
+	return 1;
 }
 
 static __always_inline void mark(struct event *e, int slot, __u32 start, __u32 end, bool truncated)
@@ -123,13 +132,15 @@ static __always_inline void mark(struct event *e, int slot, __u32 start, __u32 e
 }
 
 /* Copy a NUL-terminated string (user memory, or kernel memory when
- * kernel is set) into a slot. Returns the new offset. */
-static __always_inline __u32 put_str(struct event *e, __u32 off, int slot, const char *s, bool kernel)
+ * kernel is set) at addr into a slot. Returns the new offset. Global, so
+ * verified once. */
+__noinline int put_str(struct event *e, __u32 off, __u32 slot, __u64 addr, int kernel)
 {
+	const char *s = (const char *)addr;
 	char next = 0;
 	long n;
 
-	if (!s || off > DATA_SZ - PATH_SLOT)
+	if (!e || !s || off > DATA_SZ - PATH_SLOT)
 		return off;
 	if (kernel)
 		n = bpf_probe_read_kernel_str(&e->data[at(off)], PATH_SLOT, s);
@@ -146,6 +157,9 @@ static __always_inline __u32 put_str(struct event *e, __u32 off, int slot, const
 		else
 			bpf_probe_read_user(&next, 1, s + PATH_SLOT - 1);
 	}
+	barrier_var(slot);
+	if (slot >= NSLOTS)
+		return off;
 	mark(e, slot, off, off + n, next != 0);
 	return off + n;
 }

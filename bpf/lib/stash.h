@@ -19,10 +19,10 @@
 static __always_inline int stash_fork(struct pt_regs *regs)
 {
 	struct task_state *st = tracked_state();
-	struct event_hdr h = {};
+	struct go_who who = {};
 
 	if (st)
-		st->fork_test = go_attr(&h, regs);
+		st->fork_test = go_attr(&who, regs);
 	return 0;
 }
 
@@ -289,7 +289,7 @@ static __always_inline int fanotify_made(struct pt_regs *regs, long ret)
  * clearing its arguments; a ptrace attach and a process_vm_writev go to
  * lib/proc.h, a fanotify group to fanotify_made, the calls after which
  * contents must be watched to lib/contents.h. Any other syscall costs one switch. */
-static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long ret)
+static __always_inline int syscall_exited(struct pt_regs *regs, long ret)
 {
 	struct task_state *st;
 	struct args *a;
@@ -302,9 +302,9 @@ static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long 
 	NR_CASE(fanotify_init)
 		return fanotify_made(regs, ret);
 	CONTENTS_CALLS(NR_CASE)
-		return contents_exited(ctx, regs, SYSCALL_NR(regs), ret);
+		return contents_exited(regs, SYSCALL_NR(regs), ret);
 	PRIVILEGED_CALLS(NR_CASE)
-		return contents_privileged(ctx, SYSCALL_NR(regs), ret);
+		return contents_privileged(SYSCALL_NR(regs), ret);
 	}
 	if (!stashing(SYSCALL_NR(regs)))
 		return 0;
@@ -325,7 +325,7 @@ static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long 
 	}
 	if (st->pending == WW_PENDING_READ) {
 		st->pending = WW_PENDING_NONE;
-		return read_opened(ctx, ret, regs);
+		return read_opened(ret, regs);
 	}
 	/* The record is built from the stored arguments in place: a copy on
 	 * the stack would take 40 of sys_exit's bytes, and its deepest chain
@@ -343,7 +343,7 @@ static __always_inline int syscall_exited(void *ctx, struct pt_regs *regs, long 
 	/* mmap returns an address: the record keeps an int, 0 or -errno. */
 	if (a->op == WW_OP_MMAP && ret > 0)
 		ret = 0;
-	return emit_write(ctx, a, ret, WW_VIA_SYSCALL, regs);
+	return emit_write(a, ret, WW_VIA_SYSCALL, regs);
 }
 
 #endif

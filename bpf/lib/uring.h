@@ -119,7 +119,7 @@ static __always_inline int uring_submitted(struct bpf_raw_tracepoint_args *ctx)
 	} else {
 		return 0;
 	}
-	return emit_write(ctx, &a, 0, WW_VIA_IO_URING, NULL);
+	return emit_write(&a, 0, WW_VIA_IO_URING, NULL);
 }
 
 #endif

@@ -108,13 +108,14 @@ static long scan_step(__u32 i, void *ctx)
 }
 
 /* Is the string in data[start..start+len) (NUL included) one plain name,
- * so that it names an entry right inside its start directory? */
-static __always_inline bool plain_name(struct event *e, __u32 start, __u32 len)
+ * so that it names an entry right inside its start directory? Global, so
+ * verified once. */
+__noinline int plain_name(struct event *e, __u32 start, __u32 len)
 {
 	struct scan s = { .start = start, .len = len - 1 };
 	char c0, c1, c2;
 
-	if (len < 2 || len > NAME_SLOT)
+	if (!e || len < 2 || len > NAME_SLOT)
 		return false;
 	c0 = e->data[at(start)];
 	c1 = e->data[at(start + 1)];
@@ -152,12 +153,13 @@ static __always_inline bool allowed_here(struct event *e, struct args *a)
 			  e->hdr.len[WW_SLOT_PATH2]);
 }
 
-/* Is the path slot a test-boundary announcement (docs/protocol.md)? */
-static __always_inline bool is_marker(struct event *e)
+/* Is the path slot a test-boundary announcement (docs/protocol.md)?
+ * Global, so verified once. */
+__noinline int is_marker(struct event *e)
 {
 	const char want[] = "/dev/null/.writewatch/";
 
-	if (e->hdr.len[WW_SLOT_PATH] < sizeof(want))
+	if (!e || e->hdr.len[WW_SLOT_PATH] < sizeof(want))
 		return false;
 	for (int i = 0; i < sizeof(want) - 1; i++)
 		if (e->data[i] != want[i])
@@ -179,7 +181,7 @@ static __always_inline bool counted_repeat(struct file *f, bool created, struct 
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct proc *pr = bpf_map_lookup_elem(&procs, &tgid);
-	struct event_hdr h = {};
+	struct go_who who = {};
 	struct repeat_key rk = {
 		.ino = BPF_CORE_READ(f, f_inode, i_ino),
 		.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev),
@@ -187,7 +189,7 @@ static __always_inline bool counted_repeat(struct file *f, bool created, struct 
 		.tgid = tgid,
 		.op = a->op,
 		.flags = a->flags,
-		.test = go_attr(&h, regs),
+		.test = go_attr(&who, regs),
 		.epoch = pr ? pr->epoch : 0,
 	};
 	__u64 *n;
@@ -208,8 +210,7 @@ static __always_inline bool counted_repeat(struct file *f, bool created, struct 
  * unless the kernel can tell from the marks that it is allowed. Paths of
  * io_uring requests are kernel strings.
  */
-static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16 via,
-				      struct pt_regs *regs)
+static __always_inline int emit_write(struct args *a, long ret, __u16 via, struct pt_regs *regs)
 {
 	bool kstr = via == WW_VIA_IO_URING;
 	bool opened = (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !kstr &&
@@ -258,18 +259,18 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 
 	/* An open that succeeded is judged by the file it opened: the
 	 * directory of a relative name is not needed then. */
-	off = put_target(e, off, WW_SLOT_PATH, WW_SLOT_DIR, (const char *)a->path, a->dfd, !opened, kstr);
+	off = put_target(e, off, WW_SLOT_PATH, WW_SLOT_DIR, a->path, a->dfd, !opened, kstr);
 	if (a->path2)
-		off = put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, (const char *)a->path2, a->dfd2,
+		off = put_target(e, off, WW_SLOT_PATH2, WW_SLOT_DIR2, a->path2, a->dfd2,
 				 true, kstr);
 	if (by_file) {
-		off = put_file(e, off, WW_SLOT_RESOLVED, f);
+		off = put_file(e, off, WW_SLOT_RESOLVED, (__u64)f);
 		/* Whether the open made the file. */
 		if (created)
 			e->hdr.flags |= WW_OPEN_CREATED;
 	} else if (is_metadata(a->op) && (a->flags & WW_META_FOLLOW) && !kstr &&
 		 (link_fd = record_fd_link(e->hdr.len[WW_SLOT_PATH])) >= 0)
-		off = put_file(e, off, WW_SLOT_RESOLVED, f = fd_file(link_fd));
+		off = put_file(e, off, WW_SLOT_RESOLVED, (__u64)(f = fd_file(link_fd)));
 
 	/* Landlock refused it (or the file's permissions did): unless the
 	 * kernel can tell the write was allowed, it was an attempt outside
@@ -294,7 +295,11 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 	 * so far; an announcement starts a new epoch. */
 	__u32 tgid = e->hdr.tgid;
 	struct proc *pr = bpf_map_lookup_elem(&procs, &tgid);
-	go_attr(&e->hdr, regs);
+	struct go_who who = {};
+	go_attr(&who, regs);
+	e->hdr.test = who.test;
+	e->hdr.goid = who.goid;
+	e->hdr.go = who.go;
 	if (pr) {
 		if (a->op == WW_OP_OPEN && ret < 0 && is_marker(e))
 			__sync_fetch_and_add(&pr->epoch, 1);
@@ -307,7 +312,7 @@ static __always_inline int emit_write(void *ctx, struct args *a, long ret, __u16
 		.op = a->op, .flags = a->flags, .test = e->hdr.test, .epoch = e->hdr.epoch,
 	};
 	count(WW_STAT_EVENTS);
-	if (!send(ctx, e, off))
+	if (!send(e, off))
 		return 0;
 	/* Reads of the file it wrote are looked at now (lib/reads.h). */
 	if (f && ret >= 0)

@@ -80,8 +80,8 @@ func deepest(fns map[string]asm.Instructions, fn string, on map[string]bool) (in
 // refuses it past 512 bytes; later kernels load the same program. So
 // that a program growing past it is caught here rather than only under
 // make vmtest: every program of every object, on both architectures.
-// sys_exit's chain (sys_exit, judge_enter, put_path, walk_step) is the
-// one closest to the limit.
+// sys_exit's chain (sys_exit, judge_enter, put_dir, put_file, put_path,
+// walk_step) is the one closest to the limit.
 func TestCombinedStackFitsLinux61(t *testing.T) {
 	for _, obj := range []string{
 		"writewatch_x86_bpfel.o", "writewatch_arm64_bpfel.o",

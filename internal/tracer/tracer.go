@@ -269,40 +269,47 @@ func New(opts Options) (*Tracer, error) {
 // all but the Go test uprobe programs. The maps are made first, the heavy
 // ones given; then the programs load in two sets at the same time, with
 // those maps: the kernel verifies a program in the thread that loads it,
-// and sys_exit alone costs the verifier about as much as all the others
-// together.
+// and sys_exit with the sched programs costs the verifier about as much
+// as sys_enter with uring_submit (docs/performance.md#start-up).
 func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *writewatchObjects) error {
 	// Every map of the object, the data sections (.rodata, .bss) too, so
 	// that both sets share them.
 	mapsOnly := *spec
 	mapsOnly.Programs = nil
+	end := phases.Start("tracer: maps")
 	maps, err := ebpf.NewCollectionWithOptions(&mapsOnly, ebpf.CollectionOptions{MapReplacements: heavy, Cache: kernelBTF})
+	end()
 	if err != nil {
 		return err
 	}
 	defer maps.Close() // the programs and core hold their own references
 	var exit struct {
-		SysExit *ebpf.Program `ebpf:"sys_exit"`
+		SchedExec *ebpf.Program `ebpf:"sched_exec"`
+		SchedExit *ebpf.Program `ebpf:"sched_exit"`
+		SchedFork *ebpf.Program `ebpf:"sched_fork"`
+		SysExit   *ebpf.Program `ebpf:"sys_exit"`
 	}
-	var rest struct {
-		SchedExec   *ebpf.Program `ebpf:"sched_exec"`
-		SchedExit   *ebpf.Program `ebpf:"sched_exit"`
-		SchedFork   *ebpf.Program `ebpf:"sched_fork"`
+	var enter struct {
 		SysEnter    *ebpf.Program `ebpf:"sys_enter"`
 		UringSubmit *ebpf.Program `ebpf:"uring_submit"`
 	}
 	opts := &ebpf.CollectionOptions{MapReplacements: maps.Maps, Cache: kernelBTF}
-	var exitErr, restErr error
+	var exitErr error
 	var wg sync.WaitGroup
-	wg.Go(func() { exitErr = spec.LoadAndAssign(&exit, opts) })
-	restErr = spec.LoadAndAssign(&rest, opts)
+	wg.Go(func() {
+		defer phases.Start("tracer: load sys_exit, sched")()
+		exitErr = spec.LoadAndAssign(&exit, opts)
+	})
+	end = phases.Start("tracer: load sys_enter, io_uring")
+	enterErr := spec.LoadAndAssign(&enter, opts)
+	end()
 	wg.Wait()
-	err = errors.Join(exitErr, restErr)
+	err = errors.Join(exitErr, enterErr)
 	if err == nil {
 		err = maps.Assign(&objs.writewatchMaps)
 	}
 	if err != nil {
-		for _, p := range []*ebpf.Program{exit.SysExit, rest.SchedExec, rest.SchedExit, rest.SchedFork, rest.SysEnter, rest.UringSubmit} {
+		for _, p := range []*ebpf.Program{exit.SysExit, exit.SchedExec, exit.SchedExit, exit.SchedFork, enter.SysEnter, enter.UringSubmit} {
 			if p != nil {
 				p.Close()
 			}
@@ -310,9 +317,8 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 		return err
 	}
 	p := &objs.writewatchPrograms
-	p.SysExit = exit.SysExit
-	p.SchedExec, p.SchedExit, p.SchedFork, p.SysEnter, p.UringSubmit =
-		rest.SchedExec, rest.SchedExit, rest.SchedFork, rest.SysEnter, rest.UringSubmit
+	p.SchedExec, p.SchedExit, p.SchedFork, p.SysExit = exit.SchedExec, exit.SchedExit, exit.SchedFork, exit.SysExit
+	p.SysEnter, p.UringSubmit = enter.SysEnter, enter.UringSubmit
 	return nil
 }
 

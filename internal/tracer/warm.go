@@ -10,6 +10,8 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/features"
 	"golang.org/x/sys/unix"
+
+	"github.com/writewatch/writewatch/internal/phases"
 )
 
 // heavyMaps are the maps whose creation takes longest: the largest hash
@@ -106,14 +108,18 @@ func Warm(goTests bool) {
 func warmUp(goTests bool) {
 	defer close(warmDone)
 	var wg sync.WaitGroup
-	wg.Go(func() { kernelBTF.Kernel() }) // its error, if any, comes back at load
+	wg.Go(func() { defer phases.Start("warm: kernel BTF")(); kernelBTF.Kernel() }) // its error, if any, comes back at load
 	wg.Go(func() { features.HaveBPFLinkUprobeMulti() })
+	end := phases.Start("warm: parse")
 	warmSpec, warmErr = parse()
+	end()
 	if warmErr == nil {
 		if part, err := heavySpecs(warmSpec, goTests); err == nil {
+			end := phases.Start("warm: heavy maps")
 			if m, err := makeMaps(part, heavyMaps); err == nil {
 				warmMaps = m
 			}
+			end()
 		}
 	}
 	wg.Wait()
