@@ -108,20 +108,27 @@ func Warm(goTests bool) {
 func warmUp(goTests bool) {
 	defer close(warmDone)
 	var wg sync.WaitGroup
-	wg.Go(func() { defer phases.Start("warm: kernel BTF")(); kernelBTF.Kernel() }) // its error, if any, comes back at load
-	wg.Go(func() { features.HaveBPFLinkUprobeMulti() })
-	end := phases.Start("warm: parse")
-	warmSpec, warmErr = parse()
-	end()
-	if warmErr == nil {
-		if part, err := heavySpecs(warmSpec, goTests); err == nil {
-			end := phases.Start("warm: heavy maps")
-			if m, err := makeMaps(part, heavyMaps); err == nil {
-				warmMaps = m
+	wg.Go(func() {
+		end := phases.Start("warm: parse")
+		warmSpec, warmErr = parse()
+		end()
+		if warmErr == nil {
+			if part, err := heavySpecs(warmSpec, goTests); err == nil {
+				end := phases.Start("warm: heavy maps")
+				if m, err := makeMaps(part, heavyMaps); err == nil {
+					warmMaps = m
+				}
+				end()
 			}
-			end()
 		}
-	}
+	})
+	wg.Go(func() { features.HaveBPFLinkUprobeMulti() })
+	// The kernel's BTF takes longest, and every program waits for it: it
+	// is read in this goroutine, which already runs, rather than in one
+	// that would wait for a free thread while the caller prepares.
+	end := phases.Start("warm: kernel BTF")
+	kernelBTF.Kernel() // its error, if any, comes back at load
+	end()
 	wg.Wait()
 }
 
