@@ -18,6 +18,12 @@ import (
 // The test binary doubles as the child process whose changes the tests
 // watch: with WITNESS_CHILD set it runs the operations on its command
 // line ("op args... , op args...") and exits, before any test runs.
+//
+// As root, the tests run in a mount namespace of their own (the binary
+// again, with WITNESS_OWN_MOUNTS set): a bind mount a test makes would
+// otherwise be seen by the writewatch runs of other packages' tests
+// running meanwhile, whose witness then watches contents from the start
+// (an alias of a protected file may exist).
 func TestMain(m *testing.M) {
 	if os.Getenv("WITNESS_CHILD") != "" {
 		if err := childMain(os.Args[1:]); err != nil {
@@ -26,7 +32,30 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if os.Geteuid() == 0 && os.Getenv("WITNESS_OWN_MOUNTS") == "" {
+		os.Exit(inOwnMounts())
+	}
 	os.Exit(m.Run())
+}
+
+// inOwnMounts runs the tests again, in a new mount namespace whose
+// mounts propagate nowhere (Go makes / private in it), and returns their
+// exit code.
+func inOwnMounts() int {
+	cmd := exec.Command(os.Args[0], os.Args[1:]...)
+	cmd.Env = append(os.Environ(), "WITNESS_OWN_MOUNTS=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "witness tests: run in a mount namespace of their own:", err)
+		return 1
+	}
+	return 0
 }
 
 // child starts the test binary as a child running ops; extra become its
