@@ -76,12 +76,11 @@ struct go_who {
 	__u32 _pad;
 };
 
-/* go_attr of a Go process, given its running g and stack pointer: global,
- * so verified once. */
-__noinline int go_attr_of(struct go_who *w, __u64 g, __u64 sp)
+/* go_attr of Go process gp (its goprocs entry), given its running g and
+ * stack pointer: global, so verified once. */
+__noinline int go_attr_of(struct go_who *w, const struct goproc *gp, __u64 g, __u64 sp)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct goproc *gp = bpf_map_lookup_elem(&goprocs, &tgid);
 	struct gkey k = { .tgid = tgid };
 	struct gval *v;
 
@@ -116,10 +115,11 @@ __noinline int go_attr_of(struct go_who *w, __u64 g, __u64 sp)
 static __always_inline __u64 go_attr(struct go_who *w, struct pt_regs *regs)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct goproc *gp = bpf_map_lookup_elem(&goprocs, &tgid);
 
-	if (!regs || !bpf_map_lookup_elem(&goprocs, &tgid))
+	if (!regs || !gp)
 		return 0;
-	go_attr_of(w, GO_G_READ(regs), GO_SP_READ(regs));
+	go_attr_of(w, gp, GO_G_READ(regs), GO_SP_READ(regs));
 	return w->test;
 }
 
