@@ -76,6 +76,14 @@ struct go_who {
 	__u32 _pad;
 };
 
+/* A record's header takes who: the fields of the same names. */
+static __always_inline void put_who(struct event_hdr *h, const struct go_who *w)
+{
+	h->test = w->test;
+	h->goid = w->goid;
+	h->go = w->go;
+}
+
 /* go_attr of Go process gp (its goprocs entry), given its running g and
  * stack pointer: global, so verified once. */
 __noinline int go_attr_of(struct go_who *w, const struct goproc *gp, __u64 g, __u64 sp)

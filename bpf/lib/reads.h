@@ -121,9 +121,7 @@ static __always_inline int read_opened(long ret, struct pt_regs *regs)
 		return 0;
 	fill_hdr(e, WW_EV_READ);
 	e->hdr.ret = ret;
-	e->hdr.go = who.go;
-	e->hdr.goid = who.goid;
-	e->hdr.test = who.test;
+	put_who(&e->hdr, &who);
 	e->hdr.epoch = rk.epoch;
 	off = put_file(e, 0, WW_SLOT_RESOLVED, (__u64)f);
 	count(WW_STAT_READS);

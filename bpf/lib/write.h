@@ -297,9 +297,7 @@ static __always_inline int emit_write(struct args *a, long ret, __u16 via, struc
 	struct proc *pr = bpf_map_lookup_elem(&procs, &tgid);
 	struct go_who who = {};
 	go_attr(&who, regs);
-	e->hdr.test = who.test;
-	e->hdr.goid = who.goid;
-	e->hdr.go = who.go;
+	put_who(&e->hdr, &who);
 	if (pr) {
 		if (a->op == WW_OP_OPEN && ret < 0 && is_marker(e))
 			__sync_fetch_and_add(&pr->epoch, 1);
