@@ -35,13 +35,16 @@ static __always_inline bool fd_allowed(int fd)
  * nothing a deny entry names), or else by the prefixes, put together
  * with that directory. Never a path with a ".." component, nor one cut
  * to fit. Symbolic links inside an allowed directory are taken at their
- * word.
+ * word. Global, so verified once rather than for each slot and caller.
  */
-static __always_inline bool target_allowed(struct event *e, __u32 start, int ps, int ds)
+__noinline int target_allowed(struct event *e, __u32 start, __u64 ps, __u64 ds)
 {
-	__u32 len = e->hdr.len[ps];
+	__u32 len;
 	int fd;
 
+	if (!e || ps >= NSLOTS || ds >= NSLOTS)
+		return false;
+	len = e->hdr.len[ps];
 	if (!(e->hdr.present & (1 << ps)) || (e->hdr.truncated & (1 << ps | 1 << ds)) || len < 2)
 		return false;
 	if (has_dotdot(e, start, len))

@@ -36,26 +36,32 @@ static __always_inline bool judged_at_entry(__u32 op)
 	return enforce_tier != WW_TIER_NONE && (is_metadata(op) ? !meta_guard : enforce_tier == WW_TIER_KILL);
 }
 
-/* Enter: remember the arguments of a tracked thread's syscall. */
-static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
-				 const char *path2, __u32 flags, __u32 mode)
+/* Enter: remember the arguments of a tracked thread's syscall. Global,
+ * so that the verifier walks it once, not once for each syscall of
+ * sys_enter's switch. */
+__noinline int stash_args(const struct args *in)
 {
 	struct task_state *st = tracked_state();
 
-	if (!st || compat_syscall())
+	if (!in || !st || compat_syscall())
 		return 0;
-	st->args.op = op;
-	st->args.dfd = dfd;
-	st->args.dfd2 = dfd2;
-	st->args.flags = flags;
-	st->args.mode = mode;
-	st->args.path = (__u64)path;
-	st->args.path2 = (__u64)path2;
+	st->args = *in;
 	st->args.action = 0;
 	st->pending = WW_PENDING_WRITE;
-	if (judged_at_entry(op))
-		st->args.action = judge_enter(st->args.path, dfd, st->args.path2, dfd2, false);
+	if (judged_at_entry(in->op))
+		st->args.action = judge_enter(in->path, in->dfd, in->path2, in->dfd2, false);
 	return 0;
+}
+
+static __always_inline int stash(__u32 op, int dfd, const char *path, int dfd2,
+				 const char *path2, __u32 flags, __u32 mode)
+{
+	struct args a = {
+		.op = op, .dfd = dfd, .dfd2 = dfd2, .flags = flags, .mode = mode,
+		.path = (__u64)path, .path2 = (__u64)path2,
+	};
+
+	return stash_args(&a);
 }
 
 static __always_inline int stash_open(int dfd, const char *path, __u32 flags, __u32 mode)
@@ -285,6 +291,30 @@ static __always_inline int fanotify_made(struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/* The current syscall's registers, as sys_enter and sys_exit see them
+ * (the task's user registers), for a global function, which cannot be
+ * handed the kernel's pointer. */
+static __always_inline struct pt_regs *syscall_regs(void)
+{
+	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+}
+
+/* The record of a stored call that returned ret. Global, so that the
+ * verifier walks emit_write once, whichever state of sys_exit reaches it. */
+__noinline int syscall_emit(struct args *a, long ret)
+{
+	if (!a)
+		return 0;
+	return emit_write(a, ret, WW_VIA_SYSCALL, syscall_regs());
+}
+
+/* A read-only open that returned ret (lib/reads.h): global, so that its
+ * locals are not on the stack of sys_exit's deepest calls. */
+__noinline int syscall_read(long ret)
+{
+	return read_opened(ret, syscall_regs());
+}
+
 /* Exit of every syscall: send the record of a stored call, always
  * clearing its arguments; a ptrace attach and a process_vm_writev go to
  * lib/proc.h, a fanotify group to fanotify_made, the calls after which
@@ -325,7 +355,7 @@ static __always_inline int syscall_exited(struct pt_regs *regs, long ret)
 	}
 	if (st->pending == WW_PENDING_READ) {
 		st->pending = WW_PENDING_NONE;
-		return read_opened(ret, regs);
+		return syscall_read(ret);
 	}
 	/* The record is built from the stored arguments in place: a copy on
 	 * the stack would take 40 of sys_exit's bytes, and its deepest chain
@@ -343,7 +373,7 @@ static __always_inline int syscall_exited(struct pt_regs *regs, long ret)
 	/* mmap returns an address: the record keeps an int, 0 or -errno. */
 	if (a->op == WW_OP_MMAP && ret > 0)
 		ret = 0;
-	return emit_write(a, ret, WW_VIA_SYSCALL, regs);
+	return syscall_emit(a, ret);
 }
 
 #endif
