@@ -76,4 +76,5 @@ func Write(w io.Writer) {
 		fmt.Fprintf(w, "writewatch: phase %-28s at %7.1f ms  took %7.1f ms\n", p.name,
 			float64(p.begin)/float64(time.Millisecond), float64(p.end-p.begin)/float64(time.Millisecond))
 	}
+	fmt.Fprintf(w, "writewatch: phases written       at %7.1f ms\n", float64(time.Since(start))/float64(time.Millisecond))
 }

@@ -24,7 +24,8 @@ func TestWrite(t *testing.T) {
 	end()
 	Write(&b)
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], "phase started") || !strings.Contains(lines[1], "phase load") {
-		t.Fatalf("want the mark, then the phase, in the order they ended; got\n%s", b.String())
+	if len(lines) != 3 || !strings.Contains(lines[0], "phase started") || !strings.Contains(lines[1], "phase load") ||
+		!strings.Contains(lines[2], "phases written") {
+		t.Fatalf("want the mark, then the phase, in the order they ended, then the time written; got\n%s", b.String())
 	}
 }

@@ -269,8 +269,8 @@ func New(opts Options) (*Tracer, error) {
 // all but the Go test uprobe programs. The maps are made first, the heavy
 // ones given; then the programs load in two sets at the same time, with
 // those maps: the kernel verifies a program in the thread that loads it,
-// and sys_exit with the sched programs costs the verifier about as much
-// as sys_enter with uring_submit (docs/performance.md#start-up).
+// and sys_exit alone costs the verifier about as much as sys_enter with
+// uring_submit and the sched programs (docs/performance.md#start-up).
 func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *writewatchObjects) error {
 	// Every map of the object, the data sections (.rodata, .bss) too, so
 	// that both sets share them.
@@ -284,12 +284,12 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 	}
 	defer maps.Close() // the programs and core hold their own references
 	var exit struct {
-		SchedExec *ebpf.Program `ebpf:"sched_exec"`
-		SchedExit *ebpf.Program `ebpf:"sched_exit"`
-		SchedFork *ebpf.Program `ebpf:"sched_fork"`
-		SysExit   *ebpf.Program `ebpf:"sys_exit"`
+		SysExit *ebpf.Program `ebpf:"sys_exit"`
 	}
 	var enter struct {
+		SchedExec   *ebpf.Program `ebpf:"sched_exec"`
+		SchedExit   *ebpf.Program `ebpf:"sched_exit"`
+		SchedFork   *ebpf.Program `ebpf:"sched_fork"`
 		SysEnter    *ebpf.Program `ebpf:"sys_enter"`
 		UringSubmit *ebpf.Program `ebpf:"uring_submit"`
 	}
@@ -297,10 +297,10 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 	var exitErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		defer phases.Start("tracer: load sys_exit, sched")()
+		defer phases.Start("tracer: load sys_exit")()
 		exitErr = spec.LoadAndAssign(&exit, opts)
 	})
-	end = phases.Start("tracer: load sys_enter, io_uring")
+	end = phases.Start("tracer: load sys_enter, io_uring, sched")
 	enterErr := spec.LoadAndAssign(&enter, opts)
 	end()
 	wg.Wait()
@@ -309,7 +309,7 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 		err = maps.Assign(&objs.writewatchMaps)
 	}
 	if err != nil {
-		for _, p := range []*ebpf.Program{exit.SysExit, exit.SchedExec, exit.SchedExit, exit.SchedFork, enter.SysEnter, enter.UringSubmit} {
+		for _, p := range []*ebpf.Program{exit.SysExit, enter.SchedExec, enter.SchedExit, enter.SchedFork, enter.SysEnter, enter.UringSubmit} {
 			if p != nil {
 				p.Close()
 			}
@@ -317,7 +317,7 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 		return err
 	}
 	p := &objs.writewatchPrograms
-	p.SchedExec, p.SchedExit, p.SchedFork, p.SysExit = exit.SchedExec, exit.SchedExit, exit.SchedFork, exit.SysExit
+	p.SchedExec, p.SchedExit, p.SchedFork, p.SysExit = enter.SchedExec, enter.SchedExit, enter.SchedFork, exit.SysExit
 	p.SysEnter, p.UringSubmit = enter.SysEnter, enter.UringSubmit
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/writewatch/writewatch/internal/mountinfo"
+	"github.com/writewatch/writewatch/internal/phases"
 	"golang.org/x/sys/unix"
 )
 
@@ -796,6 +797,7 @@ func (w *Witness) WatchFile(fd int) error {
 // fanotify descriptor, and the private directory is removed.
 func (w *Witness) Close() error {
 	w.closeOnce.Do(func() {
+		defer phases.Start("witness: close")()
 		if err := signal(w.stopFD); err != nil {
 			w.closeErr = fmt.Errorf("witness: stop: %w", err)
 		}
