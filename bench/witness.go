@@ -39,10 +39,9 @@ func (b *bench) witnessTable(out io.Writer) error {
 		nWrite, nRepeat = 50_000, 50_000
 	}
 	allowedDir := filepath.Join(b.tmp, "allowed")
-	n := func(v int) string { return fmt.Sprintf("%d", v) }
 	workloads := []workload{
-		{name: "micro: writes allowed (" + n(nWrite) + ")", argv: []string{b.micro, "write", allowedDir, n(nWrite)}, dir: b.proj, prepare: clean(allowedDir)},
-		{name: "micro: one path violated (" + n(nRepeat) + ")", argv: []string{b.micro, "write", b.out, n(nRepeat)}, dir: b.proj, prepare: clean(b.out), violates: true},
+		micro(workload{name: "micro: writes allowed (" + n(nWrite) + ")", argv: []string{b.micro, "write", allowedDir, n(nWrite)}, dir: b.proj, prepare: clean(allowedDir)}, nWrite),
+		micro(workload{name: "micro: one path violated (" + n(nRepeat) + ")", argv: []string{b.micro, "write", b.out, n(nRepeat)}, dir: b.proj, prepare: clean(b.out), violates: true}, nRepeat),
 		b.goSuiteWorkload(),
 		{name: "start-up: true", argv: []string{"true"}, dir: b.proj},
 	}
