@@ -37,7 +37,7 @@ static __always_inline bool compat_syscall(void)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 
-	return BPF_CORE_READ(t, thread_info.status) & TS_COMPAT;
+	return t->thread_info.status & TS_COMPAT; /* a direct load: t is a BTF pointer */
 }
 
 /* Go's register ABI: the running g in R14, arguments in AX, BX, ... */
@@ -89,7 +89,7 @@ static __always_inline bool compat_syscall(void)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 
-	return BPF_CORE_READ(t, thread_info.flags) & (1UL << TIF_32BIT);
+	return t->thread_info.flags & (1UL << TIF_32BIT); /* a direct load: t is a BTF pointer */
 }
 
 /* Go's register ABI: the running g in R28, arguments in R0, R1, ... */

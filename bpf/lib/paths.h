@@ -114,18 +114,19 @@ __noinline int put_path(struct event *e, __u32 off, __u32 slot, __u64 dentry, __
 
 /* The address of the current process's open file fd, or 0. Global, like
  * the functions below: each is verified once rather than at every caller,
- * so kernel pointers pass as plain numbers (fd_file gives back the type). */
+ * so kernel pointers pass as plain numbers (fd_file gives back the type).
+ * The task's fields are loaded directly, as the verifier knows its type
+ * (a faulting load reads 0), a fraction of a helper call each: this runs
+ * for every open of the tree; only the array of files is read with one. */
 __noinline __u64 fd_file_addr(int fd)
 {
-	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-	struct file **fds;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fdtable *fdt = task->files->fdt;
 	struct file *f = NULL;
 
-	if (fd < 0 || !fdt || (unsigned int)fd >= BPF_CORE_READ(fdt, max_fds))
+	if (fd < 0 || !fdt || (unsigned int)fd >= fdt->max_fds)
 		return 0;
-	fds = BPF_CORE_READ(fdt, fd);
-	bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+	bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]);
 	return (__u64)f;
 }
 
