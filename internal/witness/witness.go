@@ -794,7 +794,8 @@ func (w *Witness) WatchFile(fd int) error {
 
 // Close stops the witness: the reader stops after the batch it is
 // handling (it does not wait for more first), the marks go with the
-// fanotify descriptor, and the private directory is removed.
+// fanotify descriptor, and the private directory is removed. It returns
+// before the kernel has released the fanotify group (see release).
 func (w *Witness) Close() error {
 	w.closeOnce.Do(func() {
 		defer phases.Start("witness: close")()
