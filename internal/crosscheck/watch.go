@@ -149,6 +149,9 @@ func (w *Watch) Finish(patience time.Duration) <-chan error {
 		defer cancel()
 		err := w.w.Sync(ctx)
 		if err == nil {
+			// No change after this one is read: the kernel may free
+			// the marks while the run ends (witness.Unmark).
+			w.w.Unmark()
 			w.Source.Barrier(FinalBarrier)
 		}
 		w.final <- err

@@ -808,6 +808,33 @@ func (w *Witness) Close() error {
 	return w.closeErr
 }
 
+// Unmark removes every mark of the group, for a caller that needs no
+// change after the last Sync it waited for: the witness reports none
+// made after it, and places no mark again (Ignore, IgnoreFile,
+// WatchFile and WatchContents return ErrClosed). The kernel frees
+// removed marks after a grace period of its own (fsnotify's SRCU, 1 to
+// 15 ms here), which the release of the group in Close, and so the
+// process's exit, would otherwise wait for: started here, it runs while
+// the run ends.
+func (w *Witness) Unmark() error {
+	w.marksMu.Lock()
+	defer w.marksMu.Unlock()
+	if w.closed() {
+		return ErrClosed
+	}
+	w.marksClosed = true
+	var errs []error
+	for _, kind := range []uint{unix.FAN_MARK_FILESYSTEM, unix.FAN_MARK_MOUNT, unix.FAN_MARK_INODE} {
+		if err := unix.FanotifyMark(w.fd, unix.FAN_MARK_FLUSH|kind, 0, unix.AT_FDCWD, ""); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("witness: remove the marks: %w", err)
+	}
+	return nil
+}
+
 // signal adds one to the eventfd fd, which wakes the reader's poll.
 func signal(fd int) error {
 	var one [8]byte

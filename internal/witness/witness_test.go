@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -671,5 +672,48 @@ func TestClose(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(syncDir); len(left) != 0 {
 		t.Errorf("left in the sync directory's parent: %v", left)
+	}
+}
+
+// Unmark leaves the group no mark, as the kernel lists them in the
+// descriptor's fdinfo (a filesystem mark, an inode mark of Ignore and of
+// WatchFile before it), and places none again.
+func TestUnmarkRemovesEveryMark(t *testing.T) {
+	dir := tempDir(t)
+	w, _ := start(t, dir, Options{})
+	must(t, w.Ignore(dir))
+	f, err := os.Create(dir + "/f")
+	must(t, err)
+	defer f.Close()
+	must(t, w.WatchFile(int(f.Fd())))
+	sync1(t, w)
+	marks := func() []string {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/self/fdinfo/%d", w.fd))
+		must(t, err)
+		var m []string
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(line, "fanotify ") && strings.Contains(line, "mflags:") {
+				m = append(m, line)
+			}
+		}
+		return m
+	}
+	before := marks()
+	if !slices.ContainsFunc(before, func(l string) bool { return strings.HasPrefix(l, "fanotify sdev:") }) ||
+		!slices.ContainsFunc(before, func(l string) bool { return strings.HasPrefix(l, "fanotify ino:") }) {
+		t.Fatalf("before Unmark, want a filesystem mark and inode marks; fdinfo lists:\n%s", strings.Join(before, "\n"))
+	}
+	must(t, w.Unmark())
+	if after := marks(); len(after) != 0 {
+		t.Errorf("after Unmark, fdinfo lists marks:\n%s", strings.Join(after, "\n"))
+	}
+	if err := w.Ignore(dir); !errors.Is(err, ErrClosed) {
+		t.Errorf("Ignore after Unmark: %v", err)
+	}
+	if err := w.WatchContents(); !errors.Is(err, ErrClosed) {
+		t.Errorf("WatchContents after Unmark: %v", err)
+	}
+	if err := w.Unmark(); !errors.Is(err, ErrClosed) {
+		t.Errorf("a second Unmark: %v", err)
 	}
 }
