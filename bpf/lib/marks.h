@@ -43,13 +43,17 @@ static __always_inline struct mount *real_mount(struct vfsmount *m)
 	return (struct mount *)((void *)m - bpf_core_field_offset(struct mount, mnt));
 }
 
-/* Internal mounts (pipes, sockets, memfd, anonymous inodes) belong to no
- * mount namespace: the kernel marks them with an error pointer. */
+/* Is ns, a mount's mnt_ns, none? Internal mounts (pipes, sockets,
+ * memfd, anonymous inodes) belong to no mount namespace: the kernel marks
+ * them with an error pointer. */
+static __always_inline bool internal_ns(unsigned long ns)
+{
+	return !ns || ns >= (unsigned long)-4095;
+}
+
 static __always_inline bool internal_mount(struct mount *m)
 {
-	unsigned long ns = (unsigned long)BPF_CORE_READ(m, mnt_ns);
-
-	return !ns || ns >= (unsigned long)-4095;
+	return internal_ns((unsigned long)BPF_CORE_READ(m, mnt_ns));
 }
 
 static __always_inline __u32 mark_of(struct dentry *d)

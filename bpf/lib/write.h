@@ -34,13 +34,16 @@ struct {
  * (pipes, memfd) are none. */
 static __always_inline bool foreign_file(struct file *f)
 {
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct task_struct *t = bpf_get_current_task_btf();
 	struct mount *m;
+	unsigned long ns;
 
 	if (!f)
 		return false;
 	m = real_mount(BPF_CORE_READ(f, f_path.mnt));
-	return !internal_mount(m) && (void *)BPF_CORE_READ(m, mnt_ns) != (void *)BPF_CORE_READ(t, nsproxy, mnt_ns);
+	ns = (unsigned long)BPF_CORE_READ(m, mnt_ns);
+	/* The task's own namespace: direct loads, t being a BTF pointer. */
+	return !internal_ns(ns) && ns != (unsigned long)t->nsproxy->mnt_ns;
 }
 
 /* Is the write one whose path may lead elsewhere while the filesystem
@@ -232,21 +235,20 @@ static __always_inline int emit_write(struct args *a, long ret, __u16 via, struc
 
 	if (by_file)
 		f = fd_file(opened ? ret : a->dfd);
-	if (f && opened)
-		created = BPF_CORE_READ(f, f_mode) & FMODE_CREATED;
 	unwatched = unwatched_write(a, ret, f);
 	/* Most writes of a test run go to allowed places, and a loop writes
 	 * the same file again and again: settle both before building
-	 * anything (unless enforcement acted on the write). */
-	if (f && !a->action) {
-		if (use_marks && file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry),
-					      (__u64)BPF_CORE_READ(f, f_path.mnt))) {
-			settled_allowed(unwatched);
-			return 0;
-		}
-		if (counted_repeat(f, created, a, regs))
-			return 0;
+	 * anything (unless enforcement acted on the write). Whether the open
+	 * made its file is asked only past the first. */
+	if (f && !a->action && use_marks &&
+	    file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry), (__u64)BPF_CORE_READ(f, f_path.mnt))) {
+		settled_allowed(unwatched);
+		return 0;
 	}
+	if (f && opened)
+		created = BPF_CORE_READ(f, f_mode) & FMODE_CREATED;
+	if (f && !a->action && counted_repeat(f, created, a, regs))
+		return 0;
 	e = scratch_event();
 	if (!e)
 		return 0;
