@@ -13,7 +13,7 @@ export BPF2GO_CC     := $(CLANG)
 export BPF2GO_STRIP  := $(STRIP)
 export BPF2GO_CFLAGS := $(CFLAGS)
 
-.PHONY: all build generate check-generate test test-deps unit-test dogfood vmtest demo lint clean bench release action-test
+.PHONY: all build generate check-generate test test-deps unit-test dogfood vmtest vmbench demo lint clean bench release action-test
 
 # Packages whose tests need no kernel: these also run under writewatch.
 # Listed only when used (make dogfood).
@@ -104,6 +104,14 @@ action-test: build
 # /var/cache/writewatch-vmtest. Fails, loudly, when it cannot run.
 vmtest:
 	vmtest/vmtest.sh
+
+# make bench's micro rows and start-up inside a VM, on Debian's 6.12
+# x86-64 kernel (VMTEST_KERNELS for others), in one boot: bare, under the
+# empty hooks of each observation path (syscall tracepoints; fentry where
+# it loads) and under writewatch. Prints the table and keeps it in
+# /var/cache/writewatch-vmtest/logs/vmbench-KERNEL.md (docs/performance.md).
+vmbench:
+	VMTEST_MODE=bench vmtest/vmtest.sh
 
 # Runs writewatch on the sample suite in testdata/sample, whose tests
 # write a stray file into its root and a config into a fake home, and

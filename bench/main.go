@@ -5,6 +5,12 @@
 // writewatch's peak memory and lost events. `make bench` runs it.
 //
 //	go run ./bench [-runs 5] [-writewatch bin/writewatch] [-quick] [-only start-up]
+//
+// With -vm (make vmbench), it runs in a VM that has no Go toolchain: the
+// helper programs are built beforehand (-micro, -floor), and only the
+// rows that need no go command are run, at -quick's sizes: the micro
+// rows and start-up. There, and wherever fentry loads, the empty hooks
+// of each observation path (bench/floor -hooks) are columns of their own.
 package main
 
 import (
@@ -18,6 +24,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -50,8 +57,11 @@ type workload struct {
 	// violates: the workload writes outside the allowlist, so it cannot
 	// run to completion under --enforce.
 	violates bool
-	target   string // the targets it must meet, as printed
-	check    func(r result) string
+	// inside: timed by bench/micro itself (MICRO_ELAPSED), its loop
+	// alone, rather than from outside with the tool's start-up.
+	inside bool
+	target string // the targets it must meet, as printed
+	check  func(r result) string
 }
 
 type result struct {
@@ -78,6 +88,7 @@ func main() {
 type bench struct {
 	runs  int
 	quick bool
+	vm    bool   // no go command: micro rows and start-up only, no witness table
 	only  string // run only the workloads whose name contains it
 	ww    string // the writewatch binary
 	micro string // bench/micro, built
@@ -93,9 +104,12 @@ func run(out io.Writer) error {
 	ww := flag.String("writewatch", "bin/writewatch", "the writewatch binary")
 	quick := flag.Bool("quick", false, "smaller workloads, for a smoke test")
 	only := flag.String("only", "", "run only the workloads whose name contains this text (\"start-up\")")
+	vm := flag.Bool("vm", false, "in a VM without Go (make vmbench): -quick's sizes, the rows that need no go command, no witness table")
+	micro := flag.String("micro", "", "bench/micro, built (default: built now)")
+	floor := flag.String("floor", "", "bench/floor, built (default: built now)")
 	flag.Parse()
 
-	b := &bench{runs: *runs, quick: *quick, only: *only}
+	b := &bench{runs: *runs, quick: *quick || *vm, vm: *vm, only: *only, micro: *micro, floor: *floor}
 	cleanup, err := b.setup(*ww)
 	defer cleanup()
 	if err != nil {
@@ -105,6 +119,9 @@ func run(out io.Writer) error {
 	start := time.Now()
 	fmt.Fprintf(out, "writewatch benchmark: median of %d runs each, %d for the micro rows (one warm-up run, at a hundredth of a micro row's size, not counted; the configurations of a workload take turns), %s\n\n",
 		b.runs, b.microRuns(), time.Now().Format("2006-01-02"))
+	if b.vm {
+		fmt.Fprintf(out, "The micro rows are the time of their loop alone, measured by bench/micro itself: each tool's start-up is left out (the start-up row has it).\n\n")
+	}
 	fmt.Fprintf(out, "| workload | %s | target | peak RSS | lost |\n", strings.Join(names(configs), " | "))
 	fmt.Fprintf(out, "|---|%s---|---|---|\n", strings.Repeat("---|", len(configs)))
 	failed := false
@@ -118,9 +135,16 @@ func run(out io.Writer) error {
 		failed = failed || missed
 	}
 	fmt.Fprintf(out, "\nempty hooks (floor): empty programs on the same syscall tracepoints, the kernel's own cost of watching syscalls.\n")
+	for _, c := range configs {
+		if h, ok := strings.CutPrefix(c.name, "empty fentry: "); ok {
+			fmt.Fprintf(out, "empty fentry: %s: %s\n", h, fentryHooks[h])
+		}
+	}
 	fmt.Fprintf(out, "strace stops on every syscall: on micro workloads it is timed at N/100, against bare at N/100.\n")
-	if err := b.witnessTable(out); err != nil {
-		return err
+	if !b.vm {
+		if err := b.witnessTable(out); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(out, "\nTook %s. Reproduce with `make bench`.\n", time.Since(start).Round(time.Second))
 	if failed {
@@ -163,10 +187,16 @@ func (b *bench) setup(ww string) (cleanup func(), err error) {
 	if err := os.WriteFile(filepath.Join(b.proj, ".writewatch.yaml"), []byte("allow: []\n"), 0o644); err != nil {
 		return cleanup, err
 	}
-	b.micro, b.floor = filepath.Join(b.tmp, "micro"), filepath.Join(b.tmp, "floor")
-	for bin, pkg := range map[string]string{b.micro: "./bench/micro", b.floor: "./bench/floor"} {
-		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-			return cleanup, fmt.Errorf("build %s: %v\n%s", pkg, err, out)
+	for _, h := range []struct {
+		bin *string
+		pkg string
+	}{{&b.micro, "./bench/micro"}, {&b.floor, "./bench/floor"}} {
+		if *h.bin != "" {
+			continue
+		}
+		*h.bin = filepath.Join(b.tmp, filepath.Base(h.pkg))
+		if out, err := exec.Command("go", "build", "-o", *h.bin, h.pkg).CombinedOutput(); err != nil {
+			return cleanup, fmt.Errorf("build %s: %v\n%s", h.pkg, err, out)
 		}
 	}
 	return cleanup, nil
@@ -179,8 +209,17 @@ func (b *bench) configs() []config {
 		// The kernel's cost of hooking every syscall, with empty programs:
 		// the floor under any tool that watches syscall tracepoints.
 		{name: "empty hooks (floor)", prefix: func(string) []string { return []string{b.floor} }},
-		{name: "writewatch --audit", prefix: func(j string) []string { return []string{b.ww, "--audit", "--quiet", "--json", j, "--"} }},
 	}
+	// Where fentry loads, the empty hooks of a path without syscall
+	// tracepoints too.
+	for _, h := range []string{"dispatch", "vfs"} {
+		if exec.Command(b.floor, "-hooks", h, "true").Run() == nil {
+			configs = append(configs, config{name: "empty fentry: " + h, prefix: func(string) []string { return []string{b.floor, "-hooks", h} }})
+		}
+	}
+	configs = append(configs, config{name: "writewatch --audit", prefix: func(j string) []string {
+		return []string{b.ww, "--audit", "--quiet", "--json", j, "--"}
+	}})
 	if help, _ := exec.Command(b.ww, "--help").CombinedOutput(); strings.Contains(string(help), "-enforce") {
 		configs = append(configs, config{name: "writewatch --enforce", prefix: func(j string) []string {
 			return []string{b.ww, "--enforce", "--quiet", "--json", j, "--"}
@@ -245,11 +284,27 @@ func (b *bench) workloads() []workload {
 	// An eighth of the read-only opens: the ratio is what they compare,
 	// and at the full size the two rows took a quarter of the run.
 	workloads = slices.Insert(workloads, 2, b.crossReads(nRead/8)...)
+	if b.vm {
+		workloads = slices.DeleteFunc(workloads, func(w workload) bool { return w.argv[0] == "go" })
+		// In a VM under emulation, a tool's start-up takes seconds, as
+		// long as a micro row (the start-up row has it).
+		for i := range workloads {
+			workloads[i].inside = workloads[i].small != nil
+		}
+	}
 	for i := range workloads {
 		workloads[i].dir = b.proj
 	}
-	workloads = append(workloads, b.goSuiteWorkload())
+	if !b.vm {
+		workloads = append(workloads, b.goSuiteWorkload())
+	}
 	return workloads
+}
+
+// fentryHooks says where each empty fentry column's programs are (bench/floor -hooks).
+var fentryHooks = map[string]string{
+	"dispatch": "at the entry and the exit of the function every syscall is dispatched through",
+	"vfs":      "at the exit of vfs_open and the entry of the security checks of every other change writewatch reports",
 }
 
 func n(v int) string { return fmt.Sprintf("%d", v) }
@@ -467,6 +522,11 @@ func runOnce(w workload, c config, res *result) (time.Duration, error) {
 	cmd.Stdout = io.Discard
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
+	elapsed := reportPath("writewatch-bench-elapsed")
+	if w.inside {
+		cmd.Env = append(os.Environ(), "MICRO_ELAPSED="+elapsed)
+		defer os.Remove(elapsed)
+	}
 	t0 := time.Now()
 	err := cmd.Run()
 	d := time.Since(t0)
@@ -476,6 +536,17 @@ func runOnce(w workload, c config, res *result) (time.Duration, error) {
 	}
 	if err != nil && !w.violates {
 		return 0, fmt.Errorf("exit %v: %s", err, stderr.String())
+	}
+	if w.inside {
+		data, err := os.ReadFile(elapsed)
+		if err != nil {
+			return 0, fmt.Errorf("bench/micro's own time: %w", err)
+		}
+		ns, err := strconv.ParseInt(string(data), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bench/micro's own time: %w", err)
+		}
+		d = time.Duration(ns)
 	}
 	if c.prefix != nil && strings.Contains(c.name, "writewatch") {
 		var rep struct {

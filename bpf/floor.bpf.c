@@ -21,3 +21,18 @@ int BPF_PROG(floor_exit, struct pt_regs *regs, long ret)
 {
 	return 0;
 }
+
+/* The same for a path without syscall tracepoints (floor -hooks): empty
+ * programs that the loader attaches to kernel functions it names, one
+ * load per function (internal names in bench/floor/main.go). */
+SEC("fentry/vfs_open")
+int floor_fentry(void *ctx)
+{
+	return 0;
+}
+
+SEC("fexit/vfs_open")
+int floor_fexit(void *ctx)
+{
+	return 0;
+}

@@ -24,16 +24,29 @@
 #                   arm64, where TCG is slower, the part of them that the
 #                   architecture changes: run_arm64 below)
 #   VMTEST_TIER     the tier the tests force (default lsm; another one shows that the checks can fail)
+#   VMTEST_MODE     test (default), or bench (make vmbench): instead of the
+#                   tests, the guest runs `make bench`'s driver in its VM
+#                   mode (bench -vm: the micro rows and start-up, bare, under
+#                   the empty hooks of each observation path and under
+#                   writewatch), and the table it prints is kept in
+#                   $VMTEST_CACHE/logs/vmbench-<kernel>.md; by default on
+#                   the 6.12 x86-64 kernel only, 1800 s per boot
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+mode=${VMTEST_MODE:-test}
+case $mode in
+test | bench) ;;
+*) echo "vmtest: FAIL: VMTEST_MODE=$mode: want test or bench" >&2 && exit 1 ;;
+esac
 die() {
 	echo "vmtest: FAIL: $*" >&2
-	echo "vmtest: ******** the LSM tier was NOT tested ********" >&2
+	[ "$mode" = bench ] || echo "vmtest: ******** the LSM tier was NOT tested ********" >&2
 	exit 1
 }
 
 timeout_s=${VMTEST_TIMEOUT:-600}
+[ "$mode" = bench ] && timeout_s=${VMTEST_TIMEOUT:-1800}
 run_amd64=${VMTEST_RUN:-'^(TestEnforce|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdict|TestContentsRoot)'}
 # On arm64: the LSM tier refusing each kind of write and the metadata
 # guard's seccomp filter (its own syscall numbers and audit arch), every
@@ -65,6 +78,10 @@ newest() {
 	apt-cache search --names-only "$1" 2>/dev/null | awk '{print $1}' | sort -V | tail -1
 }
 pick_kernels() {
+	if [ "$mode" = bench ]; then
+		kernels=("$(newest '^linux-image-6\.12\.[0-9]+\+deb12-cloud-amd64$')")
+		return
+	fi
 	kernels=("$(newest '^linux-image-6\.1\.0-[0-9]+-cloud-amd64$')"
 		"$(newest '^linux-image-6\.12\.[0-9]+\+deb12-cloud-amd64$')"
 		"$(newest '^linux-image-6\.12\.[0-9]+\+deb12-cloud-arm64-unsigned$')")
@@ -91,7 +108,7 @@ if [ -n "${VMTEST_KERNELS:-}" ]; then
 	for k in "${kernels[@]}"; do add_arch "$(arch_of "$k")"; done
 else
 	add_arch amd64
-	add_arch arm64
+	[ "$mode" = bench ] || add_arch arm64
 	pick_kernels
 	# A kernel to download: make sure it is the archive's newest first
 	# (the lists may be missing, or name a package since replaced).
@@ -176,10 +193,17 @@ for arch in $archs; do
 	root=$work/$arch/root
 	mkdir -p "$root/bin"
 	GOARCH=$arch go build -o "$root/writewatch" ./cmd/writewatch
-	GOARCH=$arch go build -o "$root/wwop" ./integration/testdata/wwop
-	GOARCH=$arch go test -c -o "$root/integration.test" ./integration
-	(cd testdata/gotests && GOARCH=$arch go test -c -ldflags=-w -o "$root/gotests.test" .)
-	GOARCH=$arch go test -c -o "$root/tmpproj.test" ./integration/testdata/tmpproj
+	if [ "$mode" = bench ]; then
+		for p in bench bench/micro bench/floor; do
+			GOARCH=$arch go build -o "$root/$(basename $p)" ./$p
+		done
+	else
+		GOARCH=$arch go build -o "$root/wwop" ./integration/testdata/wwop
+		GOARCH=$arch go test -c -o "$root/integration.test" ./integration
+		(cd testdata/gotests && GOARCH=$arch go test -c -ldflags=-w -o "$root/gotests.test" .)
+		GOARCH=$arch go test -c -o "$root/tmpproj.test" ./integration/testdata/tmpproj
+	fi
+	echo "$mode" >"$root/vmtest-mode"
 	cp "$bb" "$root/bin/busybox"
 	cp vmtest/init "$root/init"
 	chmod 755 "$root/init"
@@ -228,6 +252,19 @@ for pkg in "${kernels[@]}"; do
 	console=$log.txt
 	tr -d '\r' <"$log" >"$console"
 	grep -a '^VMTEST \(KERNEL\|ARCH\|LSM\|DOCTOR --enforce\)' "$console" | sed "s/^VMTEST /vmtest: $pkg: /"
+	if [ "$mode" = bench ]; then
+		table=$cache/logs/vmbench-$pkg.md
+		sed -n 's/^VMTEST BENCH //p' "$console" >"$table"
+		if grep -q '^Took ' "$table" && grep -aq "^VMTEST ARCH $machine" "$console"; then
+			sed "s/^/vmtest: $pkg: /" "$table"
+			echo "vmtest: $pkg: PASS (${secs}s; the table: $table)"
+		else
+			echo "vmtest: $pkg: FAIL: the benchmark did not finish (qemu exit $rc after ${secs}s); its console ($log):" >&2
+			grep -av '^VMTEST BENCH' "$console" | tail -40 >&2
+			failed=1
+		fi
+		continue
+	fi
 	results=$(grep -aE '^VMTEST\s*--- (PASS|FAIL|SKIP)' "$console" | sed -E 's/^VMTEST\s*--- //' || true)
 	if [ -n "$results" ]; then
 		while read -r line; do echo "vmtest: $pkg: $line"; done <<<"$results"
@@ -251,4 +288,8 @@ for pkg in "${kernels[@]}"; do
 	fi
 done
 [ "$failed" = 0 ] || die "see above"
-echo "vmtest: PASS: the enforcement and Go test attribution tests pass with the lsm tier on ${kernels[*]}"
+if [ "$mode" = bench ]; then
+	echo "vmtest: PASS: the benchmark ran on ${kernels[*]}"
+else
+	echo "vmtest: PASS: the enforcement and Go test attribution tests pass with the lsm tier on ${kernels[*]}"
+fi

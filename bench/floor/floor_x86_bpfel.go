@@ -16,8 +16,10 @@ import (
 //
 // Used for safe lookups in a Collection or CollectionSpec.
 const (
-	floorProgFloorEnter = "floor_enter"
-	floorProgFloorExit  = "floor_exit"
+	floorProgFloorEnter  = "floor_enter"
+	floorProgFloorExit   = "floor_exit"
+	floorProgFloorFentry = "floor_fentry"
+	floorProgFloorFexit  = "floor_fexit"
 )
 
 // loadFloor returns the embedded CollectionSpec for floor.
@@ -62,8 +64,10 @@ type floorSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type floorProgramSpecs struct {
-	FloorEnter *ebpf.ProgramSpec `ebpf:"floor_enter"`
-	FloorExit  *ebpf.ProgramSpec `ebpf:"floor_exit"`
+	FloorEnter  *ebpf.ProgramSpec `ebpf:"floor_enter"`
+	FloorExit   *ebpf.ProgramSpec `ebpf:"floor_exit"`
+	FloorFentry *ebpf.ProgramSpec `ebpf:"floor_fentry"`
+	FloorFexit  *ebpf.ProgramSpec `ebpf:"floor_fexit"`
 }
 
 // floorMapSpecs contains maps before they are loaded into the kernel.
@@ -114,14 +118,18 @@ type floorVariables struct {
 //
 // It can be passed to loadFloorObjects or ebpf.CollectionSpec.LoadAndAssign.
 type floorPrograms struct {
-	FloorEnter *ebpf.Program `ebpf:"floor_enter"`
-	FloorExit  *ebpf.Program `ebpf:"floor_exit"`
+	FloorEnter  *ebpf.Program `ebpf:"floor_enter"`
+	FloorExit   *ebpf.Program `ebpf:"floor_exit"`
+	FloorFentry *ebpf.Program `ebpf:"floor_fentry"`
+	FloorFexit  *ebpf.Program `ebpf:"floor_fexit"`
 }
 
 func (p *floorPrograms) Close() error {
 	return _FloorClose(
 		p.FloorEnter,
 		p.FloorExit,
+		p.FloorFentry,
+		p.FloorFexit,
 	)
 }
 
