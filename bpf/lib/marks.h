@@ -38,6 +38,24 @@ struct {
 	__type(value, __u32);
 } marks SEC(".maps");
 
+/*
+ * Set by the loader where the kernel has bpf_rdonly_cast (Linux 6.2):
+ * there the quick check below loads the fields of dentries and inodes
+ * directly, a load each (one that faults reads 0), rather than through
+ * bpf_probe_read_kernel, a helper call each. The verifier makes the cast
+ * a move, and drops the branch a kernel cannot take.
+ */
+const volatile bool direct_loads = false;
+
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/* Field chain ... of the kernel object of type at addr: loaded directly
+ * where direct_loads, else read with the helper. */
+#define KREAD(type, addr, ...)                                                          \
+	(direct_loads ? ___arrow(((type *)bpf_rdonly_cast((void *)(addr), bpf_core_type_id_kernel(type))), \
+				 __VA_ARGS__)                                                     \
+		      : BPF_CORE_READ((type *)(addr), __VA_ARGS__))
+
 static __always_inline struct mount *real_mount(struct vfsmount *m)
 {
 	return (struct mount *)((void *)m - bpf_core_field_offset(struct mount, mnt));
@@ -58,14 +76,14 @@ static __always_inline bool internal_mount(struct mount *m)
 
 static __always_inline __u32 mark_of(struct dentry *d)
 {
-	struct inode *inode = BPF_CORE_READ(d, d_inode);
+	struct inode *inode = KREAD(struct dentry, d, d_inode);
 	struct inode_key key = {};
 	__u32 *m;
 
 	if (!inode)
 		return 0;
-	key.ino = BPF_CORE_READ(inode, i_ino);
-	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	key.ino = KREAD(struct inode, inode, i_ino);
+	key.dev = KREAD(struct inode, inode, i_sb, s_dev);
 	m = bpf_map_lookup_elem(&marks, &key);
 	return m ? *m : 0;
 }
@@ -151,11 +169,11 @@ __noinline int file_allowed(__u64 dentry, __u64 mnt)
 		return 0;
 	if ((m & WW_MARK_ALLOW) && (m & WW_MARK_FINAL))
 		return 1;
-	dir = BPF_CORE_READ(file, d_parent);
-	if (dir == file)
+	dir = KREAD(struct dentry, file, d_parent);
+	if ((__u64)dir == dentry)
 		return 0;
 	key = (__u64)dir;
-	v.ino = BPF_CORE_READ(dir, d_inode, i_ino);
+	v.ino = KREAD(struct dentry, dir, d_inode, i_ino);
 	cached = bpf_map_lookup_elem(&dir_verdicts, &key);
 	if (cached && cached->ino == v.ino)
 		return cached->allowed;

@@ -67,6 +67,7 @@ const (
 	enforceProgWwPathSymlink   = "ww_path_symlink"
 	enforceProgWwPathTruncate  = "ww_path_truncate"
 	enforceProgWwPathUnlink    = "ww_path_unlink"
+	enforceVarDirectLoads      = "direct_loads"
 	enforceVarEnforceKill      = "enforce_kill"
 )
 
@@ -140,6 +141,7 @@ type enforceMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type enforceVariableSpecs struct {
+	DirectLoads *ebpf.VariableSpec `ebpf:"direct_loads"`
 	EnforceKill *ebpf.VariableSpec `ebpf:"enforce_kill"`
 }
 
@@ -184,6 +186,7 @@ func (m *enforceMaps) Close() error {
 //
 // It can be passed to loadEnforceObjects or ebpf.CollectionSpec.LoadAndAssign.
 type enforceVariables struct {
+	DirectLoads *ebpf.Variable `ebpf:"direct_loads"`
 	EnforceKill *ebpf.Variable `ebpf:"enforce_kill"`
 }
 

@@ -342,6 +342,7 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 		"use_marks":      len(opts.Marks) > 0 || opts.MarksLater != nil || opts.Enforce != nil,
 		"watch_metadata": !opts.IgnoreMetadata,
 		"wakeup_bytes":   uint64(ringBytes / 8),
+		"direct_loads":   directLoads(),
 	}
 	if opts.FollowGoTests {
 		consts["follow_go_tests"] = uint32(1)
@@ -481,6 +482,9 @@ func (t *Tracer) loadLSM(kill bool) error {
 	if err := spec.Variables["enforce_kill"].Set(kill); err != nil {
 		return fmt.Errorf("set enforce_kill: %w", err)
 	}
+	if err := spec.Variables["direct_loads"].Set(directLoads()); err != nil {
+		return fmt.Errorf("set direct_loads: %w", err)
+	}
 	spec.Maps["marks"].MaxEntries = t.objs.Marks.MaxEntries() // sized by New
 	// Before Linux 6.2, POSIX ACLs are set through inode_setxattr, and
 	// there is no inode_set_acl: its program is then loaded on the other
@@ -516,14 +520,21 @@ func (t *Tracer) loadLSM(kill bool) error {
 
 // hasLSMHook reports whether the kernel has the LSM hook name, by its
 // BPF attachment point in the kernel's BTF.
-func hasLSMHook(name string) bool {
+func hasLSMHook(name string) bool { return hasKernelFunc("bpf_lsm_" + name) }
+
+// hasKernelFunc says whether the kernel's BTF has the function name.
+func hasKernelFunc(name string) bool {
 	spec, err := kernelBTF.Kernel()
 	if err != nil {
 		return false
 	}
 	var fn *btf.Func
-	return spec.TypeByName("bpf_lsm_"+name, &fn) == nil
+	return spec.TypeByName(name, &fn) == nil
 }
+
+// directLoads is the setting direct_loads (bpf/lib/marks.h) of both
+// objects: whether the kernel has the kfunc bpf_rdonly_cast (Linux 6.2).
+func directLoads() bool { return hasKernelFunc("bpf_rdonly_cast") }
 
 // setPrefixes fills the allowed-prefix trie: a directory as "DIR/", a path
 // allowed itself with its NUL, so that it matches only itself.

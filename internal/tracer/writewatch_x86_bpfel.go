@@ -310,6 +310,7 @@ const (
 	writewatchProgSysEnter         = "sys_enter"
 	writewatchProgSysExit          = "sys_exit"
 	writewatchProgUringSubmit      = "uring_submit"
+	writewatchVarDirectLoads       = "direct_loads"
 	writewatchVarEnforceKill       = "enforce_kill"
 	writewatchVarEnforceTier       = "enforce_tier"
 	writewatchVarFollowGoTests     = "follow_go_tests"
@@ -420,6 +421,7 @@ type writewatchMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchVariableSpecs struct {
+	DirectLoads       *ebpf.VariableSpec `ebpf:"direct_loads"`
 	EnforceKill       *ebpf.VariableSpec `ebpf:"enforce_kill"`
 	EnforceTier       *ebpf.VariableSpec `ebpf:"enforce_tier"`
 	FollowGoTests     *ebpf.VariableSpec `ebpf:"follow_go_tests"`
@@ -514,6 +516,7 @@ func (m *writewatchMaps) Close() error {
 //
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchVariables struct {
+	DirectLoads       *ebpf.Variable `ebpf:"direct_loads"`
 	EnforceKill       *ebpf.Variable `ebpf:"enforce_kill"`
 	EnforceTier       *ebpf.Variable `ebpf:"enforce_tier"`
 	FollowGoTests     *ebpf.Variable `ebpf:"follow_go_tests"`
