@@ -1,6 +1,7 @@
 package crosscheck
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"github.com/writewatch/writewatch/internal/mountinfo"
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/internal/witness"
 )
 
 // File contents on demand. When COMMAND does not run under --enforce
@@ -147,14 +149,16 @@ func (w *Watch) inherit(fd int) string {
 // now on, once, then tells the kernel (Options.Watched), which pauses no
 // process for them any more; why says what asked for it, for the report.
 // A failure makes the run incomplete: what was written through files
-// from outside the tree may go unseen.
+// from outside the tree may go unseen. Once the final Sync has returned
+// (Finish), the witness has let go of its marks and reports no more
+// changes: a call then (a survivor's) asks for nothing that counts.
 func (w *Watch) WatchContents(why string) {
 	if !w.contentsLater() {
 		return
 	}
 	w.lazy = false
 	w.info.ContentsSince = why
-	if err := w.w.WatchContents(); err != nil {
+	if err := w.w.WatchContents(); err != nil && !errors.Is(err, witness.ErrClosed) {
 		w.Incompletely(fmt.Sprintf("the filesystem witness could not watch the contents of files after %s: %v", why, err))
 	}
 	if w.opts.Watched == nil {

@@ -150,8 +150,9 @@ func (w *Watch) Finish(patience time.Duration) <-chan error {
 		err := w.w.Sync(ctx)
 		if err == nil {
 			// No change after this one is read: the kernel may free
-			// the marks while the run ends (witness.Unmark).
-			w.w.Unmark()
+			// the marks while the run ends (witness.Unmark). Marks it
+			// could not remove only wait for Close.
+			_ = w.w.Unmark()
 			w.Source.Barrier(FinalBarrier)
 		}
 		w.final <- err
