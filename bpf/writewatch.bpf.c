@@ -36,6 +36,7 @@ const enum ww_via *unused_via __attribute__((unused));
 const struct repeat_key *unused_repeat_key __attribute__((unused));
 const struct read_key *unused_read_key __attribute__((unused));
 const enum ww_go_flag *unused_go_flag __attribute__((unused));
+const enum ww_go_probe *unused_go_probe __attribute__((unused));
 const enum ww_meta_flag *unused_meta_flag __attribute__((unused));
 const struct goproc *unused_goproc __attribute__((unused));
 const enum ww_tier *unused_tier __attribute__((unused));
@@ -90,42 +91,32 @@ int uring_submit(struct bpf_raw_tracepoint_args *ctx)
 }
 
 /*
- * Uprobes in Go test binaries, attached per process by user space.
+ * The uprobe in Go test binaries, attached per process by user space to
+ * each function below, with the function's cookie (enum ww_go_probe):
+ * one program, so that a binary's uprobes are one link, and closing it
+ * waits for one grace period of the kernel's, not one per program.
  */
-
-/* Entry of testing.tRunner(t *T, fn func(*T)) and testing.fRunner(f *F,
- * fn func(*F)). */
-SEC("uprobe/tRunner")
-int go_test_start(struct pt_regs *ctx)
+SEC("uprobe/go")
+int go_probe(struct pt_regs *ctx)
 {
-	return runner_started(ctx);
-}
-
-/* Entry of testing.(*B).runN(b *B, n int). */
-SEC("uprobe/runN")
-int go_bench_start(struct pt_regs *ctx)
-{
-	return bench_started(ctx);
-}
-
-/* Entry of testing.runExample(eg InternalExample). */
-SEC("uprobe/runExample")
-int go_example_start(struct pt_regs *ctx)
-{
-	return example_started(ctx);
-}
-
-/* Entry of testing.(*common).runCleanup, or of
- * testing.(*InternalExample).processRunResult. */
-SEC("uprobe/tRunner.func1")
-int go_test_end(struct pt_regs *ctx)
-{
-	return test_ended(ctx);
-}
-
-/* Entry of runtime.runqput(pp *p, gp *g, next bool). */
-SEC("uprobe/runqput")
-int go_new_goroutine(struct pt_regs *ctx)
-{
-	return goroutine_created(ctx);
+	switch (bpf_get_attach_cookie(ctx)) {
+	/* Entry of testing.tRunner(t *T, fn func(*T)) and testing.fRunner(f *F,
+	 * fn func(*F)). */
+	case WW_GO_TEST_START:
+		return runner_started(ctx);
+	/* Entry of testing.(*B).runN(b *B, n int). */
+	case WW_GO_BENCH_START:
+		return bench_started(ctx);
+	/* Entry of testing.runExample(eg InternalExample). */
+	case WW_GO_EXAMPLE_START:
+		return example_started(ctx);
+	/* Entry of testing.(*common).runCleanup, or of
+	 * testing.(*InternalExample).processRunResult. */
+	case WW_GO_TEST_END:
+		return test_ended(ctx);
+	/* Entry of runtime.runqput(pp *p, gp *g, next bool). */
+	case WW_GO_NEW_GOROUTINE:
+		return goroutine_created(ctx);
+	}
+	return 0;
 }

@@ -73,6 +73,17 @@ enum ww_go_flag {
 	WW_GO_TEST = 4, /* ...and it belongs to a test: event_hdr.test */
 };
 
+/* The cookie of each function the Go test uprobe (go_probe) is attached
+ * to: which of them it is. */
+enum ww_go_probe {
+	WW_GO_TEST_START = 1,   /* testing.tRunner, testing.fRunner */
+	WW_GO_BENCH_START,      /* testing.(*B).runN */
+	WW_GO_EXAMPLE_START,    /* testing.runExample */
+	WW_GO_TEST_END,         /* testing.(*common).runCleanup,
+				 * testing.(*InternalExample).processRunResult */
+	WW_GO_NEW_GOROUTINE,    /* runtime.runqput */
+};
+
 /* event_hdr.flags of a WW_EV_EXEC record. */
 #define WW_EXEC_STOPPED 1 /* the new program looks like a Go test binary and
 			   * was sent SIGSTOP; user space sends SIGCONT */

@@ -232,30 +232,31 @@ type goTest struct {
 	lay   *GoLayout
 }
 
-// The functions hooked in a Go test binary, and the program for each.
-// Only tRunner is needed. Without an end hook, a test counts as running
-// until its process exits; without runqput, goroutines a test starts are
-// followed one level deep only (from runtime.g.parentGoid at the write).
+// The functions hooked in a Go test binary, each with the cookie that
+// tells the one program (go_probe) which it is. Only tRunner is needed.
+// Without an end hook, a test counts as running until its process exits;
+// without runqput, goroutines a test starts are followed one level deep
+// only (from runtime.g.parentGoid at the write).
 var goProbes = []struct {
 	symbol   string
 	optional bool
-	prog     func(*writewatchPrograms) *ebpf.Program
+	cookie   writewatchWwGoProbe
 }{
-	{"testing.tRunner", false, func(o *writewatchPrograms) *ebpf.Program { return o.GoTestStart }},
+	{"testing.tRunner", false, writewatchWwGoProbeWW_GO_TEST_START},
 	// Fuzz targets, benchmarks and examples start like tests, each in a
 	// function of its own (the seeds of a fuzz target run under tRunner).
-	{"testing.fRunner", true, func(o *writewatchPrograms) *ebpf.Program { return o.GoTestStart }},
-	{"testing.(*B).runN", true, func(o *writewatchPrograms) *ebpf.Program { return o.GoBenchStart }},
-	{"testing.runExample", true, func(o *writewatchPrograms) *ebpf.Program { return o.GoExampleStart }},
+	{"testing.fRunner", true, writewatchWwGoProbeWW_GO_TEST_START},
+	{"testing.(*B).runN", true, writewatchWwGoProbeWW_GO_BENCH_START},
+	{"testing.runExample", true, writewatchWwGoProbeWW_GO_EXAMPLE_START},
 	// The test function returned: tRunner's deferred function runs the
 	// cleanups (runCleanup) on every path, which marks the end. Its
 	// closure, testing.tRunner.func1, is not hooked: a uprobe there made
 	// the os package's test binary fault inside tRunner (go1.26).
-	{"testing.(*common).runCleanup", true, func(o *writewatchPrograms) *ebpf.Program { return o.GoTestEnd }},
+	{"testing.(*common).runCleanup", true, writewatchWwGoProbeWW_GO_TEST_END},
 	// An example's function returned: runExample's deferred function
 	// reports its result.
-	{"testing.(*InternalExample).processRunResult", true, func(o *writewatchPrograms) *ebpf.Program { return o.GoTestEnd }},
-	{"runtime.runqput", true, func(o *writewatchPrograms) *ebpf.Program { return o.GoNewGoroutine }},
+	{"testing.(*InternalExample).processRunResult", true, writewatchWwGoProbeWW_GO_TEST_END},
+	{"runtime.runqput", true, writewatchWwGoProbeWW_GO_NEW_GOROUTINE},
 }
 
 // FollowGoTest attaches the test-boundary uprobes to the Go test binary
@@ -286,9 +287,10 @@ func (t *Tracer) FollowGoTest(tgid, nsPID uint32) (GoLayout, error) {
 		}
 		return lay, err
 	}
-	// One link per program, with every function that program hooks.
-	byProg := map[*ebpf.Program][]uint64{}
-	var progs []*ebpf.Program
+	// One link for every function hooked (uprobe_multi): closing it
+	// waits for one grace period of the kernel's; where each function
+	// needs a perf-event uprobe of its own, one each.
+	var addrs, cookies []uint64
 	for _, p := range goProbes {
 		addr, ok := lay.funcs[p.symbol]
 		if !ok && p.optional {
@@ -297,26 +299,18 @@ func (t *Tracer) FollowGoTest(tgid, nsPID uint32) (GoLayout, error) {
 		if !ok {
 			return fail(fmt.Errorf("%w: no function %s", ErrNotGoTest, p.symbol))
 		}
-		prog := p.prog(&t.objs.writewatchPrograms)
-		if byProg[prog] == nil {
-			progs = append(progs, prog)
-		}
-		byProg[prog] = append(byProg[prog], addr)
+		addrs, cookies = append(addrs, addr), append(cookies, uint64(p.cookie))
 	}
-	for _, prog := range progs {
-		for i, addr := range byProg[prog] {
-			var (
-				l   link.Link
-				err error
-			)
-			if t.multi {
-				if i > 0 {
-					break
-				}
-				l, err = ex.UprobeMulti(nil, prog, &link.UprobeMultiOptions{Addresses: byProg[prog], PID: nsPID})
-			} else {
-				l, err = ex.Uprobe("", prog, &link.UprobeOptions{PID: int(nsPID), Address: addr})
-			}
+	prog := t.objs.GoProbe
+	if t.multi {
+		l, err := ex.UprobeMulti(nil, prog, &link.UprobeMultiOptions{Addresses: addrs, Cookies: cookies, PID: nsPID})
+		if err != nil {
+			return fail(classify("attach uprobe", err))
+		}
+		gt.links = append(gt.links, l)
+	} else {
+		for i, addr := range addrs {
+			l, err := ex.Uprobe("", prog, &link.UprobeOptions{PID: int(nsPID), Address: addr, Cookie: cookies[i]})
 			if err != nil {
 				return fail(classify("attach uprobe", err))
 			}

@@ -157,13 +157,9 @@ type Tracer struct {
 	unwatched []string
 }
 
-// goTestObjects are the Go test uprobe programs.
+// goTestObjects are the Go test uprobe program.
 type goTestObjects struct {
-	GoBenchStart   *ebpf.Program `ebpf:"go_bench_start"`
-	GoExampleStart *ebpf.Program `ebpf:"go_example_start"`
-	GoNewGoroutine *ebpf.Program `ebpf:"go_new_goroutine"`
-	GoTestEnd      *ebpf.Program `ebpf:"go_test_end"`
-	GoTestStart    *ebpf.Program `ebpf:"go_test_start"`
+	GoProbe *ebpf.Program `ebpf:"go_probe"`
 }
 
 // New checks the kernel, loads the programs and attaches them. The
@@ -405,9 +401,7 @@ func (t *Tracer) loadGoTests(spec *ebpf.CollectionSpec, early bool) error {
 		case t.closed:
 			g.close()
 		default:
-			p := &t.objs.writewatchPrograms
-			p.GoBenchStart, p.GoExampleStart, p.GoNewGoroutine, p.GoTestEnd, p.GoTestStart =
-				g.GoBenchStart, g.GoExampleStart, g.GoNewGoroutine, g.GoTestEnd, g.GoTestStart
+			t.objs.GoProbe = g.GoProbe
 		}
 	}
 	t.goStart = func() { go load() }
@@ -422,11 +416,7 @@ func (t *Tracer) loadGoTests(spec *ebpf.CollectionSpec, early bool) error {
 	return nil
 }
 
-func (g *goTestObjects) close() {
-	for _, p := range []*ebpf.Program{g.GoBenchStart, g.GoExampleStart, g.GoNewGoroutine, g.GoTestEnd, g.GoTestStart} {
-		p.Close()
-	}
-}
+func (g *goTestObjects) close() { g.GoProbe.Close() }
 
 // attach hooks the programs to their tracepoints. These attach like raw
 // tracepoints: no tracefs is needed, and detaching does not wait for the

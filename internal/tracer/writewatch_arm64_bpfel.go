@@ -208,6 +208,16 @@ const (
 	writewatchWwGoFlagWW_GO_TEST writewatchWwGoFlag = 4
 )
 
+type writewatchWwGoProbe uint32
+
+const (
+	writewatchWwGoProbeWW_GO_TEST_START    writewatchWwGoProbe = 1
+	writewatchWwGoProbeWW_GO_BENCH_START   writewatchWwGoProbe = 2
+	writewatchWwGoProbeWW_GO_EXAMPLE_START writewatchWwGoProbe = 3
+	writewatchWwGoProbeWW_GO_TEST_END      writewatchWwGoProbe = 4
+	writewatchWwGoProbeWW_GO_NEW_GOROUTINE writewatchWwGoProbe = 5
+)
+
 type writewatchWwMark uint32
 
 const (
@@ -299,11 +309,7 @@ const (
 	writewatchMapTokens            = "tokens"
 	writewatchMapUringXattrs       = "uring_xattrs"
 	writewatchMapWritten           = "written"
-	writewatchProgGoBenchStart     = "go_bench_start"
-	writewatchProgGoExampleStart   = "go_example_start"
-	writewatchProgGoNewGoroutine   = "go_new_goroutine"
-	writewatchProgGoTestEnd        = "go_test_end"
-	writewatchProgGoTestStart      = "go_test_start"
+	writewatchProgGoProbe          = "go_probe"
 	writewatchProgSchedExec        = "sched_exec"
 	writewatchProgSchedExit        = "sched_exit"
 	writewatchProgSchedFork        = "sched_fork"
@@ -321,6 +327,7 @@ const (
 	writewatchVarUnusedContentsWhy = "unused_contents_why"
 	writewatchVarUnusedEventHdr    = "unused_event_hdr"
 	writewatchVarUnusedGoFlag      = "unused_go_flag"
+	writewatchVarUnusedGoProbe     = "unused_go_probe"
 	writewatchVarUnusedGoproc      = "unused_goproc"
 	writewatchVarUnusedKind        = "unused_kind"
 	writewatchVarUnusedMark        = "unused_mark"
@@ -380,17 +387,13 @@ type writewatchSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchProgramSpecs struct {
-	GoBenchStart   *ebpf.ProgramSpec `ebpf:"go_bench_start"`
-	GoExampleStart *ebpf.ProgramSpec `ebpf:"go_example_start"`
-	GoNewGoroutine *ebpf.ProgramSpec `ebpf:"go_new_goroutine"`
-	GoTestEnd      *ebpf.ProgramSpec `ebpf:"go_test_end"`
-	GoTestStart    *ebpf.ProgramSpec `ebpf:"go_test_start"`
-	SchedExec      *ebpf.ProgramSpec `ebpf:"sched_exec"`
-	SchedExit      *ebpf.ProgramSpec `ebpf:"sched_exit"`
-	SchedFork      *ebpf.ProgramSpec `ebpf:"sched_fork"`
-	SysEnter       *ebpf.ProgramSpec `ebpf:"sys_enter"`
-	SysExit        *ebpf.ProgramSpec `ebpf:"sys_exit"`
-	UringSubmit    *ebpf.ProgramSpec `ebpf:"uring_submit"`
+	GoProbe     *ebpf.ProgramSpec `ebpf:"go_probe"`
+	SchedExec   *ebpf.ProgramSpec `ebpf:"sched_exec"`
+	SchedExit   *ebpf.ProgramSpec `ebpf:"sched_exit"`
+	SchedFork   *ebpf.ProgramSpec `ebpf:"sched_fork"`
+	SysEnter    *ebpf.ProgramSpec `ebpf:"sys_enter"`
+	SysExit     *ebpf.ProgramSpec `ebpf:"sys_exit"`
+	UringSubmit *ebpf.ProgramSpec `ebpf:"uring_submit"`
 }
 
 // writewatchMapSpecs contains maps before they are loaded into the kernel.
@@ -432,6 +435,7 @@ type writewatchVariableSpecs struct {
 	UnusedContentsWhy *ebpf.VariableSpec `ebpf:"unused_contents_why"`
 	UnusedEventHdr    *ebpf.VariableSpec `ebpf:"unused_event_hdr"`
 	UnusedGoFlag      *ebpf.VariableSpec `ebpf:"unused_go_flag"`
+	UnusedGoProbe     *ebpf.VariableSpec `ebpf:"unused_go_probe"`
 	UnusedGoproc      *ebpf.VariableSpec `ebpf:"unused_goproc"`
 	UnusedKind        *ebpf.VariableSpec `ebpf:"unused_kind"`
 	UnusedMark        *ebpf.VariableSpec `ebpf:"unused_mark"`
@@ -527,6 +531,7 @@ type writewatchVariables struct {
 	UnusedContentsWhy *ebpf.Variable `ebpf:"unused_contents_why"`
 	UnusedEventHdr    *ebpf.Variable `ebpf:"unused_event_hdr"`
 	UnusedGoFlag      *ebpf.Variable `ebpf:"unused_go_flag"`
+	UnusedGoProbe     *ebpf.Variable `ebpf:"unused_go_probe"`
 	UnusedGoproc      *ebpf.Variable `ebpf:"unused_goproc"`
 	UnusedKind        *ebpf.Variable `ebpf:"unused_kind"`
 	UnusedMark        *ebpf.Variable `ebpf:"unused_mark"`
@@ -548,26 +553,18 @@ type writewatchVariables struct {
 //
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchPrograms struct {
-	GoBenchStart   *ebpf.Program `ebpf:"go_bench_start"`
-	GoExampleStart *ebpf.Program `ebpf:"go_example_start"`
-	GoNewGoroutine *ebpf.Program `ebpf:"go_new_goroutine"`
-	GoTestEnd      *ebpf.Program `ebpf:"go_test_end"`
-	GoTestStart    *ebpf.Program `ebpf:"go_test_start"`
-	SchedExec      *ebpf.Program `ebpf:"sched_exec"`
-	SchedExit      *ebpf.Program `ebpf:"sched_exit"`
-	SchedFork      *ebpf.Program `ebpf:"sched_fork"`
-	SysEnter       *ebpf.Program `ebpf:"sys_enter"`
-	SysExit        *ebpf.Program `ebpf:"sys_exit"`
-	UringSubmit    *ebpf.Program `ebpf:"uring_submit"`
+	GoProbe     *ebpf.Program `ebpf:"go_probe"`
+	SchedExec   *ebpf.Program `ebpf:"sched_exec"`
+	SchedExit   *ebpf.Program `ebpf:"sched_exit"`
+	SchedFork   *ebpf.Program `ebpf:"sched_fork"`
+	SysEnter    *ebpf.Program `ebpf:"sys_enter"`
+	SysExit     *ebpf.Program `ebpf:"sys_exit"`
+	UringSubmit *ebpf.Program `ebpf:"uring_submit"`
 }
 
 func (p *writewatchPrograms) Close() error {
 	return _WritewatchClose(
-		p.GoBenchStart,
-		p.GoExampleStart,
-		p.GoNewGoroutine,
-		p.GoTestEnd,
-		p.GoTestStart,
+		p.GoProbe,
 		p.SchedExec,
 		p.SchedExit,
 		p.SchedFork,
