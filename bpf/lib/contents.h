@@ -96,8 +96,8 @@ static __always_inline bool written_unwatched(void)
 		return false;
 	if (c->window & WW_WINDOW_ALL)
 		return true;
-	t = bpf_get_current_task_btf();
-	return (__u64)t->nsproxy->mnt_ns != c->mnt_ns; /* direct loads: t is a BTF pointer */
+	t = current_task();
+	return (__u64)t->nsproxy->mnt_ns != c->mnt_ns; /* direct loads (lib/kread.h) */
 }
 
 /* Does the current task hold any effective capability (as root does)?

@@ -8,6 +8,8 @@
 #ifndef WW_LIB_MARKS_H
 #define WW_LIB_MARKS_H
 
+#include "kread.h"
+
 /*
  * The verdict of the walk above a directory, keyed by its dentry: whether
  * it lies under a deciding allowed mark. The inode number is checked on
@@ -37,24 +39,6 @@ struct {
 	__type(key, struct inode_key);
 	__type(value, __u32);
 } marks SEC(".maps");
-
-/*
- * Set by the loader where the kernel has bpf_rdonly_cast (Linux 6.2):
- * there the quick check below loads the fields of dentries and inodes
- * directly, a load each (one that faults reads 0), rather than through
- * bpf_probe_read_kernel, a helper call each. The verifier makes the cast
- * a move, and drops the branch a kernel cannot take.
- */
-const volatile bool direct_loads = false;
-
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
-
-/* Field chain ... of the kernel object of type at addr: loaded directly
- * where direct_loads, else read with the helper. */
-#define KREAD(type, addr, ...)                                                          \
-	(direct_loads ? ___arrow(((type *)bpf_rdonly_cast((void *)(addr), bpf_core_type_id_kernel(type))), \
-				 __VA_ARGS__)                                                     \
-		      : BPF_CORE_READ((type *)(addr), __VA_ARGS__))
 
 static __always_inline struct mount *real_mount(struct vfsmount *m)
 {

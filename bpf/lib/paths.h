@@ -120,7 +120,7 @@ __noinline int put_path(struct event *e, __u32 off, __u32 slot, __u64 dentry, __
  * for every open of the tree; only the array of files is read with one. */
 __noinline __u64 fd_file_addr(int fd)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = current_task();
 	struct fdtable *fdt = task->files->fdt;
 	struct file *f = NULL;
 

@@ -34,7 +34,7 @@ struct {
  * (pipes, memfd) are none. */
 static __always_inline bool foreign_file(struct file *f)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = current_task();
 	struct mount *m;
 	unsigned long ns;
 
@@ -42,7 +42,7 @@ static __always_inline bool foreign_file(struct file *f)
 		return false;
 	m = real_mount(BPF_CORE_READ(f, f_path.mnt));
 	ns = (unsigned long)BPF_CORE_READ(m, mnt_ns);
-	/* The task's own namespace: direct loads, t being a BTF pointer. */
+	/* The task's own namespace: direct loads (lib/kread.h). */
 	return !internal_ns(ns) && ns != (unsigned long)t->nsproxy->mnt_ns;
 }
 
