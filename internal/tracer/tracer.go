@@ -522,7 +522,7 @@ func hasKernelFunc(name string) bool {
 	return spec.TypeByName(name, &fn) == nil
 }
 
-// directLoads is the setting direct_loads (bpf/lib/marks.h) of both
+// directLoads is the setting direct_loads (bpf/lib/kread.h) of both
 // objects: whether the kernel has the kfunc bpf_rdonly_cast (Linux 6.2).
 func directLoads() bool { return hasKernelFunc("bpf_rdonly_cast") }
 
