@@ -24,6 +24,14 @@ extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
 				 __VA_ARGS__)                                                     \
 		      : BPF_CORE_READ((type *)(addr), __VA_ARGS__))
 
+/* The 8 bytes at addr, as a number (a pointer loaded this way is one that
+ * a global function may return). A cast needs a struct of the kernel's:
+ * struct rb_node, whose first field, an unsigned long, is read, its offset
+ * taken away so that addr is read wherever the field lies. */
+#define KREAD_WORD(addr) \
+	KREAD(struct rb_node, (void *)(addr) - bpf_core_field_offset(struct rb_node, __rb_parent_color), \
+	      __rb_parent_color)
+
 /*
  * The current task, for loading its fields directly. From Linux 6.5 the
  * verifier asks, at each load of a pointer field through a trusted

@@ -130,9 +130,10 @@ static long mark_step(__u32 i, void *ctx)
 }
 
 /*
- * The quick check for a file the kernel already resolved: does it lie
- * under an allowed mark with no deny mark on the way? Copies no names,
- * and stops at the first deciding mark. A global function, verified once.
+ * The quick check for a file the kernel already resolved, dentry on mount
+ * mnt: does it lie under an allowed mark with no deny mark on the way?
+ * Copies no names, and stops at the first deciding mark. A global
+ * function, verified once: it takes the pointers as numbers.
  */
 __noinline int file_allowed(__u64 dentry, __u64 mnt)
 {
@@ -175,6 +176,13 @@ __noinline int file_allowed(__u64 dentry, __u64 mnt)
 	/* A full cache only means the next file walks again. */
 	bpf_map_update_elem(&dir_verdicts, &key, &v, BPF_ANY);
 	return w.allowed;
+}
+
+/* The quick check for open file f: its dentry and mount loaded as numbers
+ * (lib/kread.h). */
+static __always_inline int open_file_allowed(struct file *f)
+{
+	return file_allowed(KREAD_WORD(&f->f_path.dentry), KREAD_WORD(&f->f_path.mnt));
 }
 
 #endif

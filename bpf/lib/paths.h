@@ -117,17 +117,16 @@ __noinline int put_path(struct event *e, __u32 off, __u32 slot, __u64 dentry, __
  * so kernel pointers pass as plain numbers (fd_file gives back the type).
  * The task's fields are loaded directly, as the verifier knows its type
  * (a faulting load reads 0), a fraction of a helper call each: this runs
- * for every open of the tree; only the array of files is read with one. */
+ * for every open of the tree; the slot of the array of files too, where
+ * the kernel allows it (lib/kread.h). */
 __noinline __u64 fd_file_addr(int fd)
 {
 	struct task_struct *task = current_task();
 	struct fdtable *fdt = task->files->fdt;
-	struct file *f = NULL;
 
 	if (fd < 0 || !fdt || (unsigned int)fd >= fdt->max_fds)
 		return 0;
-	bpf_probe_read_kernel(&f, sizeof(f), &fdt->fd[fd]);
-	return (__u64)f;
+	return KREAD_WORD(&fdt->fd[fd]);
 }
 
 static __always_inline struct file *fd_file(int fd)
@@ -153,11 +152,13 @@ __noinline int put_file(struct event *e, __u32 off, __u32 slot, __u64 addr)
 
 	if (!e || !f)
 		return off;
-	e->hdr.ino = BPF_CORE_READ(f, f_inode, i_ino);
-	e->hdr.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
-	e->hdr.gen = BPF_CORE_READ(f, f_inode, i_generation);
-	return put_path(e, off, slot, (__u64)BPF_CORE_READ(f, f_path.dentry),
-			(__u64)BPF_CORE_READ(f, f_path.mnt));
+	struct inode *inode = KREAD(struct file, f, f_inode);
+
+	e->hdr.ino = KREAD(struct inode, inode, i_ino);
+	e->hdr.dev = KREAD(struct inode, inode, i_sb, s_dev);
+	e->hdr.gen = KREAD(struct inode, inode, i_generation);
+	/* As numbers: put_path is a global function. */
+	return put_path(e, off, slot, KREAD_WORD(&f->f_path.dentry), KREAD_WORD(&f->f_path.mnt));
 }
 
 /* The directory a relative path given with dfd starts from. */

@@ -40,11 +40,11 @@ volatile __u32 written_files;
 
 static __always_inline struct file_key file_key_of(struct file *f)
 {
-	struct inode *inode = BPF_CORE_READ(f, f_inode);
+	struct inode *inode = KREAD(struct file, f, f_inode);
 	struct file_key k = {
-		.ino = BPF_CORE_READ(inode, i_ino),
-		.dev = BPF_CORE_READ(inode, i_sb, s_dev),
-		.gen = BPF_CORE_READ(inode, i_generation),
+		.ino = KREAD(struct inode, inode, i_ino),
+		.dev = KREAD(struct inode, inode, i_sb, s_dev),
+		.gen = KREAD(struct inode, inode, i_generation),
 	};
 	return k;
 }

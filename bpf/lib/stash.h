@@ -165,8 +165,7 @@ static long aio_scan_step(__u32 i, void *ctx)
 		s->fd = fd;
 	/* The first request on a file the marks do not allow is the one
 	 * judged; without marks, the first write request. */
-	if (use_marks && file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry),
-				      (__u64)BPF_CORE_READ(f, f_path.mnt)))
+	if (use_marks && open_file_allowed(f))
 		return 0;
 	s->fd = fd;
 	return 1;

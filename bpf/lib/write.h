@@ -40,8 +40,8 @@ static __always_inline bool foreign_file(struct file *f)
 
 	if (!f)
 		return false;
-	m = real_mount(BPF_CORE_READ(f, f_path.mnt));
-	ns = (unsigned long)BPF_CORE_READ(m, mnt_ns);
+	m = real_mount(KREAD(struct file, f, f_path.mnt));
+	ns = (unsigned long)KREAD(struct mount, m, mnt_ns);
 	/* The task's own namespace: direct loads (lib/kread.h). */
 	return !internal_ns(ns) && ns != (unsigned long)t->nsproxy->mnt_ns;
 }
@@ -185,10 +185,11 @@ static __always_inline bool counted_repeat(struct file *f, bool created, struct 
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct proc *pr = bpf_map_lookup_elem(&procs, &tgid);
 	struct go_who who = {};
+	struct inode *inode = KREAD(struct file, f, f_inode);
 	struct repeat_key rk = {
-		.ino = BPF_CORE_READ(f, f_inode, i_ino),
-		.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev),
-		.gen = BPF_CORE_READ(f, f_inode, i_generation),
+		.ino = KREAD(struct inode, inode, i_ino),
+		.dev = KREAD(struct inode, inode, i_sb, s_dev),
+		.gen = KREAD(struct inode, inode, i_generation),
 		.tgid = tgid,
 		.op = a->op,
 		.flags = a->flags,
@@ -240,8 +241,7 @@ static __always_inline int emit_write(struct args *a, long ret, __u16 via, struc
 	 * the same file again and again: settle both before building
 	 * anything (unless enforcement acted on the write). Whether the open
 	 * made its file is asked only past the first. */
-	if (f && !a->action && use_marks &&
-	    file_allowed((__u64)BPF_CORE_READ(f, f_path.dentry), (__u64)BPF_CORE_READ(f, f_path.mnt))) {
+	if (f && !a->action && use_marks && open_file_allowed(f)) {
 		settled_allowed(unwatched);
 		return 0;
 	}
