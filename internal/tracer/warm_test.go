@@ -92,14 +92,16 @@ func TestRemakeChanged(t *testing.T) {
 	}
 	defer func() { closeMaps(maps) }()
 	before := maps["procs"]
-	if err := configure(spec, Options{FollowGoTests: true, GoTestsEarly: true}); err != nil {
+	if err := configure(spec, Options{FollowGoTests: true, GoTestsEarly: true, RingBufferBytes: 2 * spec.Maps["events"].MaxEntries}); err != nil {
 		t.Fatal(err)
 	}
 	if err := remakeChanged(spec, maps); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := maps["goroutines"].MaxEntries(), spec.Maps["goroutines"].MaxEntries; got != want {
-		t.Errorf("goroutines holds %d, want %d", got, want)
+	for _, name := range []string{"goroutines", "events"} {
+		if got, want := maps[name].MaxEntries(), spec.Maps[name].MaxEntries; got != want {
+			t.Errorf("%s holds %d, want %d", name, got, want)
+		}
 	}
 	if maps["procs"] != before {
 		t.Error("procs, unchanged, was made again")
