@@ -145,18 +145,40 @@ static __always_inline bool writes_file(struct file *f)
 	       (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT_BITS) == S_IFREG_BITS;
 }
 
+/* The file open at addr, as its inode's number, device and generation
+ * (all 0 without a file). Global, so that its loads are verified once,
+ * not in every state of every caller. */
+__noinline int file_identity(__u64 addr, struct file_key *k)
+{
+	struct file *f = (struct file *)addr;
+	struct inode *inode;
+
+	if (!k)
+		return 0;
+	k->ino = 0;
+	k->dev = 0;
+	k->gen = 0;
+	if (!f)
+		return 0;
+	inode = KREAD(struct file, f, f_inode);
+	k->ino = KREAD(struct inode, inode, i_ino);
+	k->dev = KREAD(struct inode, inode, i_sb, s_dev);
+	k->gen = KREAD(struct inode, inode, i_generation);
+	return 0;
+}
+
 /* The path of open file addr, and its inode in the header. */
 __noinline int put_file(struct event *e, __u32 off, __u32 slot, __u64 addr)
 {
 	struct file *f = (struct file *)addr;
+	struct file_key id = {};
 
 	if (!e || !f)
 		return off;
-	struct inode *inode = KREAD(struct file, f, f_inode);
-
-	e->hdr.ino = KREAD(struct inode, inode, i_ino);
-	e->hdr.dev = KREAD(struct inode, inode, i_sb, s_dev);
-	e->hdr.gen = KREAD(struct inode, inode, i_generation);
+	file_identity(addr, &id);
+	e->hdr.ino = id.ino;
+	e->hdr.dev = id.dev;
+	e->hdr.gen = id.gen;
 	/* As numbers: put_path is a global function. */
 	return put_path(e, off, slot, KREAD_WORD(&f->f_path.dentry), KREAD_WORD(&f->f_path.mnt));
 }

@@ -40,12 +40,9 @@ volatile __u32 written_files;
 
 static __always_inline struct file_key file_key_of(struct file *f)
 {
-	struct inode *inode = KREAD(struct file, f, f_inode);
-	struct file_key k = {
-		.ino = KREAD(struct inode, inode, i_ino),
-		.dev = KREAD(struct inode, inode, i_sb, s_dev),
-		.gen = KREAD(struct inode, inode, i_generation),
-	};
+	struct file_key k = {};
+
+	file_identity((__u64)f, &k);
 	return k;
 }
 

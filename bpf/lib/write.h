@@ -185,11 +185,14 @@ static __always_inline bool counted_repeat(struct file *f, bool created, struct 
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct proc *pr = bpf_map_lookup_elem(&procs, &tgid);
 	struct go_who who = {};
-	struct inode *inode = KREAD(struct file, f, f_inode);
+	/* The file's identity is read with the helper here: through
+	 * file_identity's direct loads, the verifier walked 1,100 more of
+	 * sys_exit's instructions (11,418 against 12,516), a millisecond of
+	 * every start, for a path only repeated violations take. */
 	struct repeat_key rk = {
-		.ino = KREAD(struct inode, inode, i_ino),
-		.dev = KREAD(struct inode, inode, i_sb, s_dev),
-		.gen = KREAD(struct inode, inode, i_generation),
+		.ino = BPF_CORE_READ(f, f_inode, i_ino),
+		.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev),
+		.gen = BPF_CORE_READ(f, f_inode, i_generation),
 		.tgid = tgid,
 		.op = a->op,
 		.flags = a->flags,
