@@ -8,8 +8,8 @@
 
 /*
  * Set by the loader where the kernel has bpf_rdonly_cast (Linux 6.2):
- * there the fields of dentries and inodes are loaded directly, a load
- * each (one that faults reads 0), rather than through
+ * there the fields of files, dentries, inodes and mounts are loaded
+ * directly, a load each (one that faults reads 0), rather than through
  * bpf_probe_read_kernel, a helper call each. The verifier makes the cast
  * a move, and drops the branch a kernel cannot take.
  */
