@@ -1,33 +1,31 @@
 package metrics
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/prometheus/client_golang/prometheus/push"
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/writewatch/writewatch/internal/outfile"
 )
 
-// Handler serves the run's metrics in the Prometheus exposition formats,
-// each with labels as constant labels.
+// Handler serves the run's metrics in the Prometheus text format, each
+// with labels as constant labels.
 func (r *Run) Handler(labels Labels) (http.Handler, error) {
-	reg, err := r.registry(labels, 0)
-	if err != nil {
-		return nil, err
-	}
-	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", textContentType)
+		writeText(w, r.families(labels, 0))
+	}), nil
 }
 
 // Server serves /metrics while a run lasts.
@@ -114,39 +112,66 @@ const PushTimeout = 10 * time.Second
 // others stay, so that a run that is not clean keeps the group's
 // writewatch_last_clean_run_timestamp_seconds.
 func (r *Run) Push(ctx context.Context, gateway string, labels Labels) error {
-	reg, err := r.registry(nil, 0)
-	if err != nil {
+	var body bytes.Buffer
+	if err := writeText(&body, r.families(nil, 0)); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, PushTimeout)
 	defer cancel()
-	p := push.New(gateway, Job).Gatherer(reg).Client(&http.Client{})
-	for k, v := range labels {
-		p.Grouping(k, v)
-	}
-	if err := p.AddContext(ctx); err != nil {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, pushURL(gateway, labels), &body)
+	if err != nil {
 		return fmt.Errorf("push to %s: %w", gateway, err)
 	}
+	req.Header.Set("Content-Type", textContentType)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("push to %s: %w", gateway, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusAccepted {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return fmt.Errorf("push to %s: the Pushgateway answered %s: %s", gateway, resp.Status, strings.TrimSpace(string(msg)))
+	}
 	return nil
+}
+
+// pushURL is the Pushgateway's URL for the group job="writewatch" plus
+// labels: /metrics/job/writewatch/NAME/VALUE..., a value with a slash
+// (or empty) as NAME@base64/VALUE in URL-safe base64, as the Pushgateway
+// reads them.
+func pushURL(gateway string, labels Labels) string {
+	if !strings.Contains(gateway, "://") {
+		gateway = "http://" + gateway
+	}
+	parts := []string{"metrics"}
+	add := func(name, value string) {
+		switch {
+		case value == "":
+			parts = append(parts, name+"@base64", "=")
+		case strings.Contains(value, "/"):
+			parts = append(parts, name+"@base64", base64.RawURLEncoding.EncodeToString([]byte(value)))
+		default:
+			parts = append(parts, name, url.PathEscape(value))
+		}
+	}
+	add(reservedLabelJob, Job)
+	names := make([]string, 0, len(labels))
+	for k := range labels {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		add(k, labels[k])
+	}
+	return strings.TrimRight(gateway, "/") + "/" + strings.Join(parts, "/")
 }
 
 // WriteText writes the run's metrics to w in the text exposition format,
 // with labels as constant labels and carried as the last clean run's time
 // from before this run, in Unix seconds (0: none).
 func (r *Run) WriteText(w io.Writer, labels Labels, carried float64) error {
-	reg, err := r.registry(labels, carried)
-	if err != nil {
-		return err
-	}
-	mfs, err := reg.Gather()
-	if err != nil {
+	if err := writeText(w, r.families(labels, carried)); err != nil {
 		return fmt.Errorf("metrics: %w", err)
-	}
-	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
-	for _, mf := range mfs {
-		if err := enc.Encode(mf); err != nil {
-			return fmt.Errorf("metrics: %w", err)
-		}
 	}
 	return nil
 }
@@ -176,36 +201,25 @@ func (r *Run) WriteTextfile(f *outfile.File, labels Labels) error {
 // exactly labels in a textfile. An empty or unreadable file carries
 // nothing over.
 func readLastClean(r io.Reader, labels Labels) float64 {
-	mfs, err := ParseText(r)
-	if err != nil {
-		return 0
-	}
-	for _, m := range mfs[NameLastCleanRun].GetMetric() {
-		if sameLabels(m.GetLabel(), labels) {
-			return max(m.GetGauge().GetValue(), 0)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		name, got, v, ok := readSample(sc.Text())
+		if ok && name == NameLastCleanRun && sameLabels(got, labels) {
+			return max(v, 0)
 		}
 	}
 	return 0
 }
 
-func sameLabels(pairs []*dto.LabelPair, labels Labels) bool {
-	if len(pairs) != len(labels) {
+func sameLabels(got map[string]string, labels Labels) bool {
+	if len(got) != len(labels) {
 		return false
 	}
-	for _, p := range pairs {
-		if v, ok := labels[p.GetName()]; !ok || v != p.GetValue() {
+	for k, v := range got {
+		if w, ok := labels[k]; !ok || w != v {
 			return false
 		}
 	}
 	return true
-}
-
-// ParseText parses metrics in the text exposition format.
-func ParseText(r io.Reader) (map[string]*dto.MetricFamily, error) {
-	p := expfmt.NewTextParser(model.LegacyValidation)
-	mfs, err := p.TextToMetricFamilies(r)
-	if err != nil {
-		return nil, err
-	}
-	return mfs, nil
 }

@@ -40,11 +40,11 @@
 package metrics
 
 import (
-	"fmt"
+	"cmp"
+	"slices"
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/report"
@@ -182,85 +182,87 @@ func fromReport(rep *report.Report) live.Snapshot {
 	return s
 }
 
-// collector turns a Run into metrics. Its descriptions carry constant
-// labels; carried is the last clean run's time from before this run, in
-// Unix seconds (0: none).
-type collector struct {
-	run     *Run
-	carried float64
+// families are the run's metrics now, each sample with the constant
+// labels given besides its own; carried is the last clean run's time from
+// before this run, in Unix seconds (0: none). Families without a sample
+// are left out; the order is that of the text format (sortFamilies).
+func (r *Run) families(labels map[string]string, carried float64) []family {
+	v := r.values(carried)
+	// A family's samples: each with the constant labels and its own,
+	// sorted by name.
+	type def struct {
+		name, help, typ string
+		variable        []string
+		samples         []sample
+	}
+	defs := map[string]*def{}
+	order := []string{}
+	describe := func(name, help, typ string, variable ...string) {
+		defs[name] = &def{name: name, help: help, typ: typ, variable: variable}
+		order = append(order, name)
+	}
+	put := func(name string, x float64, lv ...string) {
+		d := defs[name]
+		pairs := make([]labelPair, 0, len(labels)+len(lv))
+		for k, val := range labels {
+			pairs = append(pairs, labelPair{k, val})
+		}
+		for i, val := range lv {
+			pairs = append(pairs, labelPair{d.variable[i], val})
+		}
+		slices.SortFunc(pairs, func(a, b labelPair) int { return cmp.Compare(a.name, b.name) })
+		d.samples = append(d.samples, sample{labels: pairs, value: x})
+	}
+	describe(NameViolations, "Writes outside the allowlist, every occurrence, by operation and action.", "counter", labelOp, labelAction)
+	describe(NameGroups, "Violation groups (distinct operation, path and role, as the report lists them), by operation and action.", "gauge", labelOp, labelAction)
+	describe(NameEvents, "Write events examined.", "counter")
+	describe(NameLost, "Events the kernel could not deliver, by cause.", "counter", labelCause)
+	describe(NameTruncated, "Paths cut to fit the kernel buffers.", "counter")
+	describe(NameProcesses, "Processes traced: COMMAND and every process it started.", "counter")
+	describe(NameDuration, "Time since COMMAND started; once the run has ended, its length.", "gauge")
+	describe(NameSurvivors, "Processes of the tree still running when writewatch finished.", "gauge")
+	describe(NameExitCode, "writewatch's exit code.", "gauge")
+	describe(NameIncomplete, "1 when writewatch could not see everything the run did (records lost, processes not followed): its verdict is unknown; else 0.", "gauge")
+	describe(NameCommandExit, "COMMAND's exit code, 128+N when it died of signal N.", "gauge")
+	describe(NameLastRun, "When the last run ended, in seconds since the Unix epoch.", "gauge")
+	describe(NameLastCleanRun, "When the last run without violations, lost events or tracing errors ended, in seconds since the Unix epoch.", "gauge")
+	describe(NameInfo, "Always 1: the writewatch version and mode of the run.", "gauge", labelMode, labelVersion)
 
-	violations, groups, events, lost, truncated, processes, duration,
-	survivors, exitCode, incomplete, commandExit, lastRun, lastClean, info *prometheus.Desc
-}
-
-func newCollector(r *Run, labels map[string]string, carried float64) *collector {
-	l := prometheus.Labels(labels)
-	d := func(name, help string, variable ...string) *prometheus.Desc {
-		return prometheus.NewDesc(name, help, variable, l)
-	}
-	return &collector{
-		run:         r,
-		carried:     carried,
-		violations:  d(NameViolations, "Writes outside the allowlist, every occurrence, by operation and action.", labelOp, labelAction),
-		groups:      d(NameGroups, "Violation groups (distinct operation, path and role, as the report lists them), by operation and action.", labelOp, labelAction),
-		events:      d(NameEvents, "Write events examined."),
-		lost:        d(NameLost, "Events the kernel could not deliver, by cause.", labelCause),
-		truncated:   d(NameTruncated, "Paths cut to fit the kernel buffers."),
-		processes:   d(NameProcesses, "Processes traced: COMMAND and every process it started."),
-		duration:    d(NameDuration, "Time since COMMAND started; once the run has ended, its length."),
-		survivors:   d(NameSurvivors, "Processes of the tree still running when writewatch finished."),
-		exitCode:    d(NameExitCode, "writewatch's exit code."),
-		incomplete:  d(NameIncomplete, "1 when writewatch could not see everything the run did (records lost, processes not followed): its verdict is unknown; else 0."),
-		commandExit: d(NameCommandExit, "COMMAND's exit code, 128+N when it died of signal N."),
-		lastRun:     d(NameLastRun, "When the last run ended, in seconds since the Unix epoch."),
-		lastClean:   d(NameLastCleanRun, "When the last run without violations, lost events or tracing errors ended, in seconds since the Unix epoch."),
-		info:        d(NameInfo, "Always 1: the writewatch version and mode of the run.", labelMode, labelVersion),
-	}
-}
-
-func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.violations, c.groups, c.events, c.lost, c.truncated, c.processes,
-		c.duration, c.survivors, c.exitCode, c.incomplete, c.commandExit, c.lastRun, c.lastClean, c.info} {
-		ch <- d
-	}
-}
-
-func (c *collector) Collect(ch chan<- prometheus.Metric) {
-	v := c.run.values(c.carried)
-	counter := func(d *prometheus.Desc, x uint64, lv ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(x), lv...)
-	}
-	gauge := func(d *prometheus.Desc, x float64, lv ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, x, lv...)
-	}
 	for i, name := range live.Ops {
 		op, _ := ops.ByName(name)
 		for j, action := range live.Actions {
-			counter(c.violations, v.Violations[i][j], op.Metric(), action)
-			gauge(c.groups, float64(v.Groups[i][j]), op.Metric(), action)
+			put(NameViolations, float64(v.Violations[i][j]), op.Metric(), action)
+			put(NameGroups, float64(v.Groups[i][j]), op.Metric(), action)
 		}
 	}
-	counter(c.events, v.Events)
+	put(NameEvents, float64(v.Events))
 	for i, cause := range live.LostCauses {
-		counter(c.lost, v.Lost[i], cause)
+		put(NameLost, float64(v.Lost[i]), cause)
 	}
-	counter(c.truncated, v.Truncated)
-	counter(c.processes, v.Processes)
-	gauge(c.duration, v.duration)
-	gauge(c.info, 1, c.run.mode, c.run.version)
-	if !v.final {
-		return
+	put(NameTruncated, float64(v.Truncated))
+	put(NameProcesses, float64(v.Processes))
+	put(NameDuration, v.duration)
+	put(NameInfo, 1, r.mode, r.version)
+	if v.final {
+		put(NameSurvivors, float64(v.survivors))
+		put(NameExitCode, float64(v.exitCode))
+		put(NameIncomplete, b2f(v.incomplete))
+		if v.commandExit != report.NotStarted {
+			put(NameCommandExit, float64(v.commandExit))
+		}
+		put(NameLastRun, unixSeconds(v.finished))
+		if v.lastClean > 0 {
+			put(NameLastCleanRun, v.lastClean)
+		}
 	}
-	gauge(c.survivors, float64(v.survivors))
-	gauge(c.exitCode, float64(v.exitCode))
-	gauge(c.incomplete, b2f(v.incomplete))
-	if v.commandExit != report.NotStarted {
-		gauge(c.commandExit, float64(v.commandExit))
+	var fams []family
+	for _, name := range order {
+		if d := defs[name]; len(d.samples) > 0 {
+			fams = append(fams, family{name: d.name, help: d.help, typ: d.typ, samples: d.samples})
+		}
 	}
-	gauge(c.lastRun, unixSeconds(v.finished))
-	if v.lastClean > 0 {
-		gauge(c.lastClean, v.lastClean)
-	}
+	sortFamilies(fams)
+	return fams
 }
 
 func b2f(b bool) float64 {
@@ -272,14 +274,4 @@ func b2f(b bool) float64 {
 
 func unixSeconds(t time.Time) float64 {
 	return float64(t.Unix()) + float64(t.Nanosecond())/1e9
-}
-
-// registry returns a registry holding only the run's metrics, each with
-// the constant labels given.
-func (r *Run) registry(labels map[string]string, carried float64) (*prometheus.Registry, error) {
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(newCollector(r, labels, carried)); err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
-	}
-	return reg, nil
 }
