@@ -196,10 +196,8 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 		samples         []sample
 	}
 	defs := map[string]*def{}
-	order := []string{}
 	describe := func(name, help, typ string, variable ...string) {
 		defs[name] = &def{name: name, help: help, typ: typ, variable: variable}
-		order = append(order, name)
 	}
 	put := func(name string, x float64, lv ...string) {
 		d := defs[name]
@@ -256,8 +254,8 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 		}
 	}
 	var fams []family
-	for _, name := range order {
-		if d := defs[name]; len(d.samples) > 0 {
+	for _, d := range defs {
+		if len(d.samples) > 0 {
 			fams = append(fams, family{name: d.name, help: d.help, typ: d.typ, samples: d.samples})
 		}
 	}
