@@ -189,10 +189,11 @@ static __always_inline bool counted_repeat(struct file *f, bool created, struct 
 	 * file_identity's direct loads, the verifier walked 1,100 more of
 	 * sys_exit's instructions (11,418 against 12,516), a millisecond of
 	 * every start, for a path only repeated violations take. */
+	struct inode *inode = BPF_CORE_READ(f, f_inode);
 	struct repeat_key rk = {
-		.ino = BPF_CORE_READ(f, f_inode, i_ino),
-		.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev),
-		.gen = BPF_CORE_READ(f, f_inode, i_generation),
+		.ino = BPF_CORE_READ(inode, i_ino),
+		.dev = BPF_CORE_READ(inode, i_sb, s_dev),
+		.gen = BPF_CORE_READ(inode, i_generation),
 		.tgid = tgid,
 		.op = a->op,
 		.flags = a->flags,
