@@ -188,28 +188,23 @@ func fromReport(rep *report.Report) live.Snapshot {
 // are left out; the order is that of the text format (sortFamilies).
 func (r *Run) families(labels map[string]string, carried float64) []family {
 	v := r.values(carried)
-	// A family's samples: each with the constant labels and its own,
-	// sorted by name.
-	type def struct {
-		name, help, typ string
-		variable        []string
-		samples         []sample
-	}
-	defs := map[string]*def{}
-	describe := func(name, help, typ string, variable ...string) {
-		defs[name] = &def{name: name, help: help, typ: typ, variable: variable}
+	// Each family, and the names of its own labels; a sample carries
+	// the constant labels and its own, sorted by name.
+	fam := map[string]*family{}
+	variable := map[string][]string{}
+	describe := func(name, help, typ string, names ...string) {
+		fam[name], variable[name] = &family{name: name, help: help, typ: typ}, names
 	}
 	put := func(name string, x float64, lv ...string) {
-		d := defs[name]
 		pairs := make([]labelPair, 0, len(labels)+len(lv))
 		for k, val := range labels {
 			pairs = append(pairs, labelPair{k, val})
 		}
 		for i, val := range lv {
-			pairs = append(pairs, labelPair{d.variable[i], val})
+			pairs = append(pairs, labelPair{variable[name][i], val})
 		}
 		slices.SortFunc(pairs, func(a, b labelPair) int { return cmp.Compare(a.name, b.name) })
-		d.samples = append(d.samples, sample{labels: pairs, value: x})
+		fam[name].samples = append(fam[name].samples, sample{labels: pairs, value: x})
 	}
 	describe(NameViolations, "Writes outside the allowlist, every occurrence, by operation and action.", "counter", labelOp, labelAction)
 	describe(NameGroups, "Violation groups (distinct operation, path and role, as the report lists them), by operation and action.", "gauge", labelOp, labelAction)
@@ -254,9 +249,9 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 		}
 	}
 	var fams []family
-	for _, d := range defs {
-		if len(d.samples) > 0 {
-			fams = append(fams, family{name: d.name, help: d.help, typ: d.typ, samples: d.samples})
+	for _, f := range fam {
+		if len(f.samples) > 0 {
+			fams = append(fams, *f)
 		}
 	}
 	sortFamilies(fams)
