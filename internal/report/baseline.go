@@ -48,11 +48,6 @@ type baselineSet struct {
 	glob    bool
 }
 
-// normalName is a name with its random and numbered parts as '*'.
-func normalName(name string) string {
-	return numbered.ReplaceAllString(tempName.ReplaceAllString(name, "tmp*"), "*")
-}
-
 // ApplyBaseline marks the violations of r that the baseline lists: the
 // same test (or, outside tests, the same package and phase), the same
 // operation and role, and the same path, or a path of the same pattern
@@ -71,7 +66,8 @@ func ApplyBaseline(r *Report, base *Report, file string) {
 			s = &baselineSet{names: map[string][]int{}}
 			sets[k] = s
 		}
-		s.names[normalName(filepath.Base(b.Path))] = append(s.names[normalName(filepath.Base(b.Path))], len(s.entries))
+		n := varyingName(filepath.Base(b.Path), writerPIDs(nil, []*Violation{b}))
+		s.names[n] = append(s.names[n], len(s.entries))
 		s.entries = append(s.entries, b)
 	}
 	for _, s := range sets {
@@ -91,7 +87,7 @@ func ApplyBaseline(r *Report, base *Report, file string) {
 			continue
 		}
 		name := filepath.Base(v.Path)
-		matched := s.names[normalName(name)]
+		matched := s.names[varyingName(name, writerPIDs(nil, []*Violation{v}))]
 		if len(matched) == 0 && s.glob && len(name) >= len(s.prefix)+len(s.suffix) &&
 			strings.HasPrefix(name, s.prefix) && strings.HasSuffix(name, s.suffix) {
 			for j := range s.entries {

@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -111,7 +110,11 @@ func Suggest(r *Report) (suggested []Suggestion, unsuggested []*Violation) {
 		prefix, suffix, _ := nameParts(names)
 		switch {
 		case len(names) > 1 && prefix+suffix != "":
-			globs[entryFor(d, joinGlob(randomGlob(prefix), randomGlob(suffix)), base, r.Home)] = names
+			var pids []int
+			for _, n := range names {
+				pids = writerPIDs(pids, byPath[filepath.Join(d, n)])
+			}
+			globs[entryFor(d, joinGlob(randomGlob(prefix, pids), randomGlob(suffix, pids)), base, r.Home)] = names
 		case len(names) >= collapseMin && !tooBroad(d, base, r.Home):
 			// Nothing shared: the directory itself.
 			e := entryFor(filepath.Dir(d), escapeGlobText(filepath.Base(d)), base, r.Home)
@@ -124,7 +127,7 @@ func Suggest(r *Report) (suggested []Suggestion, unsuggested []*Violation) {
 			continue
 		default:
 			for _, n := range names {
-				e := entryFor(d, randomGlob(n), base, r.Home)
+				e := entryFor(d, randomGlob(n, writerPIDs(nil, byPath[filepath.Join(d, n)])), base, r.Home)
 				globs[e] = append(globs[e], n)
 			}
 		}
@@ -169,18 +172,12 @@ func tooBroad(path, project, home string) bool {
 	return false
 }
 
-var (
-	// A run of four digits or more: a number, a time, a pid.
-	numbered = regexp.MustCompile(`[0-9]{4,}`)
-	// Python's tempfile names: tmp and eight random characters.
-	tempName = regexp.MustCompile(`tmp[a-z0-9_]{8}`)
-)
-
 // randomGlob turns the random and numbered parts of a name into '*':
-// "outline_demo_158482901.pdf" is "outline_demo_*.pdf".
-func randomGlob(name string) string {
-	g := tempName.ReplaceAllString(escapeGlobText(name), "tmp*")
-	return numbered.ReplaceAllString(g, "*")
+// "outline_demo_158482901.pdf" is "outline_demo_*.pdf"; a number that is
+// one of pids, the writers' process IDs, too: "scratch-355.tmp" by
+// process 355 is "scratch-*.tmp".
+func randomGlob(name string, pids []int) string {
+	return varyingName(escapeGlobText(name), pids)
 }
 
 // escapeGlobText escapes the characters a pattern reads as wildcards.

@@ -30,6 +30,10 @@ func TestSuggest(t *testing.T) {
 	add("open", proj+"/outline_demo_2342.pdf", SeverityTransient)
 	// A lone numbered name.
 	add("open", "/var/tmp/run-20250314.log", SeverityLeftBehind)
+	// A name with the writer's pid, three digits; a small number that
+	// is not a pid stays.
+	add("open", proj+"/scratch-355.tmp", SeverityTransient, func(v *Violation) { v.PID = 355 })
+	add("open", proj+"/v2/page-12.txt", SeverityLeftBehind, func(v *Violation) { v.PID = 355 })
 	// Names sharing nothing, three of them, in a directory of their own.
 	for _, n := range []string{"a.json", "b.yaml", "c.txt"} {
 		add("open", proj+"/out/"+n, SeverityLeftBehind)
@@ -44,7 +48,7 @@ func TestSuggest(t *testing.T) {
 	for _, s := range got {
 		entries = append(entries, s.Entry)
 	}
-	want := []string{"/var/tmp/run-*.log", "out", "outline_demo_*.pdf", "~/.config/app"}
+	want := []string{"/var/tmp/run-*.log", "out", "outline_demo_*.pdf", "scratch-*.tmp", "v2/page-12.txt", "~/.config/app"}
 	if !slices.Equal(entries, want) {
 		t.Errorf("entries %q, want %q", entries, want)
 	}
@@ -78,7 +82,7 @@ func TestSuggest(t *testing.T) {
 	if list.Allowed(proj + "/other.pdf") {
 		t.Errorf("an entry allows the project's other files")
 	}
-	if s := got[3]; s.Severity() != SeverityLeftBehind || !slices.Equal(s.Tests(), []string{"TestX"}) {
+	if s := got[len(got)-1]; s.Severity() != SeverityLeftBehind || !slices.Equal(s.Tests(), []string{"TestX"}) {
 		t.Errorf("~/.config/app: severity %q, tests %q", s.Severity(), s.Tests())
 	}
 }

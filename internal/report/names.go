@@ -1,0 +1,44 @@
+package report
+
+import (
+	"regexp"
+	"slices"
+	"strconv"
+)
+
+var (
+	// A run of digits: four or more are a number, a time, a pid.
+	digits   = regexp.MustCompile(`[0-9]+`)
+	numbered = regexp.MustCompile(`[0-9]{4,}`)
+	// Python's tempfile names: tmp and eight random characters.
+	tempName = regexp.MustCompile(`tmp[a-z0-9_]{8}`)
+)
+
+// varyingName is name with the parts that differ from one run to the
+// next as '*': Python's tempfile names, runs of four digits or more, and
+// a number that is one of pids, the process IDs of the processes that
+// wrote it. A test that names a file after itself ("scratch-355.tmp" by
+// process 355) names it differently at each run, and a freshly started
+// machine or container has pids of three digits or fewer.
+func varyingName(name string, pids []int) string {
+	name = tempName.ReplaceAllString(name, "tmp*")
+	return digits.ReplaceAllStringFunc(name, func(d string) string {
+		if len(d) >= 4 {
+			return "*"
+		}
+		if n, err := strconv.Atoi(d); err == nil && slices.Contains(pids, n) && d == strconv.Itoa(n) {
+			return "*"
+		}
+		return d
+	})
+}
+
+// writerPIDs adds to pids the process IDs of the processes that made vs.
+func writerPIDs(pids []int, vs []*Violation) []int {
+	for _, v := range vs {
+		if v.PID > 0 && !slices.Contains(pids, v.PID) {
+			pids = append(pids, v.PID)
+		}
+	}
+	return pids
+}
