@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"strconv"
 
+	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/metrics"
 	"github.com/writewatch/writewatch/internal/outfile"
 	"github.com/writewatch/writewatch/internal/report"
@@ -251,14 +251,8 @@ func sudoCaller() *outfile.User {
 		return nil
 	}
 	u := &outfile.User{UID: uint32(uid), GID: uint32(gid)}
-	if pw, err := user.LookupId(strconv.FormatUint(uid, 10)); err == nil {
-		if gids, err := pw.GroupIds(); err == nil {
-			for _, g := range gids {
-				if n, err := strconv.ParseUint(g, 10, 32); err == nil {
-					u.Groups = append(u.Groups, uint32(n))
-				}
-			}
-		}
+	if a, ok := launch.LookupAccount(u.UID); ok {
+		u.Groups = a.Groups
 	}
 	return u
 }

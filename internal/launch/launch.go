@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/user"
 	"strconv"
 	"strings"
 	"syscall"
@@ -86,17 +85,10 @@ func SudoIdentity() (*Identity, error) {
 		return nil, fmt.Errorf("SUDO_GID=%q: %w", gidStr, err)
 	}
 	id := &Identity{UID: uint32(uid), GID: uint32(gid), Name: os.Getenv("SUDO_USER")}
-	if u, err := user.LookupId(uidStr); err == nil {
-		id.Home, id.Name = u.HomeDir, u.Username
-		if gids, err := u.GroupIds(); err == nil {
-			for _, g := range gids {
-				if n, err := strconv.ParseUint(g, 10, 32); err == nil {
-					id.Groups = append(id.Groups, uint32(n))
-				}
-			}
-		}
+	if a, ok := LookupAccount(id.UID); ok {
+		id.Name, id.Home, id.Groups = a.Name, a.Home, a.Groups
+		id.Shell = a.Shell
 	}
-	id.Shell = loginShell(id.UID)
 	id.findUserPath()
 	return id, nil
 }

@@ -159,35 +159,6 @@ func parseMarkedPath(out []byte) (string, bool) {
 	return path, found && path != ""
 }
 
-// loginShell returns uid's login shell from the password database
-// (/etc/passwd, else getent for users from NSS sources), or "".
-func loginShell(uid uint32) string {
-	want := strconv.FormatUint(uint64(uid), 10)
-	if data, err := os.ReadFile("/etc/passwd"); err == nil {
-		if sh := passwdShell(data, want); sh != "" {
-			return sh
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "getent", "passwd", want).Output()
-	if err != nil {
-		return ""
-	}
-	return passwdShell(out, want)
-}
-
-// passwdShell finds the shell of the entry for uid in passwd(5) lines.
-func passwdShell(data []byte, uid string) string {
-	for line := range strings.SplitSeq(string(data), "\n") {
-		f := strings.Split(line, ":")
-		if len(f) == 7 && f[2] == uid {
-			return strings.TrimSpace(f[6])
-		}
-	}
-	return ""
-}
-
 // NotFoundHint is what to add to "COMMAND: command not found" under
 // sudo: where COMMAND was looked for, or, when the invoking user's PATH
 // could not be learnt, exactly what to run instead. It is "" for a nil

@@ -24,16 +24,6 @@ func TestParseMarkedPath(t *testing.T) {
 	}
 }
 
-func TestPasswdShell(t *testing.T) {
-	data := []byte("root:x:0:0:root:/root:/bin/bash\nbad line\ndev:x:1000:1000:Dev,,,:/home/dev:/usr/bin/zsh\n")
-	if got := passwdShell(data, "1000"); got != "/usr/bin/zsh" {
-		t.Errorf("shell of 1000 = %q", got)
-	}
-	if got := passwdShell(data, "100"); got != "" {
-		t.Errorf("shell of 100 = %q, want none", got)
-	}
-}
-
 func TestShellJoin(t *testing.T) {
 	got := shellJoin([]string{"writewatch", "--json", "out dir/r.json", "--", "go", "test", "./...", "it's", ""})
 	want := `writewatch --json 'out dir/r.json' -- go test ./... 'it'\''s' ''`
