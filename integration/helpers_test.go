@@ -134,10 +134,17 @@ func wwEnv(t *testing.T, dir string, env []string, flags []string, command ...st
 // which COMMAND inherits (descriptors opened outside the tree).
 func wwFiles(t *testing.T, dir string, env []string, extra []*os.File, flags []string, command ...string) result {
 	t.Helper()
+	return wwWrapped(t, nil, dir, env, extra, flags, command...)
+}
+
+// wwWrapped is wwFiles with writewatch started by the command wrap
+// (unshare ...), its arguments after wrap's.
+func wwWrapped(t *testing.T, wrap []string, dir string, env []string, extra []*os.File, flags []string, command ...string) result {
+	t.Helper()
 	jsonPath := filepath.Join(outDir(t, env), "report.json")
-	args := append([]string{"--json", jsonPath}, flags...)
-	args = append(append(args, "--"), command...)
-	cmd := exec.Command(wwBin, args...)
+	argv := append(slices.Clone(wrap), wwBin, "--json", jsonPath)
+	argv = append(append(append(argv, flags...), "--"), command...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.ExtraFiles = dir, extra
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)

@@ -482,6 +482,48 @@ func TestVerdictRootWritesNoCallNames(t *testing.T) {
 	})
 }
 
+// Case 5 in a container: writewatch in a PID namespace of its own, with
+// /proc mounted there, as in a container. A process that writes only as
+// it dies (its accounting record, its core) makes no record of its own
+// that would say its pid there: its fork record says it. Pids in the
+// report are the namespace's.
+func TestVerdictInPIDNamespace(t *testing.T) {
+	if _, err := exec.LookPath("unshare"); err != nil {
+		t.Skip("no unshare(1)")
+	}
+	root, _ := verdictProject(t)
+	wrap := []string{"unshare", "--pid", "--fork", "--mount-proc"}
+	run := func(t *testing.T, command ...string) result {
+		res := wwWrapped(t, wrap, root, nil, nil, nil, command...)
+		if !res.reported {
+			t.Fatalf("no report (exit %d)\n%s", res.code, res.stderr)
+		}
+		if w := res.rep.Witness; w != nil && !w.Active {
+			t.Skipf("the filesystem witness is off here: %s", w.Unavailable)
+		}
+		return res
+	}
+	inNamespace := func(t *testing.T, v *report.Violation) {
+		// writewatch is 1 there, and COMMAND one of the next few.
+		if v != nil && (v.PID < 2 || v.PID > 100) {
+			t.Errorf("%s by pid %d: not the namespace's numbering", v.Path, v.PID)
+		}
+	}
+	t.Run("a write", func(t *testing.T) {
+		reset(t, root, "")
+		file(t, root+"/config.toml")
+		inNamespace(t, wantViolation(t, run(t, opBin, "append", root+"/config.toml"), true, "", root+"/config.toml"))
+	})
+	t.Run("acct", func(t *testing.T) {
+		reset(t, root, "")
+		file(t, root+"/acct.log")
+		res := run(t, opBin, "acct", root+"/acct.log")
+		v := wantViolation(t, res, true, "", root+"/acct.log")
+		seenOnDisk(t, v)
+		inNamespace(t, v)
+	})
+}
+
 // Case 5, continued: writes through a descriptor that no hooked call
 // and no fanotify event show the witness.
 func TestVerdictWritesThroughDescriptors(t *testing.T) {

@@ -95,7 +95,10 @@ static __always_inline int proc_forked(struct task_struct *child)
 	e->hdr.tgid = tgid;
 	e->hdr.pid = child->pid;
 	e->hdr.ppid = parent;
-	e->hdr.ns_tgid = 0;
+	/* Known here, at the fork: a process that exits before it makes a
+	 * record of its own (writing as it dies: an accounting record, a
+	 * core) is still known by the pid the witness reports. */
+	e->hdr.ns_tgid = ns_nr(BPF_CORE_READ(child, thread_pid));
 	e->hdr.flags = root;
 	struct task_state *self = tracked_state();
 	if (self && !root)

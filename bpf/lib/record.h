@@ -49,6 +49,35 @@ static __always_inline __u32 ns_tgid(void)
 }
 
 
+/* The deepest a PID namespace can be (MAX_PID_NS_LEVEL). */
+#define PID_NS_LEVELS 32
+
+/* The process of struct pid p (a process's, its tgid) as writewatch's
+ * PID namespace numbers it, 0 when it is not visible there: its number
+ * in the namespace of its levels that is writewatch's. The level is
+ * looked for, not set by the loader: /proc/self/status counts the
+ * levels from the namespace /proc was mounted in, a container's own. */
+static __always_inline __u32 ns_nr(struct pid *p)
+{
+	unsigned long numbers = (unsigned long)p + bpf_core_field_offset(struct pid, numbers);
+	unsigned int level = BPF_CORE_READ(p, level);
+
+	if (!pidns_ino)
+		return BPF_CORE_READ(p, numbers[0].nr);
+	for (unsigned int i = 0; i < PID_NS_LEVELS && i <= level; i++) {
+		unsigned long at = numbers + i * bpf_core_type_size(struct upid);
+		struct pid_namespace *ns = NULL;
+		int nr = 0;
+
+		bpf_probe_read_kernel(&ns, sizeof(ns), (void *)at + bpf_core_field_offset(struct upid, ns));
+		if (!ns || BPF_CORE_READ(ns, ns.inum) != pidns_ino)
+			continue;
+		bpf_probe_read_kernel(&nr, sizeof(nr), (void *)at + bpf_core_field_offset(struct upid, nr));
+		return nr;
+	}
+	return 0;
+}
+
 static __always_inline struct event *scratch_event(void)
 {
 	__u32 zero = 0;

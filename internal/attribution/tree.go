@@ -58,7 +58,7 @@ func (t *Tree) SetRoot(tgid uint32) {
 func (t *Tree) Observe(ev *tracer.Event) {
 	switch ev.Kind {
 	case tracer.KindFork:
-		child := &Proc{TGID: ev.TGID, Parent: ev.PPID, Alive: true}
+		child := &Proc{TGID: ev.TGID, NSTGID: ev.NSTGID, Parent: ev.PPID, Alive: true}
 		if p := t.procs[ev.PPID]; p != nil {
 			child.Comm, child.Exe, child.Args = p.Comm, p.Exe, p.Args
 		}

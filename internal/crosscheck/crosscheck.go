@@ -410,8 +410,9 @@ func (c *Checker) Caught(boot uint64) []Finding {
 }
 
 // decide says whether pid, unknown when its change was read, is of the
-// tree. Outside the initial PID namespace, fork records do not say a
-// child's pid there, so its parents are asked for.
+// tree. Outside the initial PID namespace, a fork record says the
+// child's pid there, but a process of a namespace outside writewatch's
+// (setns) has none: its parents are asked for.
 func (c *Checker) decide(pid int32) (uint32, bool) {
 	if tgid, ok := c.members.has(pid); ok {
 		return tgid, true

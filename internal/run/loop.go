@@ -195,7 +195,7 @@ func (s *session) member(ev *tracer.Event) {
 	}
 	switch ev.Kind {
 	case tracer.KindFork:
-		s.fs.Joined(ev.TGID, 0)
+		s.fs.Joined(ev.TGID, ev.NSTGID)
 	case tracer.KindExit:
 		if p := s.tree.Proc(ev.TGID); p != nil {
 			s.fs.Left(ev.TGID, p.NSTGID)
