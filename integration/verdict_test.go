@@ -492,7 +492,8 @@ func TestVerdictInPIDNamespace(t *testing.T) {
 		t.Skip("no unshare(1)")
 	}
 	root, _ := verdictProject(t)
-	wrap := []string{"unshare", "--pid", "--fork", "--mount-proc"}
+	// timeout: a process left paused would keep the run from ending.
+	wrap := []string{"timeout", "60", "unshare", "--pid", "--fork", "--mount-proc"}
 	run := func(t *testing.T, command ...string) result {
 		res := wwWrapped(t, wrap, root, nil, nil, nil, command...)
 		if !res.reported {
@@ -521,6 +522,21 @@ func TestVerdictInPIDNamespace(t *testing.T) {
 		v := wantViolation(t, res, true, "", root+"/acct.log")
 		seenOnDisk(t, v)
 		inNamespace(t, v)
+	})
+	// A namespace of the tree's own below writewatch's: its processes
+	// are numbered as writewatch's namespace numbers them, and a Go test
+	// binary paused at its exec is let go by that number (the kernel's
+	// own pid there names another process or none: the run hung).
+	t.Run("a Go test binary in a namespace below", func(t *testing.T) {
+		requireRoot(t)
+		bin := goTestBinary(t)
+		reset(t, root, "")
+		res := run(t, "unshare", "--pid", "--fork", bin, "-test.run", "^TestSequentialWrites$")
+		v := wantViolation(t, res, true, "", filepath.Join(root, "sequential.txt"))
+		inNamespace(t, v)
+		if got := whoWrote(t, res.rep, filepath.Join(root, "sequential.txt")); got.test != "TestSequentialWrites" {
+			t.Errorf("sequential.txt: got %+v, want TestSequentialWrites", got)
+		}
 	})
 }
 

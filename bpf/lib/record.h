@@ -34,21 +34,6 @@ static __always_inline __u32 at(__u32 off)
 	return off & (DATA_SZ - 1);
 }
 
-
-
-/* The current process's tgid in writewatch's PID namespace (0: none). */
-static __always_inline __u32 ns_tgid(void)
-{
-	struct bpf_pidns_info ns = {};
-
-	if (!pidns_ino)
-		return bpf_get_current_pid_tgid() >> 32;
-	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
-		return 0;
-	return ns.tgid;
-}
-
-
 /* The deepest a PID namespace can be (MAX_PID_NS_LEVEL). */
 #define PID_NS_LEVELS 32
 
@@ -76,6 +61,22 @@ static __always_inline __u32 ns_nr(struct pid *p)
 		return nr;
 	}
 	return 0;
+}
+
+/* The current process's tgid in writewatch's PID namespace (0: none).
+ * The helper answers for a process of that namespace; one of a namespace
+ * below it (a test's own, unshare -p) is found among its pid's levels. */
+static __always_inline __u32 ns_tgid(void)
+{
+	struct bpf_pidns_info ns = {};
+	struct task_struct *task;
+
+	if (!pidns_ino)
+		return bpf_get_current_pid_tgid() >> 32;
+	if (!bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns)))
+		return ns.tgid;
+	task = (struct task_struct *)bpf_get_current_task();
+	return ns_nr(BPF_CORE_READ(task, group_leader, thread_pid));
 }
 
 static __always_inline struct event *scratch_event(void)
