@@ -34,33 +34,51 @@ static __always_inline __u32 at(__u32 off)
 	return off & (DATA_SZ - 1);
 }
 
-/* The deepest a PID namespace can be (MAX_PID_NS_LEVEL). */
+/* The levels a PID namespace can be at (MAX_PID_NS_LEVEL). */
 #define PID_NS_LEVELS 32
+
+/* A search of a struct pid's numbers for writewatch's namespace. */
+struct ns_search {
+	unsigned long numbers; /* the address of its numbers[] */
+	unsigned int level;    /* the last index in numbers[] */
+	__u32 nr;              /* found: the number there */
+};
+
+/* Level i: is its namespace writewatch's? */
+static long ns_search_step(__u32 i, void *ctx)
+{
+	struct ns_search *s = ctx;
+	unsigned long at = s->numbers + i * bpf_core_type_size(struct upid);
+	struct pid_namespace *ns = NULL;
+	int nr = 0;
+
+	if (i > s->level)
+		return 1;
+	bpf_probe_read_kernel(&ns, sizeof(ns), (void *)at + bpf_core_field_offset(struct upid, ns));
+	if (!ns || BPF_CORE_READ(ns, ns.inum) != pidns_ino)
+		return 0;
+	bpf_probe_read_kernel(&nr, sizeof(nr), (void *)at + bpf_core_field_offset(struct upid, nr));
+	s->nr = nr;
+	return 1;
+}
 
 /* The process of struct pid p (a process's, its tgid) as writewatch's
  * PID namespace numbers it, 0 when it is not visible there: its number
- * in the namespace of its levels that is writewatch's. The level is
- * looked for, not set by the loader: /proc/self/status counts the
- * levels from the namespace /proc was mounted in, a container's own. */
+ * at the level of its namespaces that is writewatch's. The level is
+ * looked for, not set by the loader: /proc/self/status counts levels
+ * from the namespace /proc was mounted in, a container's own. A loop of
+ * bpf_loop's: the verifier walks its step once. */
 static __always_inline __u32 ns_nr(struct pid *p)
 {
-	unsigned long numbers = (unsigned long)p + bpf_core_field_offset(struct pid, numbers);
-	unsigned int level = BPF_CORE_READ(p, level);
+	struct ns_search s = {
+		.numbers = (unsigned long)p + bpf_core_field_offset(struct pid, numbers),
+		.level = BPF_CORE_READ(p, level),
+	};
 
 	if (!pidns_ino)
 		return BPF_CORE_READ(p, numbers[0].nr);
-	for (unsigned int i = 0; i < PID_NS_LEVELS && i <= level; i++) {
-		unsigned long at = numbers + i * bpf_core_type_size(struct upid);
-		struct pid_namespace *ns = NULL;
-		int nr = 0;
-
-		bpf_probe_read_kernel(&ns, sizeof(ns), (void *)at + bpf_core_field_offset(struct upid, ns));
-		if (!ns || BPF_CORE_READ(ns, ns.inum) != pidns_ino)
-			continue;
-		bpf_probe_read_kernel(&nr, sizeof(nr), (void *)at + bpf_core_field_offset(struct upid, nr));
-		return nr;
-	}
-	return 0;
+	bpf_loop(PID_NS_LEVELS, ns_search_step, &s, 0);
+	return s.nr;
 }
 
 /* The current process's tgid in writewatch's PID namespace (0: none).
