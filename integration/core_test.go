@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -386,26 +385,14 @@ func TestInsidePIDNamespace(t *testing.T) {
 	if _, err := exec.LookPath("unshare"); err != nil {
 		t.Fatal("unshare (util-linux) is needed for this test")
 	}
-	jsonPath := filepath.Join(t.TempDir(), "r.json")
-	cmd := exec.Command("unshare", "--pid", "--fork", "--mount-proc",
-		wwBin, "--json", jsonPath, "--", "sh", "-c", `echo x > stray.txt; (echo y > child.txt); echo $$`)
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 86 {
-		t.Fatalf("exit: %v, want 86", err)
+	res := wwWrapped(t, []string{"unshare", "--pid", "--fork", "--mount-proc"}, root, nil, nil, nil,
+		"sh", "-c", `echo x > stray.txt; (echo y > child.txt); echo $$`)
+	if res.code != 86 {
+		t.Fatalf("exit %d, want 86\n%s", res.code, res.stderr)
 	}
-	data, err := os.ReadFile(jsonPath)
-	must(t, err)
-	var rep struct {
-		Violations []struct {
-			Path      string
-			PID, PPID int
-		}
-	}
-	must(t, json.Unmarshal(data, &rep))
-	shPID := strings.TrimSpace(string(out))
+	shPID := strings.TrimSpace(res.stdout)
 	var seen int
-	for _, v := range rep.Violations {
+	for _, v := range res.rep.Violations {
 		switch filepath.Base(v.Path) {
 		case "stray.txt":
 			seen++
@@ -420,7 +407,7 @@ func TestInsidePIDNamespace(t *testing.T) {
 		}
 	}
 	if seen != 2 {
-		t.Errorf("violations %+v, want stray.txt and child.txt", rep.Violations)
+		t.Errorf("violations %+v, want stray.txt and child.txt", res.rep.Violations)
 	}
 }
 
