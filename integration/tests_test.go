@@ -131,6 +131,62 @@ func TestGoTestAttribution(t *testing.T) {
 	}
 }
 
+// The uprobes of a test binary are attached to its file as soon as the
+// Go linker has written it, while go test finishes it, and the binary's
+// pause at its exec waits for them there (WRITEWATCH_PHASES says so).
+// They fire for every process that runs the file: a test that runs its
+// own binary again has that child followed too, its write named for the
+// child's test.
+func TestGoTestPreparedUprobes(t *testing.T) {
+	requireRoot(t)
+	root, _ := project(t)
+	writeFile(t, root+"/go.mod", "module example.com/reexec\n\ngo 1.22\n")
+	writeFile(t, root+"/reexec_test.go", `package reexec
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+func TestParent(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChild$")
+	cmd.Env = append(os.Environ(), "REEXEC_CHILD=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if err := os.WriteFile("parent.txt", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestChild(t *testing.T) {
+	if os.Getenv("REEXEC_CHILD") == "" {
+		t.Skip("run by TestParent")
+	}
+	if err := os.WriteFile("child.txt", []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+`)
+	res := wwEnv(t, root, []string{"WRITEWATCH_PHASES=1"}, nil, "go", "test", "-count=1", ".")
+	if res.code != 86 {
+		t.Fatalf("exit %d, want 86\n%s", res.code, res.stderr)
+	}
+	const pkg = "example.com/reexec"
+	for path, want := range map[string]who{
+		"parent.txt": {pkg: pkg, test: "TestParent", phase: "test"},
+		"child.txt":  {pkg: pkg, test: "TestChild", phase: "test"},
+	} {
+		if got := whoWrote(t, res.rep, filepath.Join(root, path)); got.pkg != want.pkg || got.test != want.test || got.phase != want.phase || len(got.ambiguous) != 0 {
+			t.Errorf("%s: got %+v, want %+v", path, got, want)
+		}
+	}
+	if n := strings.Count(res.stderr, "phase Go test binary: prepared uprobes"); n != 2 {
+		t.Errorf("%d test binaries paused for prepared uprobes, want 2 (the binary and its child)\n%s", n, res.stderr)
+	}
+}
+
 // A package whose result go test would take from its cache still runs,
 // is traced, and the report says why.
 func TestGoTestCacheIsNotTrusted(t *testing.T) {

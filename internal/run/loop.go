@@ -43,6 +43,7 @@ type session struct {
 	proc     *launch.Process
 	guard    *metaguard.Guard // nil: no metadata guard
 	tee      *runners.GoJSON  // nil: not go test -json
+	golink   runners.GoLinker
 	tree     *attribution.Tree
 	tests    *attribution.Tests
 	builder  *report.Builder
@@ -177,11 +178,13 @@ func (s *session) observe(ev *tracer.Event) bool {
 		if ev.Flags&tracer.ExecStopped != 0 {
 			runners.FollowGoTest(s.tr, s.tests, ev)
 		}
+		s.golink.Observe(s.tr, ev)
 	case tracer.KindContents:
 		return s.fs.Contents(ev)
 	case tracer.KindExit:
 		s.tests.Observe(ev, nil)
 		s.tr.ForgetGoTest(ev.TGID)
+		s.golink.Observe(s.tr, ev)
 	default:
 		s.tests.Observe(ev, s.tr.GoTestSource)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
 
 	"github.com/writewatch/writewatch/internal/phases"
 )
@@ -226,10 +227,27 @@ func (lay *GoLayout) readDWARF(d *dwarf.Data) error {
 	return nil
 }
 
-// goTest is one followed Go test binary.
+// goTest is one followed Go test binary: the uprobes attached for it
+// alone, or those attached to its file before it ran (prepared).
 type goTest struct {
+	links    []link.Link
+	lay      *GoLayout
+	prepared *preparedGoTest
+}
+
+// fileID names a file by its device and inode.
+type fileID struct{ dev, ino uint64 }
+
+// preparedGoTest is a Go test binary's uprobes, attached to its file as
+// soon as the Go linker wrote it (PrepareGoTest), for every process that
+// runs it.
+type preparedGoTest struct {
+	id    fileID
+	done  chan struct{} // closed once lay, links and err are set
+	lay   GoLayout
 	links []link.Link
-	lay   *GoLayout
+	err   error
+	users int // followed processes running the file
 }
 
 // The functions hooked in a Go test binary, each with the cookie that
@@ -259,33 +277,102 @@ var goProbes = []struct {
 	{"runtime.runqput", true, writewatchWwGoProbeWW_GO_NEW_GOROUTINE},
 }
 
-// FollowGoTest attaches the test-boundary uprobes to the Go test binary
-// running as process tgid (nsPID in this process's PID namespace) and
-// starts following its goroutines. Call it while the process is paused
-// (ExecStopped), then resume it.
+// PrepareGoTest attaches the test-boundary uprobes to the Go test binary
+// at path, which the Go linker has just written and go test will run.
+// Attaching waits for one of the kernel's grace periods (about 10 ms);
+// it passes here, while go test finishes the file (it rewrites the build
+// ID, about 10 ms more), rather than while the binary is paused at its
+// exec. These uprobes fire in every process that runs the file; the
+// program ignores those FollowGoTest was not told of. Where Go test
+// uprobes are perf-event ones (one per function and process), nothing is
+// prepared. A file never run keeps its uprobes until Close.
+func (t *Tracer) PrepareGoTest(path string) {
+	var st unix.Stat_t
+	if !t.multi || unix.Stat(path, &st) != nil {
+		return
+	}
+	id := fileID{st.Dev, st.Ino}
+	if t.prepared[id] != nil {
+		return
+	}
+	p := &preparedGoTest{id: id, done: make(chan struct{})}
+	t.prepared[id] = p
+	t.preparing.Add(1)
+	go func() {
+		defer t.preparing.Done()
+		defer close(p.done)
+		p.lay, p.links, p.err = t.attachGoProbes(path, 0)
+	}()
+}
+
+// FollowGoTest follows the goroutines of the Go test binary running as
+// process tgid (nsPID in this process's PID namespace), through the
+// test-boundary uprobes: those prepared for its file, or attached now.
+// Call it while the process is paused (ExecStopped), then resume it.
 func (t *Tracer) FollowGoTest(tgid, nsPID uint32) (GoLayout, error) {
 	exe := fmt.Sprintf("/proc/%d/exe", nsPID)
+	gt := &goTest{}
+	if p := t.preparedFor(exe); p != nil {
+		end := phases.Start("Go test binary: prepared uprobes")
+		<-p.done
+		end()
+		if p.err == nil {
+			p.users++
+			gt.lay, gt.prepared = &p.lay, p
+		}
+	}
+	if gt.prepared == nil {
+		lay, links, err := t.attachGoProbes(exe, nsPID)
+		if err != nil {
+			return lay, err
+		}
+		gt.lay, gt.links = &lay, links
+	}
+	lay := gt.lay
+	val := writewatchGoproc{GoidOff: lay.GoidOff, ParentGoidOff: lay.ParentGoidOff, NameOff: lay.NameOff}
+	if err := t.objs.Goprocs.Update(tgid, val, ebpf.UpdateAny); err != nil {
+		t.release(gt)
+		return *lay, fmt.Errorf("follow Go test %d: %w", tgid, err)
+	}
+	t.gotests[tgid] = gt
+	go lay.lines() // made while the binary runs, for GoTestSource
+	return *lay, nil
+}
+
+// preparedFor is what PrepareGoTest readied for the file exe is, or nil.
+func (t *Tracer) preparedFor(exe string) *preparedGoTest {
+	var st unix.Stat_t
+	if len(t.prepared) == 0 || unix.Stat(exe, &st) != nil {
+		return nil
+	}
+	return t.prepared[fileID{st.Dev, st.Ino}]
+}
+
+// attachGoProbes reads the layout of the Go test binary exe and attaches
+// its uprobes, for process pid alone (in this process's PID namespace),
+// or for every process when pid is 0.
+func (t *Tracer) attachGoProbes(exe string, pid uint32) (GoLayout, []link.Link, error) {
 	end := phases.Start("Go test binary: read layout")
 	lay, err := ReadGoLayout(exe)
 	end()
 	if err != nil {
-		return lay, err
+		return lay, nil, err
 	}
 	t.goOnce.Do(t.goStart) // the programs, if they are not loading yet
 	<-t.goReady
 	if t.goErr != nil {
-		return lay, t.goErr
+		return lay, nil, t.goErr
 	}
 	ex, err := link.OpenExecutable(exe)
 	if err != nil {
-		return lay, fmt.Errorf("open %s: %w", exe, err)
+		return lay, nil, fmt.Errorf("open %s: %w", exe, err)
 	}
-	gt := &goTest{lay: &lay}
-	fail := func(err error) (GoLayout, error) {
-		for _, l := range gt.links {
+	var links []link.Link
+	fail := func(err error) (GoLayout, []link.Link, error) {
+		for _, l := range links {
 			l.Close()
 		}
-		return lay, err
+		return lay, nil, err
 	}
 	// One link for every function hooked (uprobe_multi): closing it
 	// waits for one grace period of the kernel's; where each function
@@ -303,35 +390,51 @@ func (t *Tracer) FollowGoTest(tgid, nsPID uint32) (GoLayout, error) {
 	}
 	prog := t.objs.GoProbe
 	if t.multi {
-		l, err := ex.UprobeMulti(nil, prog, &link.UprobeMultiOptions{Addresses: addrs, Cookies: cookies, PID: nsPID})
+		l, err := ex.UprobeMulti(nil, prog, &link.UprobeMultiOptions{Addresses: addrs, Cookies: cookies, PID: pid})
 		if err != nil {
 			return fail(classify("attach uprobe", err))
 		}
-		gt.links = append(gt.links, l)
-	} else {
-		for i, addr := range addrs {
-			l, err := ex.Uprobe("", prog, &link.UprobeOptions{PID: int(nsPID), Address: addr, Cookie: cookies[i]})
-			if err != nil {
-				return fail(classify("attach uprobe", err))
-			}
-			gt.links = append(gt.links, l)
-		}
+		return lay, []link.Link{l}, nil
 	}
-	val := writewatchGoproc{GoidOff: lay.GoidOff, ParentGoidOff: lay.ParentGoidOff, NameOff: lay.NameOff}
-	if err := t.objs.Goprocs.Update(tgid, val, ebpf.UpdateAny); err != nil {
-		for _, l := range gt.links {
-			l.Close()
+	for i, addr := range addrs {
+		l, err := ex.Uprobe("", prog, &link.UprobeOptions{PID: int(pid), Address: addr, Cookie: cookies[i]})
+		if err != nil {
+			return fail(classify("attach uprobe", err))
 		}
-		return lay, fmt.Errorf("follow Go test %d: %w", tgid, err)
+		links = append(links, l)
 	}
-	t.gotests[tgid] = gt
-	go lay.lines() // made while the binary runs, for GoTestSource
-	return lay, nil
+	return lay, links, nil
 }
 
-// ForgetGoTest detaches the uprobes of a Go test binary that exited. The
-// kernel takes a while (about 150ms a uprobe, measured) to unregister
-// one, so they are closed in the background; Close waits for them.
+// release closes gt's own uprobes, or, when it ran a prepared file, the
+// file's once no other followed process runs it. The kernel takes a
+// while to unregister them, so they close in the background; Close
+// waits for them.
+func (t *Tracer) release(gt *goTest) {
+	links := gt.links
+	if p := gt.prepared; p != nil {
+		if p.users--; p.users > 0 {
+			return
+		}
+		delete(t.prepared, p.id)
+		links = p.links
+	}
+	t.closeLinks(links)
+}
+
+// closeLinks closes links in the background (Close waits).
+func (t *Tracer) closeLinks(links []link.Link) {
+	for _, l := range links {
+		t.detaching.Add(1)
+		go func() {
+			defer t.detaching.Done()
+			l.Close()
+		}()
+	}
+}
+
+// ForgetGoTest detaches the uprobes of a Go test binary that exited
+// (release).
 func (t *Tracer) ForgetGoTest(tgid uint32) {
 	gt := t.gotests[tgid]
 	if gt == nil {
@@ -339,13 +442,7 @@ func (t *Tracer) ForgetGoTest(tgid uint32) {
 	}
 	delete(t.gotests, tgid)
 	t.objs.Goprocs.Delete(tgid)
-	for _, l := range gt.links {
-		t.detaching.Add(1)
-		go func() {
-			defer t.detaching.Done()
-			l.Close()
-		}()
-	}
+	t.release(gt)
 }
 
 // GoTestSource names the source file and line of the function at pc in

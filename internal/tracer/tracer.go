@@ -136,9 +136,11 @@ type Tracer struct {
 	rec    ringbuf.Record
 	offset int64 // wall clock minus CLOCK_BOOTTIME, in ns
 
-	gotests   map[uint32]*goTest // followed Go test binaries, by tgid
-	detaching sync.WaitGroup     // uprobes being closed
-	multi     bool               // Go test uprobes are uprobe_multi links
+	gotests   map[uint32]*goTest         // followed Go test binaries, by tgid
+	prepared  map[fileID]*preparedGoTest // Go test binaries' files readied (PrepareGoTest)
+	preparing sync.WaitGroup             // PrepareGoTest's attaches under way
+	detaching sync.WaitGroup             // uprobes being closed
+	multi     bool                       // Go test uprobes are uprobe_multi links
 
 	// The Go test uprobe programs load in the background (loadGoTests):
 	// goReady closes once they are in objs, or goErr says why not.
@@ -191,7 +193,7 @@ func New(opts Options) (*Tracer, error) {
 	}
 	defer closeMaps(heavy) // the collection holds clones
 
-	t := &Tracer{offset: bootOffset(), gotests: map[uint32]*goTest{}, goReady: make(chan struct{})}
+	t := &Tracer{offset: bootOffset(), gotests: map[uint32]*goTest{}, prepared: map[fileID]*preparedGoTest{}, goReady: make(chan struct{})}
 	// The Go test uprobes use uprobe_multi links (Linux 6.6) when the
 	// kernel has them: closing one costs one RCU grace period, while
 	// closing perf-event uprobes is serialized, one grace period each.
@@ -870,6 +872,11 @@ func (t *Tracer) Close() error {
 		for tgid := range t.gotests {
 			t.ForgetGoTest(tgid)
 		}
+		t.preparing.Wait()
+		for _, p := range t.prepared {
+			t.closeLinks(p.links)
+		}
+		clear(t.prepared)
 		t.detaching.Wait()
 		if t.lsm != nil {
 			errs = append(errs, t.lsm.Close())
