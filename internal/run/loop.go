@@ -43,7 +43,7 @@ type session struct {
 	proc     *launch.Process
 	guard    *metaguard.Guard // nil: no metadata guard
 	tee      *runners.GoJSON  // nil: not go test -json
-	golink   runners.GoLinker
+	gobins   runners.GoBinaries
 	tree     *attribution.Tree
 	tests    *attribution.Tests
 	builder  *report.Builder
@@ -175,16 +175,12 @@ func (s *session) observe(ev *tracer.Event) bool {
 			!s.tests.Marker(ev.TGID, ev.String(tracer.SlotPath))
 	case tracer.KindExec:
 		s.fs.Contents(ev)
-		if ev.Flags&tracer.ExecStopped != 0 {
-			runners.FollowGoTest(s.tr, s.tests, ev)
-		}
-		s.golink.Observe(s.tr, ev)
+		s.gobins.Exec(s.tr, s.tests, ev)
 	case tracer.KindContents:
 		return s.fs.Contents(ev)
 	case tracer.KindExit:
 		s.tests.Observe(ev, nil)
-		s.tr.ForgetGoTest(ev.TGID)
-		s.golink.Observe(s.tr, ev)
+		s.gobins.Exit(s.tr, ev)
 	default:
 		s.tests.Observe(ev, s.tr.GoTestSource)
 	}

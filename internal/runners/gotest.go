@@ -34,31 +34,39 @@ func FollowGoTest(tr *tracer.Tracer, tests *attribution.Tests, ev *tracer.Event)
 	phases.Since("Go test binary: paused", ev.Time)
 }
 
-// GoLinker has the uprobes of each Go test binary that the Go linker
-// writes readied as soon as it has written it (tracer.PrepareGoTest),
-// before go test runs it. The zero value is ready to use.
-type GoLinker struct {
-	out map[uint32]string // linker processes -> the test binary each writes
+// GoBinaries follows the Go test binaries of the tree: the uprobes of
+// each are readied when the Go linker has written it
+// (tracer.PrepareGoTest), before go test runs it; attached, or taken
+// from there, when it runs (FollowGoTest); detached when it exits. The
+// zero value is ready to use.
+type GoBinaries struct {
+	linking map[uint32]string // linker processes -> the test binary each writes
 }
 
-// Observe follows a record: a linker's exec, then its exit.
-func (g *GoLinker) Observe(tr *tracer.Tracer, ev *tracer.Event) {
-	switch ev.Kind {
-	case tracer.KindExec:
-		out := linkedTestBinary(ev.String(tracer.SlotPath), ev.Args())
-		switch {
-		case out != "" && g.out == nil:
-			g.out = map[uint32]string{ev.TGID: out}
-		case out != "":
-			g.out[ev.TGID] = out
-		default:
-			delete(g.out, ev.TGID)
-		}
-	case tracer.KindExit:
-		if out, ok := g.out[ev.TGID]; ok {
-			delete(g.out, ev.TGID)
-			tr.PrepareGoTest(out)
-		}
+// Exec follows an exec record: a test binary the kernel paused, or the
+// Go linker starting.
+func (g *GoBinaries) Exec(tr *tracer.Tracer, tests *attribution.Tests, ev *tracer.Event) {
+	if ev.Flags&tracer.ExecStopped != 0 {
+		FollowGoTest(tr, tests, ev)
+	}
+	out := linkedTestBinary(ev.String(tracer.SlotPath), ev.Args())
+	switch {
+	case out != "" && g.linking == nil:
+		g.linking = map[uint32]string{ev.TGID: out}
+	case out != "":
+		g.linking[ev.TGID] = out
+	default:
+		delete(g.linking, ev.TGID)
+	}
+}
+
+// Exit follows an exit record: a test binary's, or the linker's, whose
+// test binary is then written.
+func (g *GoBinaries) Exit(tr *tracer.Tracer, ev *tracer.Event) {
+	tr.ForgetGoTest(ev.TGID)
+	if out, ok := g.linking[ev.TGID]; ok {
+		delete(g.linking, ev.TGID)
+		tr.PrepareGoTest(out)
 	}
 }
 
