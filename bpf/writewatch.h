@@ -93,6 +93,9 @@ enum ww_go_probe {
 /* event_hdr.flags of a WW_EV_EXIT record. */
 #define WW_EXIT_GO_TEST 1 /* a followed Go test binary: the reader is woken to
 			   * detach its uprobes, which takes the kernel a while */
+#define WW_EXIT_LINKER 2  /* a program named link, as the Go linker is: the
+			   * reader is woken to ready the uprobes of the test
+			   * binary it wrote before go test runs it */
 
 /* Where a Go test binary keeps what the uprobes read, from its DWARF;
  * set by user space per process (map goprocs) before it continues. */

@@ -175,6 +175,12 @@ static __always_inline int proc_execed(struct task_struct *task, struct linux_bi
 	return 0;
 }
 
+/* Is comm (a task's, NUL-padded) "link", the Go linker's name? */
+static __always_inline bool is_linker(const char *comm)
+{
+	return comm[0] == 'l' && comm[1] == 'i' && comm[2] == 'n' && comm[3] == 'k' && comm[4] == 0;
+}
+
 static __always_inline int proc_exited(struct task_struct *task)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -195,6 +201,8 @@ static __always_inline int proc_exited(struct task_struct *task)
 	e->hdr.ret = BPF_CORE_READ(task, exit_code);
 	if (go_test)
 		e->hdr.flags = WW_EXIT_GO_TEST;
+	else if (is_linker(e->hdr.comm))
+		e->hdr.flags = WW_EXIT_LINKER;
 	send(e, 0);
 	return 0;
 }
