@@ -200,6 +200,10 @@ type Stats struct {
 	Overflows   uint64
 	// Unresolved are the tree's changes the witness found no path for.
 	Unresolved uint64
+	// OverlayLayers are the tree's changes that were an overlay writing
+	// its layers (witness.Layer): the writes made through the overlay
+	// are judged by their system calls' paths.
+	OverlayLayers uint64
 	// Ignored are the directories whose events the kernel drops;
 	// IgnoredFiles the reported files whose writes it drops.
 	Ignored, IgnoredFiles int
@@ -442,6 +446,9 @@ func (c *Checker) change(we *witness.Event, tgid uint32, at time.Time) []Finding
 	case we.Name == "" && !we.IsDir && we.Op&^witness.Attrib == 0:
 		// A link count change, an event on the file alone: the names
 		// made or removed come as their own events.
+		return nil
+	case we.Source == witness.Layer:
+		c.stats.OverlayLayers++
 		return nil
 	case we.Source == witness.Unresolved:
 		c.stats.Unresolved++

@@ -178,7 +178,7 @@ func (w *Watch) Info() *report.WitnessInfo {
 	info := w.info
 	st := w.Stats()
 	info.Events, info.Unexplained = st.Changes, st.Unexplained
-	info.Overflows, info.Unresolved = st.Overflows, st.Unresolved
+	info.Overflows, info.Unresolved, info.OverlayLayers = st.Overflows, st.Unresolved, st.OverlayLayers
 	return &info
 }
 

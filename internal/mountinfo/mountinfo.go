@@ -20,6 +20,9 @@ type Mount struct {
 	Root   string // the directory of the filesystem mounted here
 	Point  string // where it is mounted, in this mount namespace
 	FSType string
+	// Options are the filesystem's own options (the last field), with
+	// their values still escaped.
+	Options string
 }
 
 // Read parses /proc/self/mountinfo.
@@ -56,13 +59,17 @@ func Parse(data []byte) ([]Mount, error) {
 		if !ok || err1 != nil || err2 != nil {
 			return nil, fmt.Errorf("mountinfo line %q: device %q", line, f[2])
 		}
-		out = append(out, Mount{
+		m := Mount{
 			ID:     id,
 			Dev:    unix.Mkdev(uint32(ma), uint32(mi)),
 			Root:   Unescape(f[3]),
 			Point:  Unescape(f[4]),
 			FSType: g[0],
-		})
+		}
+		if len(g) >= 3 {
+			m.Options = g[2]
+		}
+		out = append(out, m)
 	}
 	return out, sc.Err()
 }
@@ -85,4 +92,22 @@ func Unescape(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// OverlayLayers are the directories an overlay mount writes: its upper
+// and work directories (upperdir=, workdir=), as the process that
+// mounted it named them; none for another filesystem or a read-only
+// overlay.
+func (m Mount) OverlayLayers() []string {
+	if m.FSType != "overlay" {
+		return nil
+	}
+	var out []string
+	for opt := range strings.SplitSeq(m.Options, ",") {
+		k, v, _ := strings.Cut(opt, "=")
+		if (k == "upperdir" || k == "workdir") && v != "" {
+			out = append(out, Unescape(v))
+		}
+	}
+	return out
 }

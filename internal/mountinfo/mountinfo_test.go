@@ -39,3 +39,28 @@ func TestUnescape(t *testing.T) {
 		}
 	}
 }
+
+// An overlay's upper and work directories, as Docker's mountinfo in a
+// container shows them (paths of the host's), escapes undone.
+func TestOverlayLayers(t *testing.T) {
+	data := strings.Join([]string{
+		`600 500 0:52 / / rw,relatime master:300 - overlay overlay rw,lowerdir=/var/lib/docker/overlay2/l/A:/var/lib/docker/overlay2/l/B,upperdir=/var/lib/docker/overlay2/abc/diff,workdir=/var/lib/docker/overlay2/abc/work,uuid=on`,
+		`601 600 0:53 / /ro rw - overlay overlay ro,lowerdir=/a:/b`,
+		`602 600 0:54 / /sp rw - overlay overlay rw,lowerdir=/l,upperdir=/x\054y/up\040per,workdir=/x/work`,
+		`603 600 254:0 /vol /builds rw - ext4 /dev/vda rw`,
+	}, "\n")
+	ms, err := Parse([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range [][]string{
+		{"/var/lib/docker/overlay2/abc/diff", "/var/lib/docker/overlay2/abc/work"},
+		nil,
+		{"/x,y/up per", "/x/work"},
+		nil,
+	} {
+		if got := ms[i].OverlayLayers(); strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: layers %q, want %q", ms[i].Point, got, want)
+		}
+	}
+}

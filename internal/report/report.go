@@ -371,6 +371,11 @@ type WitnessInfo struct {
 	// not be found. Either makes the run Incomplete.
 	Overflows  uint64 `json:"overflows,omitempty"`
 	Unresolved uint64 `json:"unresolved,omitempty"`
+	// OverlayLayers counts the tree's changes that were an overlay
+	// writing its upper or work directory, as it does for each write
+	// made through it (a container's root): those writes are judged by
+	// their system calls, which name the overlay's paths.
+	OverlayLayers uint64 `json:"overlay_layers,omitempty"`
 	// Contents says when it watched writes to the contents of files on
 	// the whole of each filesystem: ContentsFromStart, or
 	// ContentsOnDemand (the files COMMAND inherited alone, until a

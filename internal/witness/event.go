@@ -62,6 +62,13 @@ const (
 	// Unresolved: the handle could not be turned into a path through any
 	// mount of its filesystem visible here; Path is "".
 	Unresolved
+	// Layer: the change is an overlay writing its upper or work
+	// directory, for a write made through the overlay, which the
+	// overlay's own paths name (and system calls report): Path is in
+	// the layer, or "" when the layers are outside this mount
+	// namespace, as a container's are, and the object opens by its
+	// handle but has no path here.
+	Layer
 )
 
 func (s Source) String() string {
@@ -72,6 +79,8 @@ func (s Source) String() string {
 		return "by-object"
 	case LastKnown:
 		return "last-known"
+	case Layer:
+		return "overlay-layer"
 	default:
 		return "unresolved"
 	}

@@ -3,6 +3,7 @@ package witness
 import (
 	"bytes"
 	"errors"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -59,6 +60,9 @@ func (w *Witness) handle(r *record) {
 		return
 	}
 	w.build(fs, r, &ev)
+	if ev.Source != Layer && w.inLayer(ev.Path) && (ev.OldPath == "" || w.inLayer(ev.OldPath)) {
+		ev.Source = Layer
+	}
 	w.forget(fs, r)
 	w.learn(fs, r, &ev)
 	w.deliver(ev)
@@ -115,6 +119,10 @@ func (w *Witness) build(fs *fsys, r *record, ev *Event) {
 		if r.hasNew {
 			dir, src := w.dirPath(fs, r.newDir)
 			ev.OldPath = ev.Path
+			if (src == Layer) != (ev.Source == Layer) {
+				// Into or out of an overlay's layers: not the overlay's.
+				ev.Source, src = Unresolved, Unresolved
+			}
 			ev.Path, ev.Source = join(dir, r.newName), max(ev.Source, src)
 			ev.DirIno, ev.Name = fs.ino(r.newDir), string(r.newName)
 		}
@@ -159,6 +167,9 @@ func (w *Witness) dirPath(fs *fsys, h handle) (string, Source) {
 	if p, ok := fs.dirs[string(w.keyBuf)]; ok {
 		return p, ByName
 	}
+	if _, ok := fs.layerDirs[string(w.keyBuf)]; ok {
+		return "", Layer
+	}
 	p, err := w.lookupHandle(fs, h)
 	w.keyBuf = handleKey(w.keyBuf, h)
 	switch {
@@ -171,6 +182,12 @@ func (w *Witness) dirPath(fs *fsys, h handle) (string, Source) {
 			return last, LastKnown
 		}
 		return p, LastKnown
+	case errors.Is(err, errMoved) && w.hiddenLayers:
+		if len(fs.layerDirs) >= maxCache {
+			clear(fs.layerDirs)
+		}
+		fs.layerDirs[string(w.keyBuf)] = struct{}{}
+		return "", Layer
 	}
 	return "", Unresolved
 }
@@ -184,8 +201,21 @@ func (w *Witness) objectPath(fs *fsys, h handle) (string, Source) {
 		return p, ByObject
 	case errors.Is(err, errStale):
 		return p, LastKnown
+	case errors.Is(err, errMoved) && w.hiddenLayers:
+		return "", Layer
 	}
 	return "", Unresolved
+}
+
+// inLayer reports whether path is in an overlay's upper or work
+// directory.
+func (w *Witness) inLayer(path string) bool {
+	for _, l := range w.layers {
+		if path != "" && (path == l || strings.HasPrefix(path, l) && path[len(l)] == '/') {
+			return true
+		}
+	}
+	return false
 }
 
 func (fs *fsys) remember(key, path string) {

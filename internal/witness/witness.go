@@ -123,6 +123,12 @@ type Witness struct {
 	byFsid   map[fsid]*fsys
 	all      []*Filesystem
 	self     int32
+	// layers are the upper and work directories of the overlay mounts
+	// (mountinfo.Mount.OverlayLayers); hiddenLayers: one of them is not
+	// in this mount namespace (a container's root, its layers on the
+	// host), so changes there cannot be named (Layer).
+	layers       []string
+	hiddenLayers bool
 
 	syncDir    string
 	syncFsid   fsid
@@ -175,6 +181,9 @@ type fsys struct {
 	// the package documentation for when dirs entries are dropped.
 	dirs      map[string]string
 	lastKnown map[string]string
+	// layerDirs are directory handles that open but have no path here
+	// while hiddenLayers: an overlay's layers (Layer).
+	layerDirs map[string]struct{}
 }
 
 type mountFD struct {
@@ -293,6 +302,11 @@ func (w *Witness) markAll(fd int) error {
 	byID := map[int]mountinfo.Mount{}
 	for _, m := range mounts {
 		byID[m.ID] = m
+		for _, l := range m.OverlayLayers() {
+			var st unix.Stat_t
+			w.layers = append(w.layers, filepath.Clean(l))
+			w.hiddenLayers = w.hiddenLayers || unix.Stat(l, &st) != nil
+		}
 	}
 	w.markMask = baseMask | unix.FAN_RENAME
 	w.features.Rename = true
@@ -403,6 +417,7 @@ func (w *Witness) markOne(fd int, info *Filesystem, path string, st *unix.Stat_t
 		info: info, fsid: id, dev: st.Dev, trusted: true,
 		dirs:      map[string]string{},
 		lastKnown: map[string]string{},
+		layerDirs: map[string]struct{}{},
 		markFD:    pfd, contents: w.contents,
 	}
 	w.fss = append(w.fss, fs)
