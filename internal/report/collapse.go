@@ -99,7 +99,7 @@ func nameGlob(names []string) string {
 	if one {
 		return prefix
 	}
-	return joinGlob(numbered.ReplaceAllString(prefix, "*"), numbered.ReplaceAllString(suffix, "*"))
+	return joinGlob(numberGlob(prefix, nil), numberGlob(suffix, nil))
 }
 
 // joinGlob puts a '*' between prefix and suffix, once.
