@@ -210,8 +210,11 @@ func (w *Witness) objectPath(fs *fsys, h handle) (string, Source) {
 // inLayer reports whether path is in an overlay's upper or work
 // directory.
 func (w *Witness) inLayer(path string) bool {
+	if path == "" {
+		return false
+	}
 	for _, l := range w.layers {
-		if path != "" && (path == l || strings.HasPrefix(path, l) && path[len(l)] == '/') {
+		if path == l || strings.HasPrefix(path, l) && path[len(l)] == '/' {
 			return true
 		}
 	}
