@@ -62,12 +62,14 @@ func TestVerdictInOverlayContainer(t *testing.T) {
 	root, outside := project(t)
 	layers := filepath.Join(outside, "layers")
 	canOverlay(t, filepath.Join(outside, "probe"))
-	run := func(t *testing.T, command string) (int, report.Report, string) {
+	// run runs writewatch in the container on sh -c command, after the
+	// container's shell has run prep.
+	run := func(t *testing.T, prep, command string) (int, report.Report, string) {
 		t.Helper()
 		os.Remove(filepath.Join(root, "report.json"))
 		cmd := exec.Command("timeout", "120", "unshare", "--mount", "--pid", "--fork", "--mount-proc",
 			"sh", "-c", containerScript, "sh", layers, root,
-			wwBin, "--json", "/builds/report.json", "--", "sh", "-c", command)
+			"sh", "-c", prep+`; exec "$0" --json /builds/report.json -- sh -c "$1"`, wwBin, command)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()
@@ -89,7 +91,7 @@ func TestVerdictInOverlayContainer(t *testing.T) {
 		return code, rep, stderr.String()
 	}
 	t.Run("clean", func(t *testing.T) {
-		code, rep, stderr := run(t, "echo x > /tmp/allowed.txt; mkdir -p /tmp/d/e; echo y > /tmp/d/e/f; rm /tmp/allowed.txt")
+		code, rep, stderr := run(t, ":", "echo x > /tmp/allowed.txt; mkdir -p /tmp/d/e; echo y > /tmp/d/e/f; rm /tmp/allowed.txt")
 		if code != 0 || len(rep.Incomplete) != 0 {
 			t.Errorf("exit %d, incomplete %q; want 0 and complete\n%s", code, rep.Incomplete, stderr)
 		}
@@ -97,8 +99,16 @@ func TestVerdictInOverlayContainer(t *testing.T) {
 			t.Errorf("no change counted as the overlay's: %+v", rep.Witness)
 		}
 	})
+	t.Run("a write through a descriptor of the container's root", func(t *testing.T) {
+		// Its file is on the overlay, which the witness cannot watch:
+		// the run is incomplete, not clean.
+		code, rep, stderr := run(t, "echo before > /root/inherited.toml; exec 3>>/root/inherited.toml", "echo changed >&3")
+		if code != 88 || !strings.Contains(strings.Join(rep.Incomplete, "\n"), "/root/inherited.toml") {
+			t.Errorf("exit %d, incomplete %q; want 88 naming /root/inherited.toml\n%s", code, rep.Incomplete, stderr)
+		}
+	})
 	t.Run("a write to the container's root", func(t *testing.T) {
-		code, rep, stderr := run(t, "mkdir -p /root/.config/app; echo y > /root/.config/app/state")
+		code, rep, stderr := run(t, ":", "mkdir -p /root/.config/app; echo y > /root/.config/app/state")
 		if code != 86 || len(rep.Incomplete) != 0 {
 			t.Errorf("exit %d, incomplete %q; want 86 and complete\n%s", code, rep.Incomplete, stderr)
 		}

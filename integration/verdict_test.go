@@ -482,6 +482,29 @@ func TestVerdictRootWritesNoCallNames(t *testing.T) {
 	})
 }
 
+// Case 4 on a filesystem the witness does not watch (a tmpfs no path
+// asks for): a descriptor COMMAND inherits open for writing there, its
+// path outside the allowlist, cannot be watched, and what COMMAND writes
+// through it no record names. The run never passes: it is incomplete
+// (88) and says which file, whether or not COMMAND wrote.
+func TestVerdictInheritedOnUnwatchedFilesystem(t *testing.T) {
+	root, outside := project(t)
+	tfs := filepath.Join(outside, "tmpfs")
+	must(t, os.MkdirAll(tfs, 0o755))
+	if out, err := exec.Command("mount", "-t", "tmpfs", "tmpfs", tfs).CombinedOutput(); err != nil {
+		t.Skipf("no tmpfs mount here: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", tfs).Run() })
+	cfg := filepath.Join(tfs, "config.toml")
+	file(t, cfg)
+	for _, command := range [][]string{{opBin, "writefd", "3"}, {"true"}} {
+		res := verdictRun(t, root, nil, openAppend(t, cfg), command...)
+		if res.code != 88 || !strings.Contains(strings.Join(res.rep.Incomplete, "\n"), cfg) {
+			t.Errorf("%q: exit %d, incomplete %q; want 88 naming %s\n%s", command, res.code, res.rep.Incomplete, cfg, res.stderr)
+		}
+	}
+}
+
 // Case 5 in a container: writewatch in a PID namespace of its own, with
 // /proc mounted there, as in a container. A process that writes only as
 // it dies (its accounting record, its core) makes no record of its own

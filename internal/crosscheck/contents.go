@@ -39,16 +39,24 @@ func (w *Watch) contentsLater() bool { return w.Active() && w.lazy }
 // come (a Unix socket, an anonymous inode such as an io_uring or a
 // pidfd), or a file the witness cannot watch alone, makes it watch all
 // contents from the start; so does a kernel that cannot be told
-// (Options.Later).
+// (Options.Later). A file open for writing on a filesystem the witness
+// does not watch, other than COMMAND's standard streams, makes the run
+// incomplete.
 func (w *Watch) inherited(fds []int) {
 	if !w.contentsLater() {
 		return
 	}
+	// Every descriptor, also past one that asks for all contents: one on
+	// a filesystem the witness does not watch makes the run incomplete.
+	why := ""
 	for _, fd := range fds {
-		if why := w.inherit(fd); why != "" {
-			w.WatchContents(why)
-			return
+		if r := w.inherit(fd); why == "" {
+			why = r
 		}
+	}
+	if why != "" {
+		w.WatchContents(why)
+		return
 	}
 	if w.opts.Later != nil {
 		if err := w.opts.Later(); err != nil {
@@ -128,10 +136,17 @@ func (w *Watch) inherit(fd int) string {
 		if err == nil && fl&unix.O_ACCMODE == unix.O_RDONLY {
 			return ""
 		}
-		if path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd)); err == nil && w.opts.Allow != nil && w.opts.Allow.Allowed(path) {
+		path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		if err == nil && w.opts.Allow != nil && w.opts.Allow.Allowed(path) {
 			return ""
 		}
-		if err := w.w.WatchFile(fd); err != nil {
+		err = w.w.WatchFile(fd)
+		switch {
+		case errors.Is(err, witness.ErrNotWatched) && fd > 2:
+			// Watching every watched filesystem would not see it: what
+			// COMMAND writes through it goes unseen.
+			w.Incompletely(fmt.Sprintf("COMMAND inherited %s open for writing (descriptor %d), on a filesystem the witness does not watch: writes through it go unseen", path, fd))
+		case err != nil:
 			return "an inherited file it cannot watch alone"
 		}
 	case unix.S_IFSOCK:

@@ -34,6 +34,10 @@ var ErrNothingWatched = errors.New("no filesystem could be watched")
 // ErrClosed is returned by Sync once the witness is closed.
 var ErrClosed = errors.New("witness closed")
 
+// ErrNotWatched means WatchFile's file is on a filesystem the witness
+// does not watch (an overlay, a tmpfs no path asked for).
+var ErrNotWatched = errors.New("its file is not on a watched filesystem")
+
 // Options configure a Witness.
 type Options struct {
 	// Paths are the paths whose filesystems are watched, whole: every
@@ -791,7 +795,7 @@ func (w *Witness) WatchFile(fd int) error {
 	}
 	fs := w.byFsid[fsid{sfs.Fsid.Val[0], sfs.Fsid.Val[1]}]
 	if fs == nil || fs.dev != st.Dev {
-		return fmt.Errorf("witness: watch descriptor %d: its file is not on a watched filesystem", fd)
+		return fmt.Errorf("witness: watch descriptor %d: %w", fd, ErrNotWatched)
 	}
 	w.marksMu.Lock()
 	defer w.marksMu.Unlock()
