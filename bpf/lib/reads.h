@@ -8,8 +8,10 @@
  * space tells which of those files were written outside the allowlist,
  * and by which test.
  *
- * While the set is empty, a read-only open costs sys_enter one load of
- * written_files; then, a tracked thread's costs sys_exit one hash lookup.
+ * While the set is empty, a read-only open costs sys_enter and sys_exit
+ * one load of written_files each (stash_read, unstashed_read); then, a
+ * tracked thread's costs each a lookup of its task storage, and sys_exit
+ * one hash lookup.
  */
 #ifndef WW_LIB_READS_H
 #define WW_LIB_READS_H

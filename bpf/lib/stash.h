@@ -314,6 +314,22 @@ __noinline int syscall_read(long ret)
 	return read_opened(ret, syscall_regs());
 }
 
+/* An open without write flags while the written set is empty: its entry
+ * stored nothing (stash_read), and the set only grows, so its exit has
+ * no stored call to look up. */
+static __always_inline bool unstashed_read(struct pt_regs *regs, long nr)
+{
+	if (written_files)
+		return false;
+	switch (nr) {
+	case NR_open:
+		return !(ARG(2) & WRITE_FLAGS);
+	case NR_openat:
+		return !(ARG(3) & WRITE_FLAGS);
+	}
+	return false;
+}
+
 /* Exit of every syscall: send the record of a stored call, always
  * clearing its arguments; a ptrace attach and a process_vm_writev go to
  * lib/proc.h, a fanotify group to fanotify_made, the calls after which
@@ -335,7 +351,7 @@ static __always_inline int syscall_exited(struct pt_regs *regs, long ret)
 	PRIVILEGED_CALLS(NR_CASE)
 		return contents_privileged(SYSCALL_NR(regs), ret);
 	}
-	if (!stashing(SYSCALL_NR(regs)))
+	if (!stashing(SYSCALL_NR(regs)) || unstashed_read(regs, SYSCALL_NR(regs)))
 		return 0;
 	/* Of the ioctls, only inode flag changes. */
 	if (SYSCALL_NR(regs) == NR_ioctl && !(false WW_SETFLAGS_IOCTLS(OR_CMD)))
