@@ -24,6 +24,7 @@ import (
 	"github.com/writewatch/writewatch/internal/report"
 	"github.com/writewatch/writewatch/internal/runners"
 	"github.com/writewatch/writewatch/internal/severity"
+	"github.com/writewatch/writewatch/internal/status"
 	"github.com/writewatch/writewatch/internal/stream"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
@@ -223,7 +224,7 @@ func (s *session) launch(path string, landlock *launch.Landlock, e *tracer.Enfor
 	}
 	s.tree = attribution.NewTree(uint32(proc.Pid()), uint32(os.Getpid()), s.cfg.Args)
 	s.tests = attribution.NewTests(s.tree)
-	s.tests.OnCurrent = func(running []string) { s.live.SetTest(runningText(running)) }
+	s.tests.OnCurrent = func(running []string) { s.live.SetTest(status.Running(running)) }
 	s.seen = s.tree.Seen()
 	s.live.SetProcesses(s.seen)
 	return nil
@@ -311,18 +312,6 @@ func (s *session) finish(rep *report.Report) error {
 	rep.Packages = s.tests.Packages()
 	s.witnessReport(rep)
 	return errors.Join(err, rerr, serr)
-}
-
-// runningText names the tests running for the status line: the first,
-// and how many more.
-func runningText(running []string) string {
-	switch len(running) {
-	case 0:
-		return ""
-	case 1:
-		return running[0]
-	}
-	return fmt.Sprintf("%s (+%d more)", running[0], len(running)-1)
 }
 
 // kernelCounters are the kernel's counters the live counters show.

@@ -7,17 +7,6 @@ import (
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 
-func TestRunningText(t *testing.T) {
-	for _, c := range []struct {
-		in   []string
-		want string
-	}{{nil, ""}, {[]string{"TestA"}, "TestA"}, {[]string{"TestA", "TestB", "TestC"}, "TestA (+2 more)"}} {
-		if got := runningText(c.in); got != c.want {
-			t.Errorf("runningText(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
 // The kernel's causes of loss land where live.LostCauses names them.
 func TestKernelCounters(t *testing.T) {
 	st := tracer.Stats{RingbufFull: 4, ProcMapFull: 11, Truncated: 2, AllowedInKernel: 20, Repeats: 3}

@@ -75,6 +75,18 @@ func Line(s live.Snapshot, elapsed time.Duration, width int, color bool) string 
 	return line
 }
 
+// Running names the tests running now for the line: the first, and how
+// many more.
+func Running(running []string) string {
+	switch len(running) {
+	case 0:
+		return ""
+	case 1:
+		return running[0]
+	}
+	return fmt.Sprintf("%s (+%d more)", running[0], len(running)-1)
+}
+
 // Elapsed formats d as 9s, 1m05s or 2h03m04s.
 func Elapsed(d time.Duration) string {
 	sec := int64(d / time.Second)

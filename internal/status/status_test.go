@@ -192,3 +192,14 @@ func waitFor(t *testing.T, out *syncBuffer, want string) {
 	}
 	t.Fatalf("never drew %q; got %q", want, out.String())
 }
+
+func TestRunning(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{{nil, ""}, {[]string{"TestA"}, "TestA"}, {[]string{"TestA", "TestB", "TestC"}, "TestA (+2 more)"}} {
+		if got := Running(c.in); got != c.want {
+			t.Errorf("Running(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
