@@ -141,6 +141,9 @@ func run(out io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "strace stops on every syscall: on micro workloads it is timed at N/100, against bare at N/100.\n")
+	if err := b.programTable(out, b.selected(b.workloads())); err != nil {
+		return err
+	}
 	if !b.vm {
 		if err := b.witnessTable(out); err != nil {
 			return err

@@ -15,6 +15,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -25,6 +26,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
+
+	"github.com/writewatch/writewatch/internal/report"
 )
 
 //go:generate go tool bpf2go -target amd64,arm64 floor ../../bpf/floor.bpf.c -- -I../../bpf/include
@@ -78,10 +81,17 @@ func run(args []string) (int, error) {
 }
 
 // attach loads and attaches the empty programs of hooks; the function it
-// returns detaches and closes what it attached.
+// returns detaches and closes what it attached. With FLOOR_STATS set to a
+// file's path, that function first writes there, as JSON, the kernel's
+// count of each program's runs and their time (make bench's table of the
+// programs' time, while the kernel counts them).
 func attach(hooks string) (func(), error) {
 	var closers []func() error
+	var progs []*ebpf.Program
 	closeAll := func() {
+		if path := os.Getenv("FLOOR_STATS"); path != "" {
+			writeStats(path, progs)
+		}
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
@@ -101,7 +111,7 @@ func attach(hooks string) (func(), error) {
 		if err != nil {
 			return fmt.Errorf("load %s on %s: %w", name, ps.AttachTo, err)
 		}
-		closers = append(closers, p.Close)
+		closers, progs = append(closers, p.Close), append(progs, p)
 		l, err := link.AttachTracing(link.TracingOptions{Program: p})
 		if err != nil {
 			return fmt.Errorf("attach %s to %s: %w", name, ps.AttachTo, err)
@@ -130,4 +140,33 @@ func attach(hooks string) (func(), error) {
 		return closeAll, nil
 	}
 	return closeAll, fmt.Errorf("-hooks %q: want tracepoints, dispatch or vfs", hooks)
+}
+
+// writeStats writes the kernel's counts for progs to path, summed by
+// name (vfs hooks one program to many functions).
+func writeStats(path string, progs []*ebpf.Program) {
+	byName := map[string]*report.ProgramStat{}
+	var out []*report.ProgramStat
+	for _, p := range progs {
+		info, err := p.Info()
+		st, serr := p.Stats()
+		if err != nil || serr != nil {
+			continue
+		}
+		ps := byName[info.Name]
+		if ps == nil {
+			ps = &report.ProgramStat{Name: info.Name}
+			byName[info.Name] = ps
+			out = append(out, ps)
+		}
+		ps.Runs += st.RunCount
+		ps.RunNS += uint64(st.Runtime)
+	}
+	data, err := json.Marshal(map[string]any{"programs": out})
+	if err == nil {
+		err = os.WriteFile(path, data, 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "floor: stats:", err)
+	}
 }

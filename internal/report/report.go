@@ -123,6 +123,18 @@ type Proc struct {
 	Cmdline []string `json:"cmdline"`
 }
 
+// ProgramStat is the kernel's count for one of writewatch's programs.
+type ProgramStat struct {
+	Name string `json:"name"`
+	Runs uint64 `json:"runs"`
+	// RunNS is the time its runs took, in nanoseconds, summed over every
+	// process that ran it.
+	RunNS uint64 `json:"run_ns"`
+	// Missed counts the runs the kernel skipped, the program being
+	// already at work on that CPU; they make the run incomplete.
+	Missed uint64 `json:"missed,omitempty"`
+}
+
 // Violation is one group of writes outside the allowlist: every occurrence
 // of the same operation on the same path in the same role. The process,
 // time and requested path are those of the first occurrence.
@@ -318,6 +330,11 @@ type Report struct {
 	Incomplete []string `json:"incomplete,omitempty"`
 	// PeakRSS is writewatch's own peak resident memory, in bytes.
 	PeakRSS uint64 `json:"peak_rss_bytes"`
+	// Programs are the kernel's counts for writewatch's programs, those
+	// that ran while the kernel counted runs (sysctl
+	// kernel.bpf_stats_enabled=1) or that it skipped: what watching cost
+	// every process that ran them (docs/performance.md).
+	Programs []ProgramStat `json:"programs,omitempty"`
 	// SurvivorsKilled says writewatch killed the survivors (SIGKILL,
 	// --kill-survivors); otherwise they were left running.
 	SurvivorsKilled bool `json:"survivors_killed"`

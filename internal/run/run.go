@@ -273,6 +273,7 @@ func (s *session) finish(rep *report.Report) error {
 		}
 	})
 	stats, serr := s.tr.Stats()
+	stats.Programs = s.tr.ProgramStats()
 	rep.Finished = time.Now()
 	rep.CommandExit = s.exit
 	rep.Processes = s.tree.Seen()
@@ -286,6 +287,11 @@ func (s *session) finish(rep *report.Report) error {
 	rep.Survivors = s.tree.Survivors(alive)
 	rep.SurvivorsKilled = s.cfg.KillSurvivors && len(alive) > 0
 	rep.PeakRSS = PeakRSS()
+	for _, p := range stats.Programs {
+		if p.Runs > 0 || p.Missed > 0 {
+			rep.Programs = append(rep.Programs, report.ProgramStat{Name: p.Name, Runs: p.Runs, RunNS: uint64(p.Runtime), Missed: p.Missed})
+		}
+	}
 	if serr == nil {
 		s.live.SetKernel(kernelCounters(stats))
 		rep.LostEvents = stats.Lost()

@@ -69,6 +69,11 @@ import (
 //     through them, so the filesystem witness does not see them either:
 //     blind.
 //
+// And of Programs, the runs the kernel skipped (Missed) of a program
+// that sees syscalls, processes, io_uring requests, or refuses writes:
+// what they would have seen or refused went unseen: blind. The Go test
+// probe's skipped runs weaken attribution only.
+//
 // And Unwatched, what the tracer could not attach on this kernel: the
 // writes made through it go unseen, and, under --enforce, unrefused by
 // the LSM tier where it needed them (io_uring's extended attributes):
@@ -102,6 +107,12 @@ func (st Stats) Incomplete(enforcing, witnessing bool) []string {
 	if st.UnwatchedAllowed > 0 {
 		why = append(why, fmt.Sprintf("%s where the path seemed allowed, while a mount of the tree's own, a change of root or another mount namespace could lead that path elsewhere, before the filesystem witness watched the contents of files",
 			plural(st.UnwatchedAllowed, "file was opened for writing", "files were opened for writing")))
+	}
+	for _, p := range st.Programs {
+		if p.Missed > 0 && p.Name != goProbeName {
+			why = append(why, fmt.Sprintf("the kernel skipped %s of its program %s (it was already running on that CPU): what %s would have seen was not seen",
+				plural(p.Missed, "run", "runs"), p.Name, pick(p.Missed == 1, "it", "they")))
+		}
 	}
 	if enforcing && st.SignalErrors > 0 {
 		why = append(why, fmt.Sprintf("%s not be killed: --enforce did not stop %s",

@@ -31,6 +31,10 @@ func TestIncomplete(t *testing.T) {
 			[]string{"1 call of the tree attached with ptrace to, or wrote with process_vm_writev into, a process outside the tree"}},
 		{"processes outside attached to or written into", Stats{OutsideTraced: 3}, false, false,
 			[]string{"3 calls of the tree attached with ptrace to, or wrote with process_vm_writev into, processes outside the tree: what they wrote"}},
+		{"programs that ran, none skipped", Stats{Programs: []ProgramStat{{Name: "sys_exit", Runs: 9}}}, false, false, nil},
+		{"a syscall program skipped", Stats{Programs: []ProgramStat{{Name: "sys_enter", Runs: 9}, {Name: "sys_exit", Runs: 9, Missed: 2}}}, false, false,
+			[]string{"the kernel skipped 2 runs of its program sys_exit"}},
+		{"the Go test probe skipped", Stats{Programs: []ProgramStat{{Name: goProbeName, Missed: 1}}}, false, false, nil},
 		{"io_uring unwatched", Stats{Events: 3, Unwatched: []string{"io_uring requests are not watched: x"}}, false, false,
 			[]string{"io_uring requests are not watched"}},
 	} {

@@ -744,6 +744,9 @@ func (t *Tracer) Stats() (Stats, error) {
 
 // Stats are the kernel side's counters.
 type Stats struct {
+	// Programs are the kernel's counts for each program (ProgramStats):
+	// filled in by the caller, at the end of a run.
+	Programs    []ProgramStat
 	Events      uint64 // write records sent
 	RingbufFull uint64 // records dropped: ring buffer full
 	ProcMapFull uint64 // threads or processes not followed: storage or map full
