@@ -131,7 +131,8 @@ type ProgramStat struct {
 	// process that ran it.
 	RunNS uint64 `json:"run_ns"`
 	// Missed counts the runs the kernel skipped, the program being
-	// already at work on that CPU; they make the run incomplete.
+	// already at work on that CPU; they make the run incomplete, but for
+	// the Go test probe's (go_probe), which only blur which test wrote.
 	Missed uint64 `json:"missed,omitempty"`
 }
 
