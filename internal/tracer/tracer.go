@@ -170,7 +170,7 @@ func New(opts Options) (*Tracer, error) {
 	if err := Preflight(); err != nil {
 		return nil, err
 	}
-	end := phases.Start("tracer: object, BTF, maps")
+	end := phases.Start("tracer: object, heavy maps")
 	spec, heavy, err := spec(opts.GoTestsEarly)
 	end()
 	if err != nil {
@@ -281,6 +281,14 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 		return err
 	}
 	defer maps.Close() // the programs and core hold their own references
+	// The programs' relocations need the kernel's BTF, which Warm may
+	// still be reading; the maps did not.
+	end = phases.Start("tracer: kernel BTF")
+	_, err = kernelBTF.Kernel()
+	end()
+	if err != nil {
+		return fmt.Errorf("read the kernel's BTF: %w", err)
+	}
 	var exit struct {
 		SysExit *ebpf.Program `ebpf:"sys_exit"`
 	}

@@ -84,8 +84,11 @@ var kernelBTF = btf.NewCache()
 
 var (
 	warmOnce sync.Once
-	warmDone = make(chan struct{})
-	// Set by warmUp before warmDone closes.
+	// parsed closes once the object is parsed and the heavy maps made
+	// (warmSpec, warmErr and warmMaps set); the kernel's BTF may still be
+	// read then: only the programs wait for it, not the maps.
+	parsed = make(chan struct{})
+	// Set by warmUp before parsed closes.
 	warmSpec *ebpf.CollectionSpec
 	warmErr  error
 	// The first New takes warmSpec and the heavyMaps warmUp made; later
@@ -108,30 +111,31 @@ func Warm(goTests bool) {
 }
 
 func warmUp(goTests bool) {
-	defer close(warmDone)
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	go func() {
+		defer close(parsed)
 		end := phases.Start("warm: parse")
 		warmSpec, warmErr = parse()
 		end()
-		if warmErr == nil {
-			if part, err := heavySpecs(warmSpec, goTests); err == nil {
-				end := phases.Start("warm: heavy maps")
-				if m, err := makeMaps(part, heavyMaps); err == nil {
-					warmMaps = m
-				}
-				end()
-			}
+		if warmErr != nil {
+			return
 		}
-	})
-	wg.Go(func() { features.HaveBPFLinkUprobeMulti() })
+		if part, err := heavySpecs(warmSpec, goTests); err == nil {
+			end := phases.Start("warm: heavy maps")
+			if m, err := makeMaps(part, heavyMaps); err == nil {
+				warmMaps = m
+			}
+			end()
+		}
+	}()
+	go features.HaveBPFLinkUprobeMulti()
 	// The kernel's BTF takes longest, and every program waits for it: it
 	// is read in this goroutine, which already runs, rather than in one
-	// that would wait for a free thread while the caller prepares.
+	// that would wait for a free thread while the caller prepares. A
+	// caller of kernelBTF.Kernel meanwhile waits for this read, and does
+	// not read it again.
 	end := phases.Start("warm: kernel BTF")
 	kernelBTF.Kernel() // its error, if any, comes back at load
 	end()
-	wg.Wait()
 }
 
 // spec is the parsed object for one New to change, and the heavy maps
@@ -139,7 +143,7 @@ func warmUp(goTests bool) {
 // closes them. goTests is passed on to Warm.
 func spec(goTests bool) (*ebpf.CollectionSpec, map[string]*ebpf.Map, error) {
 	Warm(goTests)
-	<-warmDone
+	<-parsed
 	if warmErr != nil {
 		return nil, nil, warmErr
 	}
