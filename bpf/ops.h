@@ -111,6 +111,7 @@ enum ww_op {
 #define NR_renameat2 316
 #define NR_seccomp 317
 #define NR_io_uring_setup 425
+#define NR_io_uring_enter 426
 #define NR_open_tree 428
 #define NR_move_mount 429
 #define NR_fsmount 432
@@ -162,6 +163,7 @@ enum ww_op {
 #define NR_renameat2 276
 #define NR_seccomp 277
 #define NR_io_uring_setup 425
+#define NR_io_uring_enter 426
 #define NR_open_tree 428
 #define NR_move_mount 429
 #define NR_fsmount 432

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/writewatch/writewatch/internal/report"
 )
 
 var (
@@ -329,5 +331,53 @@ func TestIA32SyscallsAreNotMisread(t *testing.T) {
 		if res.rep.Processes != 2 {
 			t.Errorf("%v: %d processes traced, want 2 (the ia32 fork is still followed)", flags, res.rep.Processes)
 		}
+	}
+}
+
+// Outside --enforce, writewatch's io_uring program loads while COMMAND
+// starts. A ring the tree sets up before it is attached pauses its
+// process until it is, so a request made as early as a program can make
+// one (testdata/uringfirst.c, by raw syscalls) is still seen, via
+// io_uring. A request through a ring from outside the tree (inherited)
+// made before it is attached is either seen or makes the run
+// incomplete, never neither. As a normal user with CAP_BPF and
+// CAP_PERFMON the filesystem witness is off, so no pause for file
+// contents stands in for the io_uring one, nor a change on disk for a
+// request unseen.
+func TestURingBeforeItsProgram(t *testing.T) {
+	u := makeUser(t)
+	root, bin := userProject(t, u)
+	ww := filepath.Join(bin, "writewatch")
+	copyFile(t, wwBin, ww)
+	helper := filepath.Join(bin, "uringfirst")
+	if out, err := exec.Command("cc", "-O2", "-o", helper, "testdata/uringfirst.c").CombinedOutput(); err != nil {
+		t.Fatalf("cc testdata/uringfirst.c (install gcc): %v\n%s", err, out)
+	}
+	caps := []string{"--inh-caps=+bpf,+perfmon", "--ambient-caps=+bpf,+perfmon"}
+	jsonPath := filepath.Join(root, "tests", "report.json")
+	for i := range 3 {
+		code, stderr := runAs(t, u, root, u.env(), caps, ww, "--audit", "--json", jsonPath, "--", helper, "u.txt")
+		rep := readReport(t, jsonPath)
+		if v := violation(rep, "open", root+"/u.txt"); code != 0 || v == nil || v.Via != report.ViaIOUring {
+			t.Errorf("run %d: exit %d, open of u.txt %+v, want exit 0 and one via io_uring\n%s", i, code, v, stderr)
+		}
+		if len(rep.Incomplete) > 0 {
+			t.Errorf("run %d: incomplete: %q", i, rep.Incomplete)
+		}
+		must(t, os.Remove(filepath.Join(root, "u.txt")))
+	}
+	for i := range 3 {
+		code, stderr := runAs(t, u, root, u.env(), caps, helper, "ring", "-", ww, "--audit", "--json", jsonPath, "--", helper, "enter", "v.txt")
+		rep := readReport(t, jsonPath)
+		v := violation(rep, "open", root+"/v.txt")
+		seen := v != nil && v.Via == report.ViaIOUring
+		unseen := slices.ContainsFunc(rep.Incomplete, func(s string) bool {
+			return strings.Contains(s, "io_uring call of the tree came before writewatch's io_uring program was attached")
+		})
+		if _, err := os.Stat(filepath.Join(root, "v.txt")); err != nil || code != 0 || !seen && !unseen {
+			t.Errorf("run %d: exit %d, v.txt %v, open %+v, incomplete %q: want exit 0, the file made, and its open seen via io_uring or the run incomplete for it\n%s",
+				i, code, err, v, rep.Incomplete, stderr)
+		}
+		os.Remove(filepath.Join(root, "v.txt"))
 	}
 }

@@ -69,6 +69,18 @@ struct {
 	__type(value, struct contents_state);
 } contents SEC(".maps");
 
+/* Set by user space (to 1) while the io_uring program (uring_submit) is
+ * not attached yet: outside --enforce it loads beside COMMAND's start
+ * (internal/tracer/uring.go). A process of the tree that sets up a ring
+ * meanwhile is paused at the exit of io_uring_setup, as for contents
+ * (WW_WHY_IO_URING), until it is attached (uring_exited). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} uring_later SEC(".maps");
+
 static __always_inline struct contents_state *contents_of_run(void)
 {
 	__u32 zero = 0;
@@ -173,8 +185,8 @@ static __always_inline __u32 contents_exec(struct task_struct *task, struct linu
 }
 
 /* The calls contents_exited looks at, as X(name) for NR_name. */
-#define CONTENTS_CALLS(X) X(socket) X(socketpair) X(io_uring_setup) X(pidfd_getfd) X(seccomp) \
-	X(unshare) X(setns) X(clone) X(clone3)
+#define CONTENTS_CALLS(X) X(socket) X(socketpair) X(io_uring_setup) X(io_uring_enter) X(pidfd_getfd) \
+	X(seccomp) X(unshare) X(setns) X(clone) X(clone3)
 
 /* The privileged calls, looked at on entry (contents_entered) and exit
  * (contents_privileged). */
@@ -185,20 +197,21 @@ static __always_inline __u32 contents_exec(struct task_struct *task, struct linu
  * Ask for contents: pause the current process and send the record. The
  * stop goes first, so that user space's SIGCONT cannot come before it; a
  * record that cannot be sent takes it back (SIGCONT drops a pending
- * stop), and its loss fails the run. taken is the file pidfd_getfd or
+ * stop), and its loss fails the run. True when the process is paused
+ * and the record sent. taken is the file pidfd_getfd or
  * open_by_handle_at took (else NULL): when it can write a regular file,
  * the record holds it (WW_SLOT_RESOLVED, its open flags in mode), and
  * user space judges it as a file opened for writing, since another
  * thread may write through it before the process stops.
  */
-static __always_inline void contents_needed(__u32 why, struct file *taken)
+static __always_inline bool contents_needed(__u32 why, struct file *taken)
 {
 	struct event *e = scratch_event();
 	__u32 off = 0;
 
 	if (!e) {
 		count(WW_STAT_CONTENTS_STOP_ERR);
-		return;
+		return false;
 	}
 	fill_hdr(e, WW_EV_CONTENTS);
 	e->hdr.op = why;
@@ -210,8 +223,12 @@ static __always_inline void contents_needed(__u32 why, struct file *taken)
 		count(WW_STAT_CONTENTS_STOP_ERR);
 	else
 		e->hdr.flags = WW_CONTENTS_STOPPED;
-	if (!send(e, off) && e->hdr.flags)
-		bpf_send_signal(SIGCONT);
+	if (!send(e, off)) {
+		if (e->hdr.flags)
+			bpf_send_signal(SIGCONT);
+		return false;
+	}
+	return e->hdr.flags;
 }
 
 /* The entry of a privileged call (nr): a process that holds
@@ -253,12 +270,43 @@ static __always_inline int contents_privileged(long nr, long ret)
 	return 0;
 }
 
+/* Is the io_uring program not attached yet (uring_later)? */
+static __always_inline bool uring_unattached(void)
+{
+	__u32 zero = 0, *later = bpf_map_lookup_elem(&uring_later, &zero);
+
+	return later && *later;
+}
+
+/* The exit of io_uring_setup or io_uring_enter (nr) while the io_uring
+ * program is not attached: a process of the tree that set up a ring is
+ * paused until it is (it asks for contents too, when they are watched
+ * later). Requests submitted meanwhile through a ring from elsewhere
+ * (inherited, or passed over a socket), or by a process that could not
+ * be paused, go unseen: they are counted, and make the run incomplete. */
+static __always_inline int uring_exited(long nr, long ret)
+{
+	if (ret < 0 || !tracked_state())
+		return 0;
+	if (nr == NR_io_uring_enter) {
+		if (ret > 0)
+			count(WW_STAT_URING_UNWATCHED);
+		return 0;
+	}
+	if (!contents_needed(WW_WHY_IO_URING, NULL))
+		count(WW_STAT_URING_UNWATCHED);
+	return 0;
+}
+
 /* The exit of one of CONTENTS_CALLS (args in regs, result ret). */
 static __always_inline int contents_exited(struct pt_regs *regs, long nr, long ret)
 {
 	struct task_state *st;
 	__u32 why = 0;
 
+	/* io_uring's calls have the same numbers for 32-bit processes. */
+	if ((nr == NR_io_uring_setup || nr == NR_io_uring_enter) && uring_unattached())
+		return uring_exited(nr, ret);
 	/* A 32-bit process's calls have other numbers: it asked at exec. */
 	if (ret < 0 || !contents_lazy() || compat_syscall())
 		return 0;

@@ -6,7 +6,8 @@ import "fmt"
 // architecture (GOARCH): those of every operation, the fork family
 // (clone, clone3, fork, vfork), whose entry records the forking
 // goroutine's test, io_uring_setup, which the metadata guard may
-// refuse, ptrace and process_vm_writev, through which a process of the
+// refuse and which, with io_uring_enter, the kernel side watches while
+// its io_uring program is not attached yet (lib/contents.h), ptrace and process_vm_writev, through which a process of the
 // tree can take control of one outside it (lib/proc.h), and
 // fanotify_init, whose writable event descriptors the kernel side
 // counts, and the calls after which the tree may hold a file from outside
@@ -38,7 +39,7 @@ var numbers = map[string]map[string]uint32{
 		"linkat": 265, "symlinkat": 266, "fchmodat": 268, "utimensat": 280,
 		"renameat2": 316, "clone3": 435, "openat2": 437, "fchmodat2": 452,
 		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
-		"io_uring_setup": 425, "ptrace": 101, "mmap": 9, "io_submit": 209, "fanotify_init": 300,
+		"io_uring_setup": 425, "io_uring_enter": 426, "ptrace": 101, "mmap": 9, "io_submit": 209, "fanotify_init": 300,
 		"process_vm_writev": 311,
 		"socket":            41, "socketpair": 53, "pidfd_getfd": 438, "seccomp": 317, "unshare": 272, "setns": 308,
 		"mount": 165, "move_mount": 429, "open_tree": 428, "open_tree_attr": 467, "fsmount": 432, "mount_setattr": 442,
@@ -53,7 +54,7 @@ var numbers = map[string]map[string]uint32{
 		"fchown": 55, "openat": 56, "utimensat": 88, "clone": 220,
 		"renameat2": 276, "clone3": 435, "openat2": 437, "fchmodat2": 452,
 		"setxattrat": 463, "removexattrat": 466, "file_setattr": 469,
-		"io_uring_setup": 425, "ptrace": 117, "mmap": 222, "io_submit": 2, "fanotify_init": 262,
+		"io_uring_setup": 425, "io_uring_enter": 426, "ptrace": 117, "mmap": 222, "io_submit": 2, "fanotify_init": 262,
 		"process_vm_writev": 271,
 		"socket":            198, "socketpair": 199, "pidfd_getfd": 438, "seccomp": 277, "unshare": 97, "setns": 268,
 		"mount": 40, "move_mount": 429, "open_tree": 428, "open_tree_attr": 467, "fsmount": 432, "mount_setattr": 442,

@@ -68,6 +68,10 @@ import (
 //     no open call; the kernel makes no fanotify event for writes
 //     through them, so the filesystem witness does not see them either:
 //     blind.
+//   - URingUnwatched: io_uring calls of the tree before the io_uring
+//     program was attached (it loads beside COMMAND's start): requests
+//     submitted through a ring from elsewhere, or by a process that
+//     could not be paused until then, went unseen: blind.
 //
 // And of Programs, the runs the kernel skipped (Missed) of a program
 // that sees syscalls, processes, io_uring requests, or refuses writes:
@@ -107,6 +111,10 @@ func (st Stats) Incomplete(enforcing, witnessing bool) []string {
 	if st.UnwatchedAllowed > 0 {
 		why = append(why, fmt.Sprintf("%s where the path seemed allowed, while a mount of the tree's own, a change of root or another mount namespace could lead that path elsewhere, before the filesystem witness watched the contents of files",
 			plural(st.UnwatchedAllowed, "file was opened for writing", "files were opened for writing")))
+	}
+	if st.URingUnwatched > 0 {
+		why = append(why, fmt.Sprintf("%s of the tree came before writewatch's io_uring program was attached: the requests %s submitted were not seen",
+			plural(st.URingUnwatched, "io_uring call", "io_uring calls"), pick(st.URingUnwatched == 1, "it", "they")))
 	}
 	for _, p := range st.Programs {
 		if p.Missed > 0 && p.Name != goProbeName {

@@ -35,6 +35,8 @@ func TestIncomplete(t *testing.T) {
 		{"a syscall program skipped", Stats{Programs: []ProgramStat{{Name: "sys_enter", Runs: 9}, {Name: "sys_exit", Runs: 9, Missed: 2}}}, false, false,
 			[]string{"the kernel skipped 2 runs of its program sys_exit"}},
 		{"the Go test probe skipped", Stats{Programs: []ProgramStat{{Name: goProbeName, Missed: 1}}}, false, false, nil},
+		{"an io_uring call before the io_uring program", Stats{URingUnwatched: 1}, false, false,
+			[]string{"1 io_uring call of the tree came before writewatch's io_uring program was attached"}},
 		{"io_uring unwatched", Stats{Events: 3, Unwatched: []string{"io_uring requests are not watched: x"}}, false, false,
 			[]string{"io_uring requests are not watched"}},
 	} {

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -152,6 +153,12 @@ type Tracer struct {
 	mu      sync.Mutex // guards objs's programs against Close while they load
 	closed  bool
 
+	// The io_uring program loads in the background outside --enforce
+	// (loadURingLater): uringReady closes once it is attached, or could
+	// not be (unwatched says why). uringLink is its link, guarded by mu.
+	uringReady chan struct{}
+	uringLink  link.Link
+
 	closeOnce sync.Once
 
 	// unwatched says what the tracer could not attach on this kernel,
@@ -193,27 +200,21 @@ func New(opts Options) (*Tracer, error) {
 	}
 	defer closeMaps(heavy) // the collection holds clones
 
-	t := &Tracer{offset: bootOffset(), gotests: map[uint32]*goTest{}, prepared: map[fileID]*preparedGoTest{}, goReady: make(chan struct{})}
-	// The Go test uprobes use uprobe_multi links (Linux 6.6) when the
-	// kernel has them: closing one costs one RCU grace period, while
-	// closing perf-event uprobes is serialized, one grace period each.
-	// Loading does not tell: older kernels load such programs and refuse
-	// only their links, so the kernel is asked with a trial link.
-	end = phases.Start("tracer: probe uprobe_multi")
-	t.multi = features.HaveBPFLinkUprobeMulti() == nil
-	end()
-	if t.multi {
-		for _, p := range spec.Programs {
-			if strings.HasPrefix(p.SectionName, "uprobe/") {
-				p.AttachType = ebpf.AttachTraceUprobeMulti
-			}
-		}
-	}
+	t := &Tracer{offset: bootOffset(), gotests: map[uint32]*goTest{}, prepared: map[fileID]*preparedGoTest{},
+		goReady: make(chan struct{}), uringReady: make(chan struct{})}
+	t.probeMulti(spec)
+	// Under --enforce, the io_uring program's kill tier refuses requests
+	// from the first: it is loaded with the others.
+	uringLater := opts.Enforce == nil
 	end = phases.Start("tracer: load programs")
-	err = loadCore(spec, heavy, &t.objs)
+	err = loadCore(spec, heavy, &t.objs, !uringLater)
 	end()
 	if err != nil {
 		return nil, classify("load BPF programs", err)
+	}
+	if err := t.loadURingLater(spec, uringLater); err != nil {
+		t.Close()
+		return nil, err
 	}
 	marks := opts.Marks
 	if opts.MarksLater != nil {
@@ -237,7 +238,7 @@ func New(opts Options) (*Tracer, error) {
 		}
 	}
 	end = phases.Start("tracer: attach")
-	err = t.attach()
+	err = t.attach(!uringLater)
 	end()
 	if err != nil {
 		t.Close()
@@ -263,13 +264,32 @@ func New(opts Options) (*Tracer, error) {
 	return t, nil
 }
 
+// probeMulti makes the Go test uprobes of spec uprobe_multi links (Linux
+// 6.6) when the kernel has them: closing one costs one RCU grace period,
+// while closing perf-event uprobes is serialized, one grace period each.
+// Loading does not tell: older kernels load such programs and refuse
+// only their links, so the kernel is asked with a trial link.
+func (t *Tracer) probeMulti(spec *ebpf.CollectionSpec) {
+	end := phases.Start("tracer: probe uprobe_multi")
+	t.multi = features.HaveBPFLinkUprobeMulti() == nil
+	end()
+	if t.multi {
+		for _, p := range spec.Programs {
+			if strings.HasPrefix(p.SectionName, "uprobe/") {
+				p.AttachType = ebpf.AttachTraceUprobeMulti
+			}
+		}
+	}
+}
+
 // loadCore loads into objs the maps and the programs attached at once:
-// all but the Go test uprobe programs. The maps are made first, the heavy
-// ones given; then the programs load in two sets at the same time, with
-// those maps: the kernel verifies a program in the thread that loads it,
-// and sys_exit alone costs the verifier about as much as sys_enter with
-// uring_submit and the sched programs (docs/performance.md#start-up).
-func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *writewatchObjects) error {
+// all but the Go test uprobe programs, and the io_uring one unless
+// uring. The maps are made first, the heavy ones given; then the
+// programs load in two sets at the same time, with those maps: the
+// kernel verifies a program in the thread that loads it, and sys_exit
+// alone costs the verifier about as much as sys_enter with uring_submit
+// and the sched programs (docs/performance.md#start-up).
+func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *writewatchObjects, uring bool) error {
 	// Every map of the object, the data sections (.rodata, .bss) too, so
 	// that both sets share them.
 	mapsOnly := *spec
@@ -293,12 +313,12 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 		SysExit *ebpf.Program `ebpf:"sys_exit"`
 	}
 	var enter struct {
-		SchedExec   *ebpf.Program `ebpf:"sched_exec"`
-		SchedExit   *ebpf.Program `ebpf:"sched_exit"`
-		SchedFork   *ebpf.Program `ebpf:"sched_fork"`
-		SysEnter    *ebpf.Program `ebpf:"sys_enter"`
-		UringSubmit *ebpf.Program `ebpf:"uring_submit"`
+		SchedExec *ebpf.Program `ebpf:"sched_exec"`
+		SchedExit *ebpf.Program `ebpf:"sched_exit"`
+		SchedFork *ebpf.Program `ebpf:"sched_fork"`
+		SysEnter  *ebpf.Program `ebpf:"sys_enter"`
 	}
+	var uringProg uringObjects
 	opts := &ebpf.CollectionOptions{MapReplacements: maps.Maps, Cache: kernelBTF}
 	var exitErr error
 	var wg sync.WaitGroup
@@ -306,8 +326,11 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 		defer phases.Start("tracer: load sys_exit")()
 		exitErr = spec.LoadAndAssign(&exit, opts)
 	})
-	end = phases.Start("tracer: load sys_enter, io_uring, sched")
+	end = phases.Start("tracer: load sys_enter, sched, io_uring")
 	enterErr := spec.LoadAndAssign(&enter, opts)
+	if enterErr == nil && uring {
+		enterErr = spec.LoadAndAssign(&uringProg, opts)
+	}
 	end()
 	wg.Wait()
 	err = errors.Join(exitErr, enterErr)
@@ -315,7 +338,7 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 		err = maps.Assign(&objs.writewatchMaps)
 	}
 	if err != nil {
-		for _, p := range []*ebpf.Program{exit.SysExit, enter.SchedExec, enter.SchedExit, enter.SchedFork, enter.SysEnter, enter.UringSubmit} {
+		for _, p := range []*ebpf.Program{exit.SysExit, enter.SchedExec, enter.SchedExit, enter.SchedFork, enter.SysEnter, uringProg.UringSubmit} {
 			if p != nil {
 				p.Close()
 			}
@@ -324,7 +347,7 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 	}
 	p := &objs.writewatchPrograms
 	p.SchedExec, p.SchedExit, p.SchedFork, p.SysExit = enter.SchedExec, enter.SchedExit, enter.SchedFork, exit.SysExit
-	p.SysEnter, p.UringSubmit = enter.SysEnter, enter.UringSubmit
+	p.SysEnter, p.UringSubmit = enter.SysEnter, uringProg.UringSubmit
 	return nil
 }
 
@@ -387,14 +410,9 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 // The maps are cloned here, so that Close may close its own while the
 // programs load.
 func (t *Tracer) loadGoTests(spec *ebpf.CollectionSpec, early bool) error {
-	maps := map[string]*ebpf.Map{}
-	for name, m := range t.objs.writewatchMaps.all() {
-		c, err := m.Clone()
-		if err != nil {
-			closeMaps(maps)
-			return fmt.Errorf("clone map %s: %w", name, err)
-		}
-		maps[name] = c
+	maps, err := t.cloneMaps()
+	if err != nil {
+		return err
 	}
 	load := func() {
 		defer close(t.goReady)
@@ -428,12 +446,13 @@ func (t *Tracer) loadGoTests(spec *ebpf.CollectionSpec, early bool) error {
 
 func (g *goTestObjects) close() { g.GoProbe.Close() }
 
-// attach hooks the programs to their tracepoints. These attach like raw
+// attach hooks the programs to their tracepoints, the io_uring one too
+// when uring (otherwise loadURingLater does). These attach like raw
 // tracepoints: no tracefs is needed, and detaching does not wait for the
 // kernel to quiesce each one, so start and end stay fast. Process
 // lifecycle comes first, so no child of a tracked process is missed once
 // syscalls are watched.
-func (t *Tracer) attach() error {
+func (t *Tracer) attach(uring bool) error {
 	// BTF-typed tracepoints: arguments are read with plain loads, and
 	// per-thread state lives in task storage.
 	for _, prog := range []*ebpf.Program{t.objs.SchedFork, t.objs.SchedExec, t.objs.SchedExit, t.objs.SysExit, t.objs.SysEnter} {
@@ -443,32 +462,11 @@ func (t *Tracer) attach() error {
 		}
 		t.links = append(t.links, l)
 	}
-	// io_uring requests, at submission, on the tracepoint this kernel
-	// has for them. A kernel built without io_uring has none, and no
-	// requests to miss; one with io_uring that lacks it makes the run
-	// incomplete (Stats.Unwatched), never silently blind.
-	kernel, err := kernelBTF.Kernel()
-	if err != nil {
-		return classify("read the kernel's BTF", err)
-	}
-	name, err := uringTracepoint(kernel)
-	if err != nil {
-		t.unwatched = append(t.unwatched, err.Error())
+	if !uring {
 		return nil
 	}
-	if name == "" {
-		return nil
-	}
-	l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: name, Program: t.objs.UringSubmit})
-	switch {
-	case err == nil:
-		t.links = append(t.links, l)
-	case errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT):
-		t.unwatched = append(t.unwatched, fmt.Sprintf("io_uring requests are not watched: the kernel has no tracepoint %s to attach to", name))
-	default:
-		return classify("attach raw tracepoint "+name, err)
-	}
-	return nil
+	defer close(t.uringReady)
+	return t.attachURing()
 }
 
 // loadLSM loads the LSM tier's programs (bpf/enforce.bpf.c) with this
@@ -687,6 +685,11 @@ func (t *Tracer) Next(ev *Event) error {
 	if err := ev.decode(t.rec.RawSample); err != nil {
 		return err
 	}
+	if ev.Kind == KindContents && ev.Why == WhyIOURing {
+		// Its process is paused until the io_uring program is attached:
+		// the caller resumes it once it has this record.
+		<-t.uringReady
+	}
 	ev.Time = time.Unix(0, int64(ev.BootNS)+t.offset)
 	return nil
 }
@@ -712,7 +715,9 @@ func (t *Tracer) Repeats(fn func(k RepeatKey, n uint64)) error {
 
 // Stats sums the kernel's per-CPU counters.
 func (t *Tracer) Stats() (Stats, error) {
-	s := Stats{Unwatched: t.unwatched}
+	t.mu.Lock()
+	s := Stats{Unwatched: slices.Clone(t.unwatched)}
+	t.mu.Unlock()
 	fields := [writewatchWwStatWW_STAT_MAX]*uint64{
 		writewatchWwStatWW_STAT_EVENTS:            &s.Events,
 		writewatchWwStatWW_STAT_RINGBUF_FULL:      &s.RingbufFull,
@@ -737,6 +742,7 @@ func (t *Tracer) Stats() (Stats, error) {
 		writewatchWwStatWW_STAT_FANOTIFY_WRITABLE: &s.FanotifyWritable,
 		writewatchWwStatWW_STAT_CONTENTS_STOP_ERR: &s.ContentsStopErrors,
 		writewatchWwStatWW_STAT_UNWATCHED_ALLOWED: &s.UnwatchedAllowed,
+		writewatchWwStatWW_STAT_URING_UNWATCHED:   &s.URingUnwatched,
 	}
 	for i := range uint32(writewatchWwStatWW_STAT_MAX) {
 		var per []uint64
@@ -808,6 +814,12 @@ type Stats struct {
 	// Event.Unwatched would mark (bpf/lib/write.h): where their paths
 	// led cannot be told.
 	UnwatchedAllowed uint64
+	// URingUnwatched counts the io_uring calls of the tree, before the
+	// io_uring program was attached (it loads beside COMMAND's start),
+	// whose requests it may not have seen: an io_uring_enter that
+	// submitted some, or an io_uring_setup whose process could not be
+	// paused until then (bpf/lib/contents.h).
+	URingUnwatched uint64
 
 	// Unwatched says what the tracer could not attach on this kernel,
 	// so that writes made through it go unseen: io_uring requests on a
@@ -899,10 +911,28 @@ func (t *Tracer) Close() error {
 		}
 		t.mu.Lock()
 		t.closed = true
+		if t.uringLink != nil {
+			errs = append(errs, t.uringLink.Close())
+		}
 		errs = append(errs, t.objs.Close())
 		t.mu.Unlock()
 	})
 	return errors.Join(errs...)
+}
+
+// cloneMaps clones this tracer's maps, for programs that load in the
+// background: Close may close its own meanwhile.
+func (t *Tracer) cloneMaps() (map[string]*ebpf.Map, error) {
+	maps := map[string]*ebpf.Map{}
+	for name, m := range t.objs.writewatchMaps.all() {
+		c, err := m.Clone()
+		if err != nil {
+			closeMaps(maps)
+			return nil, fmt.Errorf("clone map %s: %w", name, err)
+		}
+		maps[name] = c
+	}
+	return maps, nil
 }
 
 // enumValue is the value of the enumerator name of the C enum enum in

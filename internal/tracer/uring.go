@@ -3,9 +3,15 @@ package tracer
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
+	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/link"
+	"golang.org/x/sys/unix"
+
+	"github.com/writewatch/writewatch/internal/phases"
 )
 
 // uringTracepoints name, newest first, the tracepoint where the kernel
@@ -62,4 +68,94 @@ func takesRequest(kernel *btf.Spec, name string) bool {
 	}
 	s, ok := btf.UnderlyingType(arg.Target).(*btf.Struct)
 	return ok && s.Name == "io_kiocb"
+}
+
+// uringObjects is the io_uring program.
+type uringObjects struct {
+	UringSubmit *ebpf.Program `ebpf:"uring_submit"`
+}
+
+// loadURingLater loads and attaches the io_uring program in the
+// background, while COMMAND starts. It costs the verifier about as much
+// as sys_enter and the sched programs together, and only a run whose
+// tree sets up a ring needs it. Until it is attached, the kernel pauses
+// a process of the tree at the exit of io_uring_setup (uring_later,
+// bpf/lib/contents.h), and Next hands over the record that says so only
+// once it is: its reader resumes the process then. Requests the tree
+// submits meanwhile through a ring from elsewhere make the run
+// incomplete (Stats.URingUnwatched); so does a program that cannot load
+// or attach (Stats.Unwatched). Call it before COMMAND starts; unless
+// later, attach attaches the program, loaded with the others, instead.
+func (t *Tracer) loadURingLater(spec *ebpf.CollectionSpec, later bool) error {
+	if !later {
+		return nil
+	}
+	maps, err := t.cloneMaps()
+	if err == nil {
+		if err = t.objs.UringLater.Update(uint32(0), uint32(1), ebpf.UpdateAny); err != nil {
+			closeMaps(maps)
+		}
+	}
+	if err != nil {
+		close(t.uringReady)
+		return fmt.Errorf("tracer: io_uring program later: %w", err)
+	}
+	go func() {
+		defer close(t.uringReady)
+		defer closeMaps(maps)
+		end := phases.Start("tracer: io_uring program")
+		var u uringObjects
+		err := spec.LoadAndAssign(&u, &ebpf.CollectionOptions{MapReplacements: maps, Cache: kernelBTF})
+		end()
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.closed {
+			u.UringSubmit.Close() // nil-safe
+			return
+		}
+		if err == nil {
+			t.objs.UringSubmit = u.UringSubmit
+			err = t.attachURing()
+		} else {
+			err = classify("load the io_uring program", err)
+		}
+		if err != nil {
+			t.unwatched = append(t.unwatched, "io_uring requests are not watched: "+err.Error())
+		}
+		// Once cleared, io_uring_setup pauses nothing. Should that fail,
+		// each one still pauses its process until its record is read,
+		// and no request goes unseen.
+		_ = t.objs.UringLater.Update(uint32(0), uint32(0), ebpf.UpdateAny)
+	}()
+	return nil
+}
+
+// attachURing attaches the io_uring program, at submission, to the
+// tracepoint this kernel has for io_uring requests. A kernel built
+// without io_uring has none, and no requests to miss; one with io_uring
+// that lacks it makes the run incomplete (Stats.Unwatched), never
+// silently blind. Under loadURingLater, t.mu is held.
+func (t *Tracer) attachURing() error {
+	kernel, err := kernelBTF.Kernel()
+	if err != nil {
+		return classify("read the kernel's BTF", err)
+	}
+	name, err := uringTracepoint(kernel)
+	if err != nil {
+		t.unwatched = append(t.unwatched, err.Error())
+		return nil
+	}
+	if name == "" {
+		return nil
+	}
+	l, err := link.AttachRawTracepoint(link.RawTracepointOptions{Name: name, Program: t.objs.UringSubmit})
+	switch {
+	case err == nil:
+		t.uringLink = l
+	case errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENOENT):
+		t.unwatched = append(t.unwatched, fmt.Sprintf("io_uring requests are not watched: the kernel has no tracepoint %s to attach to", name))
+	default:
+		return classify("attach raw tracepoint "+name, err)
+	}
+	return nil
 }

@@ -268,7 +268,8 @@ const (
 	writewatchWwStatWW_STAT_FANOTIFY_WRITABLE writewatchWwStat = 20
 	writewatchWwStatWW_STAT_CONTENTS_STOP_ERR writewatchWwStat = 21
 	writewatchWwStatWW_STAT_UNWATCHED_ALLOWED writewatchWwStat = 22
-	writewatchWwStatWW_STAT_MAX               writewatchWwStat = 23
+	writewatchWwStatWW_STAT_URING_UNWATCHED   writewatchWwStat = 23
+	writewatchWwStatWW_STAT_MAX               writewatchWwStat = 24
 )
 
 type writewatchWwTier uint32
@@ -307,6 +308,7 @@ const (
 	writewatchMapStats             = "stats"
 	writewatchMapTasks             = "tasks"
 	writewatchMapTokens            = "tokens"
+	writewatchMapUringLater        = "uring_later"
 	writewatchMapUringXattrs       = "uring_xattrs"
 	writewatchMapWritten           = "written"
 	writewatchProgGoProbe          = "go_probe"
@@ -416,6 +418,7 @@ type writewatchMapSpecs struct {
 	Stats         *ebpf.MapSpec `ebpf:"stats"`
 	Tasks         *ebpf.MapSpec `ebpf:"tasks"`
 	Tokens        *ebpf.MapSpec `ebpf:"tokens"`
+	UringLater    *ebpf.MapSpec `ebpf:"uring_later"`
 	UringXattrs   *ebpf.MapSpec `ebpf:"uring_xattrs"`
 	Written       *ebpf.MapSpec `ebpf:"written"`
 }
@@ -489,6 +492,7 @@ type writewatchMaps struct {
 	Stats         *ebpf.Map `ebpf:"stats"`
 	Tasks         *ebpf.Map `ebpf:"tasks"`
 	Tokens        *ebpf.Map `ebpf:"tokens"`
+	UringLater    *ebpf.Map `ebpf:"uring_later"`
 	UringXattrs   *ebpf.Map `ebpf:"uring_xattrs"`
 	Written       *ebpf.Map `ebpf:"written"`
 }
@@ -511,6 +515,7 @@ func (m *writewatchMaps) Close() error {
 		m.Stats,
 		m.Tasks,
 		m.Tokens,
+		m.UringLater,
 		m.UringXattrs,
 		m.Written,
 	)
