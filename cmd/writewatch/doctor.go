@@ -15,7 +15,8 @@ import (
 // doctorFacts is what --doctor found out.
 type doctorFacts struct {
 	priv     launch.Privileges
-	traceErr error // from loading and attaching the tracing programs
+	traceErr error    // from loading and attaching the tracing programs
+	unseen   []string // what those programs could not watch here (tracer.Stats.Unwatched)
 	support  policy.Support
 }
 
@@ -27,6 +28,10 @@ func doctor(w io.Writer) int {
 	if t, err := tracer.New(tracer.Options{RingBufferBytes: 1 << 20}); err != nil {
 		f.traceErr = err
 	} else {
+		t.WaitURing() // it loads in the background
+		if st, err := t.Stats(); err == nil {
+			f.unseen = st.Unwatched
+		}
 		t.Close()
 	}
 	return writeDoctor(w, f)
@@ -64,6 +69,9 @@ func writeDoctor(w io.Writer, f doctorFacts) int {
 		row("can trace", "no: "+memlockHint.ReplaceAllString(f.traceErr.Error(), ""))
 	}
 
+	for _, u := range f.unseen {
+		row("not seen", u+": every run is incomplete")
+	}
 	row("kernel", s.Kernel)
 	btf := "no"
 	if s.BTF {

@@ -75,6 +75,23 @@ func TestDoctorCanTrace(t *testing.T) {
 	}
 }
 
+// What the programs could not watch on this kernel is said, with what
+// it does to every run.
+func TestDoctorSaysWhatIsNotSeen(t *testing.T) {
+	f := doctorFacts{
+		priv:    launch.Privileges{Root: true},
+		unseen:  []string{"io_uring requests are not watched: the kernel has no tracepoint io_uring_submit_req to attach to"},
+		support: policy.Support{Kernel: "6.12.0", BTF: true, LandlockABI: 6},
+	}
+	var out bytes.Buffer
+	if code := writeDoctor(&out, f); code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	if row := rowOf(out.String(), "not seen:"); !strings.Contains(row, "io_uring requests are not watched") || !strings.Contains(row, "every run is incomplete") {
+		t.Errorf("not seen row %q\n%s", row, out.String())
+	}
+}
+
 func rowOf(out, key string) string {
 	for line := range strings.SplitSeq(out, "\n") {
 		if strings.HasPrefix(line, key) {

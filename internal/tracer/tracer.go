@@ -688,7 +688,7 @@ func (t *Tracer) Next(ev *Event) error {
 	if ev.Kind == KindContents && ev.Why == WhyIOURing {
 		// Its process is paused until the io_uring program is attached:
 		// the caller resumes it once it has this record.
-		<-t.uringReady
+		t.WaitURing()
 	}
 	ev.Time = time.Unix(0, int64(ev.BootNS)+t.offset)
 	return nil

@@ -159,3 +159,7 @@ func (t *Tracer) attachURing() error {
 	}
 	return nil
 }
+
+// WaitURing waits until the io_uring program is attached, or could not
+// be (Stats.Unwatched says why then).
+func (t *Tracer) WaitURing() { <-t.uringReady }
