@@ -287,8 +287,8 @@ func (t *Tracer) probeMulti(spec *ebpf.CollectionSpec) {
 // uring. The maps are made first, the heavy ones given; then the
 // programs load in two sets at the same time, with those maps: the
 // kernel verifies a program in the thread that loads it, and sys_exit
-// alone costs the verifier about as much as sys_enter with uring_submit
-// and the sched programs (docs/performance.md#start-up).
+// alone costs the verifier more than sys_enter and the sched programs
+// together, about as much with uring_submit (docs/performance.md#start-up).
 func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *writewatchObjects, uring bool) error {
 	// Every map of the object, the data sections (.rodata, .bss) too, so
 	// that both sets share them.
