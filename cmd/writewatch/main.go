@@ -70,7 +70,7 @@ func realMain(argv []string, stderr io.Writer) int {
 		wd, _ := os.Getwd()
 		tracer.Warm(allowlist.MayRunGo(cfg.Args, wd, os.Getenv))
 	}
-	inv := &invocation{cfg: cfg, stderr: stderr, launched: resumeAfterLaunch(resumeGC)}
+	inv := &invocation{cfg: cfg, stderr: stderr, launched: resumeGC}
 	end := phases.Start("allowlist")
 	err = inv.prepare()
 	end()

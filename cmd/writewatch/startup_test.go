@@ -3,7 +3,6 @@ package main
 import (
 	"runtime/debug"
 	"testing"
-	"time"
 )
 
 // Garbage collection is off while paused, bounded by startupHeap, and
@@ -35,20 +34,5 @@ func TestPauseGCKeepsLowerLimit(t *testing.T) {
 	defer resume()
 	if got := debug.SetMemoryLimit(-1); got != 64<<20 {
 		t.Errorf("paused: memory limit %d, want %d", got, 64<<20)
-	}
-}
-
-// Collection resumes gcAfterLaunch after the launch, not at it.
-func TestResumeAfterLaunch(t *testing.T) {
-	resumed := make(chan time.Time, 1)
-	start := time.Now()
-	resumeAfterLaunch(func() { resumed <- time.Now() })()
-	select {
-	case <-resumed:
-		t.Fatal("resumed at the launch")
-	default:
-	}
-	if at := <-resumed; at.Sub(start) < gcAfterLaunch {
-		t.Errorf("resumed %v after the launch, want at least %v", at.Sub(start), gcAfterLaunch)
 	}
 }
