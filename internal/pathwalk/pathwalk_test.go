@@ -217,3 +217,22 @@ func TestResolveInRoot(t *testing.T) {
 		{in: "../config.toml", o: Options{Root: filepath.Join(proj, "tests"), Dir: proj}, want: filepath.Join(jail, "config.toml")},
 	})
 }
+
+func TestWithin(t *testing.T) {
+	for _, c := range []struct {
+		path, dir string
+		want      bool
+	}{
+		{"/a/b", "/a/b", true},
+		{"/a/b/c", "/a/b", true},
+		{"/a/bc", "/a/b", false},
+		{"/a", "/a/b", false},
+		{"/a/b", "/", true},
+		{"/", "/", true},
+		{"/x", "/a", false},
+	} {
+		if got := Within(c.path, c.dir); got != c.want {
+			t.Errorf("Within(%q, %q) = %v, want %v", c.path, c.dir, got, c.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/pathwalk"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 
@@ -77,7 +78,7 @@ func ObserveMarks(entries []allowlist.Entry) []tracer.Mark {
 	for i, path := range allowAt {
 		final := true
 		for _, d := range denied {
-			if d == "/" || d == path || strings.HasPrefix(path, d+"/") {
+			if pathwalk.Within(path, d) {
 				final = false
 				break
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/pathwalk"
 )
 
 // MaxVisits bounds the files and directories looked at while planning, so
@@ -96,8 +97,7 @@ func (a allowRule) match(path string) bool {
 	if a.pat != nil {
 		return a.pat.Match(path)
 	}
-	lit := a.entry.Pattern
-	return path == lit || lit == "/" || strings.HasPrefix(path, lit) && path[len(lit)] == '/'
+	return pathwalk.Within(path, a.entry.Pattern)
 }
 
 // plainPath reports whether an entry's pattern names one path as it is:

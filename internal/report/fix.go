@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/pathwalk"
 )
 
 // Suggestion is one allow entry that would let writes of this run pass.
@@ -79,7 +80,7 @@ func Suggest(r *Report) (suggested []Suggestion, unsuggested []*Violation) {
 	// A path under another one to allow is covered by it.
 	var tops []string
 	for _, p := range paths {
-		if n := len(tops); n > 0 && under(p, tops[n-1]) {
+		if n := len(tops); n > 0 && p != tops[n-1] && pathwalk.Within(p, tops[n-1]) {
 			byPath[tops[n-1]] = append(byPath[tops[n-1]], byPath[p]...)
 			continue
 		}
@@ -149,23 +150,18 @@ func Suggest(r *Report) (suggested []Suggestion, unsuggested []*Violation) {
 // wholeAbove finds the directory allowed whole that d is in or below.
 func wholeAbove(whole map[string]int, d string) (int, bool) {
 	for dir, i := range whole {
-		if d == dir || under(d, dir) {
+		if pathwalk.Within(d, dir) {
 			return i, true
 		}
 	}
 	return 0, false
 }
 
-// under reports whether p is below dir.
-func under(p, dir string) bool {
-	return strings.HasPrefix(p, dir) && len(p) > len(dir) && (p[len(dir)] == '/' || dir == "/")
-}
-
 // tooBroad reports whether an entry for path would cover the project,
 // the home directory or /.
 func tooBroad(path, project, home string) bool {
 	for _, d := range []string{project, home, "/"} {
-		if d != "" && (path == d || under(d, path)) {
+		if d != "" && pathwalk.Within(d, path) {
 			return true
 		}
 	}
@@ -192,11 +188,11 @@ func entryFor(dir, name, base, home string) string {
 	lit := func(p string) string { return strings.TrimPrefix(allowlist.Literal(p), "./") }
 	var e string
 	switch {
-	case base != "" && (dir == base || under(dir, base)):
+	case base != "" && pathwalk.Within(dir, base):
 		rel, _ := filepath.Rel(base, dir)
 		e = lit(rel) + "/" + name
 		e = strings.TrimPrefix(e, "./")
-	case home != "" && (dir == home || under(dir, home)):
+	case home != "" && pathwalk.Within(dir, home):
 		rel, _ := filepath.Rel(home, dir)
 		e = "~/" + strings.TrimPrefix(lit(rel)+"/"+name, "./")
 	default:

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/writewatch/writewatch/internal/pathwalk"
 )
 
 // maxTestFixes is the most lines of test fixes How to fix shows.
@@ -27,8 +29,8 @@ type testFix struct {
 // for a relative path, a temporary directory otherwise.
 func fixFor(r *Report, v *Violation) string {
 	project := configDir(r)
-	home := r.Home != "" && (v.Path == r.Home || under(v.Path, r.Home)) &&
-		(project == "" || !(v.Path == project || under(v.Path, project)))
+	home := r.Home != "" && pathwalk.Within(v.Path, r.Home) &&
+		(project == "" || !pathwalk.Within(v.Path, project))
 	relative := v.RequestedPath != "" && !strings.HasPrefix(v.RequestedPath, "/")
 	switch v.Runner {
 	case RunnerGo:

@@ -3,9 +3,10 @@ package witness
 import (
 	"bytes"
 	"errors"
-	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/writewatch/writewatch/internal/pathwalk"
 )
 
 // maxCache bounds each filesystem's directory caches; a full cache is
@@ -214,7 +215,7 @@ func (w *Witness) inLayer(path string) bool {
 		return false
 	}
 	for _, l := range w.layers {
-		if path == l || strings.HasPrefix(path, l) && path[len(l)] == '/' {
+		if pathwalk.Within(path, l) {
 			return true
 		}
 	}
