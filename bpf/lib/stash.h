@@ -191,6 +191,10 @@ static __always_inline int stash_aio(long nr, const struct iocb *const *iocbs)
 #define OR_CMD(cmd) || (__u32)ARG(2) == cmd
 #define ARG(n) ((unsigned long)SYSCALL_ARG##n(regs))
 #define STR(n) ((const char *)ARG(n))
+/* Where open and openat keep their flags: read at their entry, and again
+ * at the exit of a read-only open that stored nothing (unstashed_read). */
+#define OPEN_FLAGS   ARG(2)
+#define OPENAT_FLAGS ARG(3)
 
 /* The metadata changes, from sys_enter, and from sys_exit for those the
  * metadata guard refused. Returns whether id is one. */
@@ -235,8 +239,8 @@ static __always_inline bool stash_meta_call(struct pt_regs *regs, long id)
 static __always_inline int syscall_entered(struct pt_regs *regs, long id)
 {
 	switch (id) {
-	case NR_open:       return stash_open(AT_FDCWD, STR(1), ARG(2), ARG(3));
-	case NR_openat:     return stash_open(ARG(1), STR(2), ARG(3), ARG(4));
+	case NR_open:       return stash_open(AT_FDCWD, STR(1), OPEN_FLAGS, ARG(3));
+	case NR_openat:     return stash_open(ARG(1), STR(2), OPENAT_FLAGS, ARG(4));
 	case NR_openat2:    return stash_openat2(ARG(1), STR(2), (const struct open_how *)ARG(3));
 	case NR_creat:      return stash(WW_OP_CREAT, AT_FDCWD, STR(1), 0, NULL, O_CREAT | O_WRONLY | O_TRUNC, ARG(2));
 	case NR_truncate:   return stash(WW_OP_TRUNCATE, AT_FDCWD, STR(1), 0, NULL, 0, 0);
@@ -323,9 +327,9 @@ static __always_inline bool unstashed_read(struct pt_regs *regs, long nr)
 		return false;
 	switch (nr) {
 	case NR_open:
-		return !(ARG(2) & WRITE_FLAGS);
+		return !(OPEN_FLAGS & WRITE_FLAGS);
 	case NR_openat:
-		return !(ARG(3) & WRITE_FLAGS);
+		return !(OPENAT_FLAGS & WRITE_FLAGS);
 	}
 	return false;
 }
