@@ -416,21 +416,14 @@ func (t *Tracer) loadGoTests(spec *ebpf.CollectionSpec, early bool) error {
 	}
 	load := func() {
 		defer close(t.goReady)
-		defer closeMaps(maps)
-		end := phases.Start("tracer: Go test programs")
 		var g goTestObjects
-		err := spec.LoadAndAssign(&g, &ebpf.CollectionOptions{MapReplacements: maps, Cache: kernelBTF})
-		end()
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		switch {
-		case err != nil:
-			t.goErr = classify("load the Go test uprobe programs", err)
-		case t.closed:
-			g.close()
-		default:
+		t.loadLater("tracer: Go test programs", spec, &g, maps, func(err error) {
+			if err != nil {
+				t.goErr = classify("load the Go test uprobe programs", err)
+				return
+			}
 			t.objs.GoProbe = g.GoProbe
-		}
+		})
 	}
 	t.goStart = func() { go load() }
 	t.goDrop = func() {
@@ -445,6 +438,29 @@ func (t *Tracer) loadGoTests(spec *ebpf.CollectionSpec, early bool) error {
 }
 
 func (g *goTestObjects) close() { g.GoProbe.Close() }
+
+// laterSet is a set of programs that loads in the background.
+type laterSet interface{ close() }
+
+// loadLater loads set from spec with maps, clones of this tracer's maps,
+// which it closes, and then, with t.mu held, calls done with the load's
+// error; unless Close came first, when it closes what loaded instead.
+// Phase names the load in WRITEWATCH_PHASES.
+func (t *Tracer) loadLater(phase string, spec *ebpf.CollectionSpec, set laterSet, maps map[string]*ebpf.Map, done func(error)) {
+	defer closeMaps(maps)
+	end := phases.Start(phase)
+	err := spec.LoadAndAssign(set, &ebpf.CollectionOptions{MapReplacements: maps, Cache: kernelBTF})
+	end()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		if err == nil {
+			set.close()
+		}
+		return
+	}
+	done(err)
+}
 
 // attach hooks the programs to their tracepoints, the io_uring one too
 // when uring (otherwise loadURingLater does). These attach like raw

@@ -10,8 +10,6 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 	"golang.org/x/sys/unix"
-
-	"github.com/writewatch/writewatch/internal/phases"
 )
 
 // uringTracepoints name, newest first, the tracepoint where the kernel
@@ -75,6 +73,8 @@ type uringObjects struct {
 	UringSubmit *ebpf.Program `ebpf:"uring_submit"`
 }
 
+func (u *uringObjects) close() { u.UringSubmit.Close() }
+
 // loadURingLater loads and attaches the io_uring program in the
 // background, while COMMAND starts. It costs the verifier about as much
 // as sys_enter and the sched programs together, and only a run whose
@@ -102,30 +102,22 @@ func (t *Tracer) loadURingLater(spec *ebpf.CollectionSpec, later bool) error {
 	}
 	go func() {
 		defer close(t.uringReady)
-		defer closeMaps(maps)
-		end := phases.Start("tracer: io_uring program")
 		var u uringObjects
-		err := spec.LoadAndAssign(&u, &ebpf.CollectionOptions{MapReplacements: maps, Cache: kernelBTF})
-		end()
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		if t.closed {
-			u.UringSubmit.Close() // nil-safe
-			return
-		}
-		if err == nil {
-			t.objs.UringSubmit = u.UringSubmit
-			err = t.attachURing()
-		} else {
-			err = classify("load the io_uring program", err)
-		}
-		if err != nil {
-			t.unwatched = append(t.unwatched, "io_uring requests are not watched: "+err.Error())
-		}
-		// Once cleared, io_uring_setup pauses nothing. Should that fail,
-		// each one still pauses its process until its record is read,
-		// and no request goes unseen.
-		_ = t.objs.UringLater.Update(uint32(0), uint32(0), ebpf.UpdateAny)
+		t.loadLater("tracer: io_uring program", spec, &u, maps, func(err error) {
+			if err == nil {
+				t.objs.UringSubmit = u.UringSubmit
+				err = t.attachURing()
+			} else {
+				err = classify("load the io_uring program", err)
+			}
+			if err != nil {
+				t.unwatched = append(t.unwatched, "io_uring requests are not watched: "+err.Error())
+			}
+			// Once cleared, io_uring_setup pauses nothing. Should that
+			// fail, each one still pauses its process until its record
+			// is read, and no request goes unseen.
+			_ = t.objs.UringLater.Update(uint32(0), uint32(0), ebpf.UpdateAny)
+		})
 	}()
 	return nil
 }
