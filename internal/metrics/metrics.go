@@ -23,6 +23,16 @@
 //	writewatch_last_run_timestamp_seconds          gauge    when the run ended, Unix time (end only)
 //	writewatch_last_clean_run_timestamp_seconds    gauge    when the last clean run ended (end only; see below)
 //	writewatch_info{mode,version}                  gauge    always 1
+//	writewatch_program_missed_runs_total{bpf_program} counter  runs of a BPF program the kernel skipped (end only)
+//	writewatch_program_runs_total{bpf_program}      counter  runs of a BPF program, while the kernel counted them (end only)
+//	writewatch_program_run_seconds_total{bpf_program} counter  the time those runs took, summed over every process (end only)
+//
+// The program metrics have a sample for each of writewatch's BPF programs
+// that the kernel counted a run or a skipped run of (the report's
+// programs): runs and their time only while the kernel counts them
+// (sysctl kernel.bpf_stats_enabled=1), skipped runs always. A skipped
+// run of any program but the Go test probe (go_probe) makes the run
+// incomplete.
 //
 // The counters count within one run. Pushed or written to a textfile,
 // they are the last run's totals: read them as they are, not through
@@ -69,11 +79,15 @@ const (
 	NameLastRun       = "writewatch_last_run_timestamp_seconds"
 	NameLastCleanRun  = "writewatch_last_clean_run_timestamp_seconds"
 	NameInfo          = "writewatch_info"
+	NameProgMissed    = "writewatch_program_missed_runs_total"
+	NameProgRuns      = "writewatch_program_runs_total"
+	NameProgSeconds   = "writewatch_program_run_seconds_total"
 	labelOp           = "op"
 	labelAction       = "action"
 	labelCause        = "cause"
 	labelMode         = "mode"
 	labelVersion      = "version"
+	labelProgram      = "bpf_program"
 	reservedLabelJob  = "job"
 	reservedLabelPref = "__"
 )
@@ -131,6 +145,7 @@ type values struct {
 	incomplete                       bool
 	finished                         time.Time
 	lastClean                        float64 // Unix seconds; 0: unknown
+	programs                         []report.ProgramStat
 }
 
 // values reads the run now. carried is the time of the last clean run
@@ -152,6 +167,7 @@ func (r *Run) values(carried float64) values {
 	v.exitCode, v.commandExit = rep.ExitCode, rep.CommandExit
 	v.incomplete = rep.Blind()
 	v.finished = rep.Finished
+	v.programs = rep.Programs
 	v.lastClean = carried
 	if clean {
 		v.lastClean = unixSeconds(rep.Finished)
@@ -220,6 +236,9 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 	describe(NameLastRun, "When the last run ended, in seconds since the Unix epoch.", "gauge")
 	describe(NameLastCleanRun, "When the last run without violations, lost events or tracing errors ended, in seconds since the Unix epoch.", "gauge")
 	describe(NameInfo, "Always 1: the writewatch version and mode of the run.", "gauge", labelMode, labelVersion)
+	describe(NameProgMissed, "Runs of a writewatch BPF program the kernel skipped, the program being already at work on that CPU; but for go_probe's, they make the run incomplete.", "counter", labelProgram)
+	describe(NameProgRuns, "Runs of a writewatch BPF program, counted while the kernel counts them (kernel.bpf_stats_enabled=1).", "counter", labelProgram)
+	describe(NameProgSeconds, "The time the counted runs of a writewatch BPF program took, summed over every process that ran it.", "counter", labelProgram)
 
 	for i, name := range live.Ops {
 		op, _ := ops.ByName(name)
@@ -246,6 +265,13 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 		put(NameLastRun, unixSeconds(v.finished))
 		if v.lastClean > 0 {
 			put(NameLastCleanRun, v.lastClean)
+		}
+		for _, p := range v.programs {
+			put(NameProgMissed, float64(p.Missed), p.Name)
+			if p.Runs > 0 {
+				put(NameProgRuns, float64(p.Runs), p.Name)
+				put(NameProgSeconds, float64(p.RunNS)/1e9, p.Name)
+			}
 		}
 	}
 	var fams []family

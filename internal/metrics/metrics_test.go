@@ -67,6 +67,10 @@ func dirtyReport() *report.Report {
 		{Op: "chmod", Path: "/home/dev/.bashrc", Count: 2, Action: report.ActionBlockedKilled},
 	}
 	r.Survivors = []report.Proc{{PID: 42, Comm: "sleep"}}
+	r.Programs = []report.ProgramStat{
+		{Name: "sys_exit", Runs: 120_000, RunNS: 13_800_000, Missed: 1},
+		{Name: "go_probe", Missed: 4},
+	}
 	return r
 }
 
@@ -265,7 +269,7 @@ func TestLabels(t *testing.T) {
 	if l["eq"] != "a=b" || l["empty"] != "" || len(l) != 5 {
 		t.Errorf("labels: %v", l)
 	}
-	for _, bad := range []string{"novalue", "=x", "1a=x", "a-b=x", "job=x", "__name__=x", "op=x", "cause=x", "repo=again"} {
+	for _, bad := range []string{"novalue", "=x", "1a=x", "a-b=x", "job=x", "__name__=x", "op=x", "cause=x", "bpf_program=x", "repo=again"} {
 		if err := l.Set(bad); err == nil {
 			t.Errorf("Set(%q) accepted", bad)
 		}
@@ -301,14 +305,14 @@ func TestMetricNamesFollowConventions(t *testing.T) {
 		for _, m := range mf.GetMetric() {
 			for _, l := range m.GetLabel() {
 				switch l.GetName() {
-				case "op", "action", "cause", "mode", "version":
+				case "op", "action", "cause", "mode", "version", "bpf_program":
 				default:
 					t.Errorf("%s: unexpected label %s", name, l.GetName())
 				}
 			}
 		}
 	}
-	if len(mfs) != 14 {
-		t.Errorf("%d metric families, want 14", len(mfs))
+	if len(mfs) != 17 {
+		t.Errorf("%d metric families, want 17", len(mfs))
 	}
 }
