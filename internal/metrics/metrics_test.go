@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -314,5 +316,36 @@ func TestMetricNamesFollowConventions(t *testing.T) {
 	}
 	if len(mfs) != 17 {
 		t.Errorf("%d metric families, want 17", len(mfs))
+	}
+}
+
+// docs/metrics.md lists every metric a finished run has, with its
+// labels, and no other.
+func TestDocsListEveryMetric(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/metrics.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]string{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `(writewatch_\\w+)(?:\\{([^}]*)\\})?`").FindAllSubmatch(doc, -1) {
+		labels := strings.Split(string(m[2]), ",")
+		slices.Sort(labels)
+		documented[string(m[1])] = strings.Join(labels, ",")
+	}
+	mfs := parse(t, text(t, finished(dirtyReport(), nil), nil, unixSeconds(t0)))
+	for name, mf := range mfs {
+		var labels []string
+		for _, l := range mf.GetMetric()[0].GetLabel() {
+			labels = append(labels, l.GetName())
+		}
+		slices.Sort(labels)
+		if got, ok := documented[name]; !ok || got != strings.Join(labels, ",") {
+			t.Errorf("docs/metrics.md: %s{%s} is not in the table (found: %v, labels %q)", name, strings.Join(labels, ","), ok, got)
+		}
+	}
+	for name := range documented {
+		if _, ok := mfs[name]; !ok {
+			t.Errorf("docs/metrics.md lists %s, which a finished run does not have", name)
+		}
 	}
 }
