@@ -294,21 +294,13 @@ static __always_inline int fanotify_made(struct pt_regs *regs, long ret)
 	return 0;
 }
 
-/* The current syscall's registers, as sys_enter and sys_exit see them
- * (the task's user registers), for a global function, which cannot be
- * handed the kernel's pointer. */
-static __always_inline struct pt_regs *syscall_regs(void)
-{
-	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-}
-
 /* The record of a stored call that returned ret. Global, so that the
  * verifier walks emit_write once, whichever state of sys_exit reaches it. */
 __noinline int syscall_emit(struct args *a, long ret)
 {
 	if (!a)
 		return 0;
-	return emit_write(a, ret, WW_VIA_SYSCALL, syscall_regs());
+	return emit_write(a, ret, WW_VIA_SYSCALL);
 }
 
 /* A read-only open that returned ret (lib/reads.h): global, so that its

@@ -65,7 +65,7 @@ __noinline int uring_emit(struct args *a)
 {
 	if (!a)
 		return 0;
-	return emit_write(a, 0, WW_VIA_IO_URING, NULL);
+	return emit_write(a, 0, WW_VIA_IO_URING);
 }
 
 static __always_inline int uring_submitted(struct bpf_raw_tracepoint_args *ctx)
