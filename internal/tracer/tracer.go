@@ -286,9 +286,11 @@ func (t *Tracer) probeMulti(spec *ebpf.CollectionSpec) {
 // all but the Go test uprobe programs, and the io_uring one unless
 // uring. The maps are made first, the heavy ones given; then the
 // programs load in two sets at the same time, with those maps: the
-// kernel verifies a program in the thread that loads it, and sys_exit
-// alone costs the verifier more than sys_enter and the sched programs
-// together, about as much with uring_submit (docs/performance.md#start-up).
+// kernel verifies a program in the thread that loads it. sys_exit costs
+// the verifier about as much as sys_enter and the sched programs
+// together; with uring_submit (under --enforce), sys_exit and the sched
+// programs cost about as much as sys_enter and uring_submit
+// (docs/performance.md#start-up).
 func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *writewatchObjects, uring bool) error {
 	// Every map of the object, the data sections (.rodata, .bss) too, so
 	// that both sets share them.
@@ -313,32 +315,39 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 		SysExit *ebpf.Program `ebpf:"sys_exit"`
 	}
 	var enter struct {
+		SysEnter *ebpf.Program `ebpf:"sys_enter"`
+	}
+	var sched struct {
 		SchedExec *ebpf.Program `ebpf:"sched_exec"`
 		SchedExit *ebpf.Program `ebpf:"sched_exit"`
 		SchedFork *ebpf.Program `ebpf:"sched_fork"`
-		SysEnter  *ebpf.Program `ebpf:"sys_enter"`
 	}
 	var uringProg uringObjects
-	opts := &ebpf.CollectionOptions{MapReplacements: maps.Maps, Cache: kernelBTF}
-	var exitErr error
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer phases.Start("tracer: load sys_exit")()
-		exitErr = spec.LoadAndAssign(&exit, opts)
-	})
-	end = phases.Start("tracer: load sys_enter, sched, io_uring")
-	enterErr := spec.LoadAndAssign(&enter, opts)
-	if enterErr == nil && uring {
-		enterErr = spec.LoadAndAssign(&uringProg, opts)
+	first, second := []any{&exit}, []any{&enter, &sched}
+	if uring {
+		first, second = []any{&exit, &sched}, []any{&enter, &uringProg}
 	}
-	end()
+	opts := &ebpf.CollectionOptions{MapReplacements: maps.Maps, Cache: kernelBTF}
+	load := func(phase string, set []any) (err error) {
+		defer phases.Start(phase)()
+		for _, o := range set {
+			if err = spec.LoadAndAssign(o, opts); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var firstErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { firstErr = load("tracer: load sys_exit's set", first) })
+	secondErr := load("tracer: load sys_enter's set", second)
 	wg.Wait()
-	err = errors.Join(exitErr, enterErr)
+	err = errors.Join(firstErr, secondErr)
 	if err == nil {
 		err = maps.Assign(&objs.writewatchMaps)
 	}
 	if err != nil {
-		for _, p := range []*ebpf.Program{exit.SysExit, enter.SchedExec, enter.SchedExit, enter.SchedFork, enter.SysEnter, uringProg.UringSubmit} {
+		for _, p := range []*ebpf.Program{exit.SysExit, sched.SchedExec, sched.SchedExit, sched.SchedFork, enter.SysEnter, uringProg.UringSubmit} {
 			if p != nil {
 				p.Close()
 			}
@@ -346,7 +355,7 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 		return err
 	}
 	p := &objs.writewatchPrograms
-	p.SchedExec, p.SchedExit, p.SchedFork, p.SysExit = enter.SchedExec, enter.SchedExit, enter.SchedFork, exit.SysExit
+	p.SchedExec, p.SchedExit, p.SchedFork, p.SysExit = sched.SchedExec, sched.SchedExit, sched.SchedFork, exit.SysExit
 	p.SysEnter, p.UringSubmit = enter.SysEnter, uringProg.UringSubmit
 	return nil
 }
