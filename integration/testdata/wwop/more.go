@@ -70,7 +70,10 @@ var edgeOps = map[string]func(a []string) error{
 }
 
 // ptraceAttach PID: become PID's tracer (PTRACE_ATTACH), wait for it to
-// stop, and let it go: a tracer could have made it write.
+// stop, and let it go: a tracer could have made it write. The stop
+// waited for is the attach's SIGSTOP: a child just forked may stop first
+// for its exec (SIGTRAP), and detaching then would leave the SIGSTOP to
+// stop it for good, untraced, holding its parent's pipes.
 func ptraceAttach(a []string) error {
 	pid, err := strconv.Atoi(a[0])
 	if err != nil {
@@ -81,11 +84,27 @@ func ptraceAttach(a []string) error {
 	if err := unix.PtraceAttach(pid); err != nil {
 		return err
 	}
-	var ws unix.WaitStatus
-	if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != nil {
-		return err
+	for {
+		var ws unix.WaitStatus
+		if _, err := unix.Wait4(pid, &ws, unix.WALL, nil); err != nil {
+			return err
+		}
+		switch {
+		case ws.Exited() || ws.Signaled():
+			return nil
+		case ws.Stopped() && ws.StopSignal() == unix.SIGSTOP:
+			return unix.PtraceDetach(pid)
+		case ws.Stopped() && ws.StopSignal() != unix.SIGTRAP:
+			// Another signal came first: deliver it, and wait on.
+			if err := unix.PtraceCont(pid, int(ws.StopSignal())); err != nil {
+				return err
+			}
+		default:
+			if err := unix.PtraceCont(pid, 0); err != nil {
+				return err
+			}
+		}
 	}
-	return unix.PtraceDetach(pid)
 }
 
 // vmWritev PID: write into PID's memory (process_vm_writev) the 8 bytes
