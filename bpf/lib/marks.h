@@ -9,6 +9,7 @@
 #define WW_LIB_MARKS_H
 
 #include "kread.h"
+#include "loop.h"
 
 /*
  * The verdict of the walk above a directory, keyed by its dentry: whether
@@ -112,11 +113,11 @@ struct mark_walk {
 	bool allowed;
 };
 
-/* One step of the quick check: the marks of one dentry, then up.
- * Returns 1 to stop. */
-__noinline int mark_one(struct mark_walk *w)
+/* One step of the quick check: the marks of one dentry, then up. Step i
+ * of MAX_DEPTH: returns 1 to stop. */
+__noinline int mark_one(struct mark_walk *w, __u32 i)
 {
-	if (!w)
+	if (!w || i >= MAX_DEPTH)
 		return 1;
 	struct dentry *d = w->dentry;
 	__u32 m = mark_of(d);
@@ -131,16 +132,7 @@ __noinline int mark_one(struct mark_walk *w)
 	return step_up(d, &w->mnt, &w->dentry, &detached) == UP_END;
 }
 
-/* bpf_loop's callback: one step, in a global function, walked once by
- * the verifier rather than at each of its passes over the callback (as
- * walk_step, lib/paths.h). */
-static long mark_step(__u32 i, void *ctx)
-{
-	int stop = mark_one(ctx);
-
-	barrier_var(stop);
-	return stop & 1;
-}
+LOOP_STEP(mark_step, mark_one)
 
 /*
  * The quick check for a file the kernel already resolved, dentry on mount

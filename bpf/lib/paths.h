@@ -10,6 +10,7 @@
 #include "uapi.h"
 #include "marks.h"
 #include "record.h"
+#include "loop.h"
 
 struct walk {
 	struct dentry *dentry;
@@ -26,10 +27,10 @@ struct walk {
 };
 
 /* One step up from w->dentry: emit its name, or cross a mount point.
- * Returns 1 to stop. */
-__noinline int walk_one(struct walk *w)
+ * Step i of MAX_DEPTH: returns 1 to stop. */
+__noinline int walk_one(struct walk *w, __u32 i)
 {
-	if (!w)
+	if (!w || i >= MAX_DEPTH)
 		return 1;
 	struct dentry *d = w->dentry;
 	struct vfsmount *mnt = w->mnt;
@@ -74,19 +75,7 @@ __noinline int walk_one(struct walk *w)
 	return 0;
 }
 
-/*
- * bpf_loop's callback: one step, in a global function. The verifier
- * walks a callback again and again until its states repeat, and walked
- * the step's body each time (1,893 of sys_exit's instructions); a global
- * function it walks once (196). The result of one is any int to it.
- */
-static long walk_step(__u32 i, void *ctx)
-{
-	int stop = walk_one(ctx);
-
-	barrier_var(stop);
-	return stop & 1;
-}
+LOOP_STEP(walk_step, walk_one)
 
 /*
  * Write the components of a path (innermost first) into a slot. A global

@@ -8,6 +8,7 @@
 
 #include "settings.h"
 #include "task.h"
+#include "loop.h"
 
 struct event {
 	struct event_hdr hdr;
@@ -44,16 +45,16 @@ struct ns_search {
 	__u32 nr;              /* found: the number there */
 };
 
-/* Level i: is its namespace writewatch's? */
-static long ns_search_step(__u32 i, void *ctx)
+/* Level i: is its namespace writewatch's? Returns 1 to stop. */
+__noinline int ns_search_one(struct ns_search *s, __u32 i)
 {
-	struct ns_search *s = ctx;
-	unsigned long at = s->numbers + i * bpf_core_type_size(struct upid);
 	struct pid_namespace *ns = NULL;
+	unsigned long at;
 	int nr = 0;
 
-	if (i > s->level)
+	if (!s || i > s->level)
 		return 1;
+	at = s->numbers + i * bpf_core_type_size(struct upid);
 	bpf_probe_read_kernel(&ns, sizeof(ns), (void *)at + bpf_core_field_offset(struct upid, ns));
 	if (!ns || BPF_CORE_READ(ns, ns.inum) != pidns_ino)
 		return 0;
@@ -61,6 +62,8 @@ static long ns_search_step(__u32 i, void *ctx)
 	s->nr = nr;
 	return 1;
 }
+
+LOOP_STEP(ns_search_step, ns_search_one)
 
 /* The process of struct pid p (a process's, its tgid) as writewatch's
  * PID namespace numbers it, 0 when it is not visible there: its number

@@ -143,15 +143,15 @@ struct aio_scan {
 	int fd;
 };
 
-static long aio_scan_step(__u32 i, void *ctx)
+/* Request i: the one to judge? Returns 1 to stop. */
+__noinline int aio_scan_one(struct aio_scan *s, __u32 i)
 {
-	struct aio_scan *s = ctx;
 	const struct iocb *cb = NULL;
 	__u16 opcode = 0;
 	__u32 fd = 0;
 	struct file *f;
 
-	if (i >= s->nr || bpf_probe_read_user(&cb, sizeof(cb), &s->iocbs[i]) || !cb)
+	if (!s || i >= s->nr || bpf_probe_read_user(&cb, sizeof(cb), &s->iocbs[i]) || !cb)
 		return 1;
 	if (bpf_probe_read_user(&opcode, sizeof(opcode), &cb->aio_lio_opcode) ||
 	    bpf_probe_read_user(&fd, sizeof(fd), &cb->aio_fildes))
@@ -170,6 +170,8 @@ static long aio_scan_step(__u32 i, void *ctx)
 	s->fd = fd;
 	return 1;
 }
+
+LOOP_STEP(aio_scan_step, aio_scan_one)
 
 /* io_submit: Linux AIO write requests (IOCB_CMD_PWRITE, PWRITEV), which
  * fanotify does not hear of. One record per call: the first request on
