@@ -6,6 +6,62 @@ import (
 	"github.com/cilium/ebpf"
 )
 
+// verifyConfigs are the ways a run configures the programs: without
+// --enforce, and under --enforce's landlock and kill tiers.
+var verifyConfigs = []struct {
+	name string
+	opts Options
+}{
+	{"audit", Options{MarksLater: func() []Mark { return nil }, FollowGoTests: true}},
+	{"landlock", Options{FollowGoTests: true, Enforce: &EnforceOptions{Tier: "landlock", MetadataGuarded: true}}},
+	{"kill", Options{FollowGoTests: true, Enforce: &EnforceOptions{Tier: "kill", Kill: true}}},
+}
+
+// verifyPrograms are the programs attached at start.
+var verifyPrograms = []string{"sys_exit", "sys_enter", "uring_submit", "sched_fork", "sched_exec", "sched_exit"}
+
+// eachProgram calls fn for each of verifyPrograms under each of
+// verifyConfigs, with a spec of that program alone and the maps it uses,
+// made once for the configuration.
+func eachProgram(tb testing.TB, fn func(config, name string, one *ebpf.CollectionSpec, maps map[string]*ebpf.Map)) {
+	needBPF(tb)
+	for _, c := range verifyConfigs {
+		spec, err := parse()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := configure(spec, c.opts); err != nil {
+			tb.Fatal(err)
+		}
+		mapsOnly := *spec
+		mapsOnly.Programs = nil
+		maps, err := ebpf.NewCollectionWithOptions(&mapsOnly, ebpf.CollectionOptions{Cache: kernelBTF})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, name := range verifyPrograms {
+			one := *spec
+			one.Programs = map[string]*ebpf.ProgramSpec{name: spec.Programs[name]}
+			fn(c.name, name, &one, maps.Maps)
+		}
+		maps.Close()
+	}
+}
+
+// Every program attached at start loads on this kernel, under each way a
+// run configures it: the verifier accepts it. (The Go test probe loads
+// in the Go test attribution tests.)
+func TestProgramsLoad(t *testing.T) {
+	eachProgram(t, func(config, name string, one *ebpf.CollectionSpec, maps map[string]*ebpf.Map) {
+		coll, err := ebpf.NewCollectionWithOptions(one, ebpf.CollectionOptions{MapReplacements: maps, Cache: kernelBTF})
+		if err != nil {
+			t.Errorf("%s/%s: %v", config, name, err)
+			return
+		}
+		coll.Close()
+	})
+}
+
 // The programs attached at start, each loaded alone as a run configures
 // it: the verifier's part of start-up. verified-insns is the kernel's
 // count of the instructions it walked (ProgramInfo.VerifiedInstructions);
@@ -13,48 +69,20 @@ import (
 //
 //	go test -run '^$' -bench LoadProgram ./internal/tracer/
 func BenchmarkLoadProgram(b *testing.B) {
-	needBPF(b)
-	configs := []struct {
-		name string
-		opts Options
-	}{
-		{"audit", Options{MarksLater: func() []Mark { return nil }, FollowGoTests: true}},
-		{"landlock", Options{FollowGoTests: true, Enforce: &EnforceOptions{Tier: "landlock", MetadataGuarded: true}}},
-		{"kill", Options{FollowGoTests: true, Enforce: &EnforceOptions{Tier: "kill", Kill: true}}},
-	}
-	programs := []string{"sys_exit", "sys_enter", "uring_submit", "sched_fork", "sched_exec", "sched_exit"}
-	for _, c := range configs {
-		spec, err := parse()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := configure(spec, c.opts); err != nil {
-			b.Fatal(err)
-		}
-		mapsOnly := *spec
-		mapsOnly.Programs = nil
-		maps, err := ebpf.NewCollectionWithOptions(&mapsOnly, ebpf.CollectionOptions{Cache: kernelBTF})
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, name := range programs {
-			one := *spec
-			one.Programs = map[string]*ebpf.ProgramSpec{name: spec.Programs[name]}
-			b.Run(c.name+"/"+name, func(b *testing.B) {
-				var verified uint32
-				for b.Loop() {
-					coll, err := ebpf.NewCollectionWithOptions(&one, ebpf.CollectionOptions{MapReplacements: maps.Maps, Cache: kernelBTF})
-					if err != nil {
-						b.Fatal(err)
-					}
-					if info, err := coll.Programs[name].Info(); err == nil {
-						verified, _ = info.VerifiedInstructions()
-					}
-					coll.Close()
+	eachProgram(b, func(config, name string, one *ebpf.CollectionSpec, maps map[string]*ebpf.Map) {
+		b.Run(config+"/"+name, func(b *testing.B) {
+			var verified uint32
+			for b.Loop() {
+				coll, err := ebpf.NewCollectionWithOptions(one, ebpf.CollectionOptions{MapReplacements: maps, Cache: kernelBTF})
+				if err != nil {
+					b.Fatal(err)
 				}
-				b.ReportMetric(float64(verified), "verified-insns")
-			})
-		}
-		maps.Close()
-	}
+				if info, err := coll.Programs[name].Info(); err == nil {
+					verified, _ = info.VerifiedInstructions()
+				}
+				coll.Close()
+			}
+			b.ReportMetric(float64(verified), "verified-insns")
+		})
+	})
 }
