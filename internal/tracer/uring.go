@@ -77,8 +77,8 @@ func (u *uringObjects) close() { u.UringSubmit.Close() }
 
 // loadURingLater loads and attaches the io_uring program in the
 // background, while COMMAND starts. It costs the verifier about as much
-// as sys_enter and the sched programs together, and only a run whose
-// tree sets up a ring needs it. Until it is attached, the kernel pauses
+// as sys_enter (docs/performance.md#start-up), and only a run whose tree
+// sets up a ring needs it. Until it is attached, the kernel pauses
 // a process of the tree at the exit of io_uring_setup (uring_later,
 // bpf/lib/contents.h), and Next hands over the record that says so only
 // once it is: its reader resumes the process then. Requests the tree
