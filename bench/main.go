@@ -72,6 +72,10 @@ type result struct {
 	lost     uint64
 	failures int
 	small    bool // timed at a hundredth of the workload's size
+	// exit is the command's exit status in the last run, and stderr what
+	// it and the tool wrote there.
+	exit   int
+	stderr string
 	// contentsSince is what made the witness watch all contents, in a
 	// run that watched them on demand (the report's contents_since).
 	contentsSince string
@@ -495,6 +499,12 @@ func measure(trials []trial, runs int) ([]result, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s under %s: %w", t.w.name, t.c.name, err)
 			}
+			// A tool that changed how the command ended (a test binary
+			// it made fault) is not measured; it is a bug.
+			if t.c.prefix != nil && res[i].exit != res[0].exit {
+				return nil, fmt.Errorf("%s: exit status %d under %s, %d bare: the tool changed the command's outcome\n%s",
+					t.w.name, res[i].exit, t.c.name, res[0].exit, lastLines(res[i].stderr, 20))
+			}
 			if round > 0 {
 				times[i] = append(times[i], d)
 			}
@@ -505,6 +515,12 @@ func measure(trials []trial, runs int) ([]result, error) {
 		res[i].median = times[i][len(times[i])/2]
 	}
 	return res, nil
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
 }
 
 // runOnce runs w under c, timed, and adds writewatch's figures from its
@@ -540,6 +556,7 @@ func runOnce(w workload, c config, res *result) (time.Duration, error) {
 	if err != nil && !w.violates {
 		return 0, fmt.Errorf("exit %v: %s", err, stderr.String())
 	}
+	res.exit, res.stderr = cmd.ProcessState.ExitCode(), stderr.String()
 	if w.inside {
 		data, err := os.ReadFile(elapsed)
 		if err != nil {

@@ -70,12 +70,20 @@ func TestGoTestAttribution(t *testing.T) {
 		{}, {flags: []string{"-v"}}, {flags: []string{"-json"}},
 		{flags: []string{"-count=2", "-parallel=2"}}, {flags: []string{"-p=1", "-run", "."}},
 		{flags: []string{"-exec", "env"}}, {flags: []string{"-race"}},
+		// Linked by the system's linker, as a package using cgo is: the
+		// C runtime's code comes before Go's in .text.
+		{flags: []string{"-ldflags=-linkmode=external"}},
 	}
 	for _, toolchain := range []string{"go1.24.0", "go1.25.0", "go1.27.3"} {
 		runs = append(runs, run{env: []string{"GOTOOLCHAIN=" + toolchain}})
 	}
 	for _, r := range runs {
 		t.Run(strings.Join(append(r.env, r.flags...), " "), func(t *testing.T) {
+			if slices.Contains(r.flags, "-ldflags=-linkmode=external") {
+				if _, err := exec.LookPath("gcc"); err != nil {
+					t.Skip("needs gcc, the go command's C compiler, to link externally")
+				}
+			}
 			root := goProject(t)
 			cmd := append(append([]string{"go", "test"}, r.flags...), "./...")
 			res := wwEnv(t, root, r.env, nil, cmd...)

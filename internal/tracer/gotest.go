@@ -115,25 +115,36 @@ func (lay *GoLayout) readFuncs(f *elf.File) error {
 	if err != nil {
 		return err
 	}
+	names := lay.testFuncNames("TestMain")
+	for _, p := range goProbes {
+		names = append(names, p.symbol)
+	}
+	rt0 := "_rt0_" + goarch(f.Machine) + "_linux"
+	offsets, ok := funcEntries(data, 0, append(names, rt0))
+	base := text.Addr
+	if ok {
+		entry, found := offsets[rt0]
+		if base, err = goTextStart(f, text, sec, data, entry, found); err != nil {
+			return err
+		}
+	}
 	lay.lines = sync.OnceValue(func() *gosym.Table {
-		tab, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
+		tab, err := gosym.NewTable(nil, gosym.NewLineTable(data, base))
 		if err != nil {
 			return nil
 		}
 		return tab
 	})
-	names := lay.testFuncNames("TestMain")
-	for _, p := range goProbes {
-		names = append(names, p.symbol)
+	entries := map[string]uint64{}
+	for name, off := range offsets {
+		entries[name] = base + off
 	}
-	entries, ok := funcEntries(data, text.Addr, names)
 	if !ok {
 		tab := lay.lines()
 		if tab == nil {
-			_, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
+			_, err := gosym.NewTable(nil, gosym.NewLineTable(data, base))
 			return fmt.Errorf("%w: read .gopclntab: %w", ErrNotGoTest, err)
 		}
-		entries = map[string]uint64{}
 		for _, name := range names {
 			if fn := tab.LookupFunc(name); fn != nil {
 				entries[name] = fn.Entry
@@ -158,6 +169,42 @@ func (lay *GoLayout) readFuncs(f *elf.File) error {
 		}
 	}
 	return nil
+}
+
+// goTextStart is the address of runtime.text, from which a Go 1.18+
+// pclntab (tab, the section pcln) counts its functions' entries (rt0,
+// when found, is the offset there of _rt0_<arch>_linux). Go's own linker
+// starts .text with it, and its entry point is _rt0_<arch>_linux. A
+// binary linked by the system's linker (cgo, -linkmode=external) starts
+// .text with the C runtime's code, and go test strips the symbol table
+// that would say where Go's begins: the runtime's module data says it
+// (moduleText). A uprobe put at an offset counted from .text there lands
+// inside another function, and the binary faults when it runs it.
+func goTextStart(f *elf.File, text, pcln *elf.Section, tab []byte, rt0 uint64, found bool) (uint64, error) {
+	if found && text.Addr+rt0 == f.Entry {
+		return text.Addr, nil
+	}
+	for _, prog := range f.Progs {
+		if prog.Type != elf.PT_LOAD || prog.Flags&elf.PF_W == 0 {
+			continue
+		}
+		data := make([]byte, prog.Filesz)
+		if _, err := prog.ReadAt(data, 0); err != nil {
+			return 0, fmt.Errorf("%w: read its data: %w", ErrNotGoTest, err)
+		}
+		if start, ok := moduleText(data, prog.Vaddr, tab, pcln.Addr); ok {
+			return start, nil
+		}
+	}
+	return 0, fmt.Errorf("%w: linked by the system's linker (cgo), and its runtime's module data not found: where its Go code begins is unknown", ErrNotGoTest)
+}
+
+// goarch is GOARCH for an ELF machine writewatch runs on.
+func goarch(m elf.Machine) string {
+	if m == elf.EM_AARCH64 {
+		return "arm64"
+	}
+	return "amd64"
 }
 
 func (lay *GoLayout) readDWARF(d *dwarf.Data) error {
@@ -267,9 +314,7 @@ var goProbes = []struct {
 	{"testing.(*B).runN", true, writewatchWwGoProbeWW_GO_BENCH_START},
 	{"testing.runExample", true, writewatchWwGoProbeWW_GO_EXAMPLE_START},
 	// The test function returned: tRunner's deferred function runs the
-	// cleanups (runCleanup) on every path, which marks the end. Its
-	// closure, testing.tRunner.func1, is not hooked: a uprobe there made
-	// the os package's test binary fault inside tRunner (go1.26).
+	// cleanups (runCleanup) on every path, which marks the end.
 	{"testing.(*common).runCleanup", true, writewatchWwGoProbeWW_GO_TEST_END},
 	// An example's function returned: runExample's deferred function
 	// reports its result.

@@ -2,6 +2,7 @@ package tracer
 
 import (
 	"debug/elf"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -61,6 +62,81 @@ func TestGoLayoutTable(t *testing.T) {
 		t.Errorf("package %q", lay.Package)
 	}
 	checkFuncEntries(t, bin, lay)
+	checkProbeOffsets(t, bin, lay)
+}
+
+// A test binary linked by the system's linker, as a package using cgo
+// is: its .text starts with the C runtime's code, and Go's, from which
+// the pclntab counts, after it. Counted from .text, the uprobes landed
+// inside other functions, and the os package's tests faulted.
+func TestGoLayoutLinkedExternally(t *testing.T) {
+	needCC(t)
+	bin := buildTestBinary(t, "-ldflags=-linkmode=external")
+	lay, err := ReadGoLayout(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkProbeOffsets(t, bin, lay)
+	checkFuncEntries(t, bin, lay)
+	// As go test links it, without a symbol table: the runtime's module
+	// data says where Go's code begins.
+	stripped := buildTestBinary(t, "-ldflags=-linkmode=external -s -w")
+	slay, err := ReadGoLayout(stripped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(slay.funcs, lay.funcs) {
+		t.Errorf("stripped: offsets %v, with its symbols %v", slay.funcs, lay.funcs)
+	}
+}
+
+// needCC skips t where no C compiler is installed for the go command's
+// external linking.
+func needCC(t *testing.T) {
+	t.Helper()
+	for _, cc := range []string{os.Getenv("CC"), "gcc", "clang"} {
+		if cc == "" {
+			continue
+		}
+		if _, err := exec.LookPath(cc); err == nil {
+			return
+		}
+	}
+	t.Skip("needs a C compiler to link externally")
+}
+
+// checkProbeOffsets checks the file offset found for each hooked
+// function against the binary's symbol table.
+func checkProbeOffsets(t *testing.T, bin string, lay GoLayout) {
+	t.Helper()
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := map[string]uint64{}
+	for _, s := range syms {
+		addr[s.Name] = s.Value
+	}
+	for _, p := range goProbes {
+		a, ok := addr[p.symbol]
+		if !ok {
+			continue
+		}
+		var want uint64
+		for _, prog := range f.Progs {
+			if prog.Type == elf.PT_LOAD && prog.Flags&elf.PF_X != 0 && a >= prog.Vaddr && a < prog.Vaddr+prog.Memsz {
+				want = a - prog.Vaddr + prog.Off
+			}
+		}
+		if got := lay.funcs[p.symbol]; got != want {
+			t.Errorf("%s: file offset %#x, the symbol table says %#x", p.symbol, got, want)
+		}
+	}
 }
 
 // Every release in the table, checked against the DWARF of a test
@@ -152,7 +228,14 @@ func checkFuncEntries(t *testing.T, bin string, lay GoLayout) {
 			names = append(names, fn.Name)
 		}
 	}
-	got, ok := funcEntries(data, f.Section(".text").Addr, names)
+	text := f.Section(".text")
+	offsets, ok := funcEntries(data, 0, []string{"_rt0_" + goarch(f.Machine) + "_linux"})
+	entry, found := offsets["_rt0_"+goarch(f.Machine)+"_linux"]
+	base, err := goTextStart(f, text, f.Section(".gopclntab"), data, entry, found)
+	if !ok || err != nil {
+		t.Fatalf("where Go's text starts: %v", err)
+	}
+	got, ok := funcEntries(data, base, names)
 	if !ok {
 		t.Fatalf("funcEntries does not read the pclntab of a %s binary", lay.GoVersion)
 	}

@@ -29,28 +29,11 @@ const (
 // text start, offset of the function's _func from the table); a _func
 // starts with its 32-bit entry offset and 32-bit name offset.
 func funcEntries(tab []byte, text uint64, names []string) (entries map[string]uint64, ok bool) {
-	if len(tab) < 8 {
+	h, ok := readPclnHeader(tab)
+	if !ok {
 		return nil, false
 	}
-	magic := binary.LittleEndian.Uint32(tab)
-	ptr := int(tab[7])
-	if magic != pclntabMagic118 && magic != pclntabMagic120 || tab[4] != 0 || tab[5] != 0 || ptr != 8 {
-		return nil, false
-	}
-	word := func(i int) (uint64, bool) {
-		at := 8 + i*ptr
-		if at+ptr > len(tab) {
-			return 0, false
-		}
-		return binary.LittleEndian.Uint64(tab[at:]), true
-	}
-	nfunc, ok1 := word(0)
-	nameOff, ok2 := word(3)
-	funcOff, ok3 := word(7)
-	if !ok1 || !ok2 || !ok3 || nameOff >= uint64(len(tab)) || funcOff >= uint64(len(tab)) ||
-		nfunc > uint64(len(tab)-int(funcOff))/8 {
-		return nil, false
-	}
+	nfunc, nameOff, funcOff := h.nfunc, h.nameOff, h.funcOff
 	funcnames, functab := tab[nameOff:], tab[funcOff:]
 	want := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -79,4 +62,70 @@ func funcEntries(tab []byte, text uint64, names []string) (entries map[string]ui
 		}
 	}
 	return entries, true
+}
+
+// pclnHeader is what funcEntries and moduleText read of a pclntab's
+// header.
+type pclnHeader struct {
+	nfunc, nameOff, funcOff uint64
+}
+
+// readPclnHeader reads the header of a little-endian Go 1.18+ pclntab
+// with 8-byte pointers, checking that the function table and the names
+// lie inside tab. ok is false for another format.
+func readPclnHeader(tab []byte) (h pclnHeader, ok bool) {
+	if len(tab) < 8+8*8 {
+		return h, false
+	}
+	magic := binary.LittleEndian.Uint32(tab)
+	if magic != pclntabMagic118 && magic != pclntabMagic120 || tab[4] != 0 || tab[5] != 0 || tab[7] != 8 {
+		return h, false
+	}
+	word := func(i int) uint64 { return binary.LittleEndian.Uint64(tab[8+i*8:]) }
+	h = pclnHeader{nfunc: word(0), nameOff: word(3), funcOff: word(7)}
+	if h.nameOff >= uint64(len(tab)) || h.funcOff >= uint64(len(tab)) || h.nfunc > (uint64(len(tab))-h.funcOff)/8 {
+		return h, false
+	}
+	return h, true
+}
+
+// moduleText finds runtime.text in the module data the Go linker wrote
+// for the runtime (runtime/symtab.go's moduledata), among data: the
+// contents of the binary's writable segments, loaded at dataAddr. The
+// pclntab tab, loaded at tabAddr, tells it apart: moduledata starts with
+// the pclntab's address, then the slices of its function names (at
+// nameOff) and, after five more slices, of its function table (at
+// funcOff, nfunc+1 long); the function table's first entry, minpc, and
+// text come four words after that. The layout is the same from Go 1.18
+// to Go 1.26 at least; a binary whose data matches none of it has no
+// text found (ok false).
+func moduleText(data []byte, dataAddr uint64, tab []byte, tabAddr uint64) (text uint64, ok bool) {
+	h, ok := readPclnHeader(tab)
+	if !ok {
+		return 0, false
+	}
+	var want [8]byte
+	binary.LittleEndian.PutUint64(want[:], tabAddr)
+	const words = 23
+	for from := 0; from < len(data); {
+		i := bytes.Index(data[from:], want[:])
+		if i < 0 {
+			return 0, false
+		}
+		at := from + i
+		from = at + 1
+		if (dataAddr+uint64(at))%8 != 0 || at+words*8 > len(data) {
+			continue
+		}
+		w := func(i int) uint64 { return binary.LittleEndian.Uint64(data[at+i*8:]) }
+		if w(0) != tabAddr || w(1) != tabAddr+h.nameOff || w(16) != tabAddr+h.funcOff || w(17) != h.nfunc+1 {
+			continue
+		}
+		minpc, text := w(20), w(22)
+		if minpc != text+uint64(binary.LittleEndian.Uint32(tab[h.funcOff:])) {
+			continue
+		}
+		return text, true
+	}
+	return 0, false
 }
