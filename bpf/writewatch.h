@@ -89,6 +89,10 @@ enum ww_go_probe {
 			   * was sent SIGSTOP; user space sends SIGCONT */
 #define WW_EXEC_CONTENTS 2 /* it asks for contents (op: enum ww_contents_why) and
 			    * was sent SIGSTOP; SIGCONT once they are watched */
+#define WW_EXEC_PREPARED 4 /* a Go test binary whose file has its uprobes
+			    * (map gofiles, by ino and dev): its goprocs entry
+			    * was made at the exec, and it was not paused */
+#define WW_EXEC_PAUSED (WW_EXEC_STOPPED | WW_EXEC_CONTENTS)
 
 /* event_hdr.flags of a WW_EV_EXIT record. */
 #define WW_EXIT_GO_TEST 1 /* a followed Go test binary: the reader is woken to
@@ -98,7 +102,8 @@ enum ww_go_probe {
 			   * binary it wrote before go test runs it */
 
 /* Where a Go test binary keeps what the uprobes read, from its DWARF;
- * set by user space per process (map goprocs) before it continues. */
+ * set by user space per process (map goprocs) before it continues, or
+ * per file (map gofiles), copied to goprocs at the exec. */
 struct goproc {
 	__u32 goid_off;        /* runtime.g.goid */
 	__u32 parent_goid_off; /* runtime.g.parentGoid */

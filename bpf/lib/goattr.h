@@ -11,13 +11,27 @@
 #include "record.h"
 
 /* Go test binaries being followed, keyed by tgid; filled by user space
- * once it has attached the uprobes, deleted at exit. */
+ * once it has attached the uprobes, or at the exec from gofiles; deleted
+ * at exit. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u32);
 	__type(value, struct goproc);
 } goprocs SEC(".maps");
+
+/* Go test binaries whose uprobes user space attached to the file itself,
+ * for every process that runs it (tracer.PrepareGoTest), keyed by the
+ * file: a process of the tree that executes one gets its goprocs entry
+ * at the exec, and runs on unpaused. Its key's generation is 0: while
+ * the uprobes hold the file's inode, its number is not reused, and the
+ * entry goes before they do. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct file_key);
+	__type(value, struct goproc);
+} gofiles SEC(".maps");
 
 struct gkey {
 	__u32 tgid;

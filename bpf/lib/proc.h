@@ -123,6 +123,28 @@ static __always_inline bool is_go_test_name(struct event *e, long n)
 	return true;
 }
 
+/* A Go test binary executed by the tree: WW_EXEC_PREPARED when its
+ * file's uprobes are attached (gofiles), its layout now the process's
+ * (goprocs), and e's ino and dev name the file; else WW_EXEC_STOPPED,
+ * to be paused until user space has attached them. A goprocs entry
+ * that cannot be made pauses it too: nothing is lost. */
+static __always_inline __u32 go_test_exec(struct event *e, struct linux_binprm *bprm)
+{
+	struct file_key k = {};
+	__u32 tgid = e->hdr.tgid;
+	struct goproc *gp;
+
+	file_identity((__u64)BPF_CORE_READ(bprm, file), &k);
+	k.gen = 0;
+	gp = bpf_map_lookup_elem(&gofiles, &k);
+
+	if (!gp || bpf_map_update_elem(&goprocs, &tgid, gp, BPF_ANY))
+		return WW_EXEC_STOPPED;
+	e->hdr.ino = k.ino;
+	e->hdr.dev = k.dev;
+	return WW_EXEC_PREPARED;
+}
+
 static __always_inline int proc_execed(struct task_struct *task, struct linux_binprm *bprm)
 {
 	unsigned long arg_start, arg_end;
@@ -149,10 +171,10 @@ static __always_inline int proc_execed(struct task_struct *task, struct linux_bi
 	if (e->hdr.op)
 		e->hdr.flags = WW_EXEC_CONTENTS;
 	if (follow_go_tests && n > 0 && is_go_test_name(e, n))
-		e->hdr.flags |= WW_EXEC_STOPPED;
-	if (e->hdr.flags && bpf_send_signal(SIGSTOP)) {
+		e->hdr.flags |= go_test_exec(e, bprm);
+	if (e->hdr.flags & WW_EXEC_PAUSED && bpf_send_signal(SIGSTOP)) {
 		count(e->hdr.op ? WW_STAT_CONTENTS_STOP_ERR : WW_STAT_STOP_ERR);
-		e->hdr.flags = 0;
+		e->hdr.flags &= ~WW_EXEC_PAUSED;
 	}
 
 	arg_start = BPF_CORE_READ(task, mm, arg_start);
@@ -170,7 +192,7 @@ static __always_inline int proc_execed(struct task_struct *task, struct linux_bi
 		}
 	}
 	/* Lost, it would leave the process paused for good. */
-	if (!send(e, off) && e->hdr.flags)
+	if (!send(e, off) && e->hdr.flags & WW_EXEC_PAUSED)
 		bpf_send_signal(SIGCONT);
 	return 0;
 }

@@ -13,13 +13,34 @@ import (
 // kernel paused at exec (ev, a KindExec record with tracer.ExecStopped),
 // tells tests about it, then lets it run. It always lets it run.
 func FollowGoTest(tr *tracer.Tracer, tests *attribution.Tests, ev *tracer.Event) {
-	pid := ev.NSTGID
-	if pid == 0 {
-		pid = ev.TGID
-	}
 	end := phases.Start("Go test binary: uprobes")
-	lay, err := tr.FollowGoTest(ev.TGID, pid)
+	lay, err := tr.FollowGoTest(ev.TGID, nsTGID(ev))
 	end()
+	goBinary(tests, ev, lay, err)
+	ev.Resume()
+	// From exec, in the kernel's clock, to here.
+	phases.Since("Go test binary: paused", ev.Time)
+}
+
+// FollowPreparedGoTest tells tests about a Go test binary whose file had
+// its uprobes when it started (ev, a KindExec record with
+// tracer.ExecPrepared): the kernel did not pause it.
+func FollowPreparedGoTest(tr *tracer.Tracer, tests *attribution.Tests, ev *tracer.Event) {
+	lay, err := tr.FollowPreparedGoTest(ev.TGID, ev.Ino, ev.Dev)
+	goBinary(tests, ev, lay, err)
+}
+
+// nsTGID is ev's process in this process's PID namespace.
+func nsTGID(ev *tracer.Event) uint32 {
+	if ev.NSTGID != 0 {
+		return ev.NSTGID
+	}
+	return ev.TGID
+}
+
+// goBinary tells tests about the Go test binary ev started, followed
+// with layout lay unless err says why not.
+func goBinary(tests *attribution.Tests, ev *tracer.Event, lay tracer.GoLayout, err error) {
 	problem := ""
 	if err != nil {
 		problem = err.Error()
@@ -28,10 +49,7 @@ func FollowGoTest(tr *tracer.Tracer, tests *attribution.Tests, ev *tracer.Event)
 	if pkg == "" {
 		pkg = filepath.Base(ev.String(tracer.SlotPath))
 	}
-	tests.GoBinary(ev.TGID, int(pid), pkg, err == nil, problem, lay.HasTestMain())
-	ev.Resume()
-	// From exec, in the kernel's clock, to here.
-	phases.Since("Go test binary: paused", ev.Time)
+	tests.GoBinary(ev.TGID, int(nsTGID(ev)), pkg, err == nil, problem, lay.HasTestMain())
 }
 
 // GoBinaries follows the Go test binaries of the tree: the uprobes of
@@ -46,8 +64,11 @@ type GoBinaries struct {
 // Exec follows an exec record: a test binary the kernel paused, or the
 // Go linker starting.
 func (g *GoBinaries) Exec(tr *tracer.Tracer, tests *attribution.Tests, ev *tracer.Event) {
-	if ev.Flags&tracer.ExecStopped != 0 {
+	switch {
+	case ev.Flags&tracer.ExecStopped != 0:
 		FollowGoTest(tr, tests, ev)
+	case ev.Flags&tracer.ExecPrepared != 0:
+		FollowPreparedGoTest(tr, tests, ev)
 	}
 	out := linkedTestBinary(ev.String(tracer.SlotPath), ev.Args())
 	switch {

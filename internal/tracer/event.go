@@ -57,6 +57,12 @@ const ExecStopped = 1
 // FollowGoTest, when ExecStopped is set too).
 const ExecContents = 2
 
+// ExecPrepared is set in a KindExec record's Flags when the new program
+// is a Go test binary whose file's uprobes were attached
+// (PrepareGoTest): the kernel did not pause it, and made its layout the
+// process's; Ino and Dev name the file, for FollowPreparedGoTest.
+const ExecPrepared = 4
+
 // ContentsStopped is set in a KindContents record's Flags when the
 // kernel paused the process.
 const ContentsStopped = 1

@@ -1,7 +1,10 @@
 package tracer
 
 import (
+	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -133,5 +136,31 @@ func BenchmarkDecode(b *testing.B) {
 			b.Fatal(err)
 		}
 		buf = ev.AppendDir(buf[:0], SlotResolved)
+	}
+}
+
+// The flags of exec and contents records are #defines in writewatch.h,
+// which leave no trace in the object's BTF: each Go constant is checked
+// against the header's text.
+func TestRecordFlagsAreTheHeaders(t *testing.T) {
+	data, err := os.ReadFile("../../bpf/writewatch.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defines := map[string]uint64{}
+	for _, m := range regexp.MustCompile(`(?m)^#define (WW_\w+) (\d+)`).FindAllStringSubmatch(string(data), -1) {
+		v, _ := strconv.ParseUint(m[2], 10, 32)
+		defines[m[1]] = v
+	}
+	for name, got := range map[string]uint64{
+		"WW_EXEC_STOPPED":     ExecStopped,
+		"WW_EXEC_CONTENTS":    ExecContents,
+		"WW_EXEC_PREPARED":    ExecPrepared,
+		"WW_CONTENTS_STOPPED": ContentsStopped,
+	} {
+		want, ok := defines[name]
+		if !ok || got != want {
+			t.Errorf("%s: Go says %d, writewatch.h %d (defined: %v)", name, got, want, ok)
+		}
 	}
 }

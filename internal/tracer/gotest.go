@@ -285,16 +285,35 @@ type goTest struct {
 // fileID names a file by its device and inode.
 type fileID struct{ dev, ino uint64 }
 
+// kernelFile is id as the kernel names the file (map gofiles): its
+// device in the kernel's encoding, MAJOR << 20 | MINOR, which stat's
+// st_dev encodes otherwise. (On a file system whose st_dev is not its
+// superblock's, such as btrfs, the kernel finds no entry, and the binary
+// is paused at its exec instead.)
+func (id fileID) kernelFile() writewatchFileKey {
+	return writewatchFileKey{Ino: id.ino, Dev: unix.Major(id.dev)<<20 | unix.Minor(id.dev)}
+}
+
+// fileOfKernel is the fileID of a file as the kernel names it.
+func fileOfKernel(ino uint64, dev uint32) fileID {
+	return fileID{dev: unix.Mkdev(dev>>20, dev&(1<<20-1)), ino: ino}
+}
+
 // preparedGoTest is a Go test binary's uprobes, attached to its file as
 // soon as the Go linker wrote it (PrepareGoTest), for every process that
-// runs it.
+// runs it. Once they are, the file's entry in gofiles tells the kernel:
+// a process of the tree that executes it is then not paused at its exec
+// (ExecPrepared).
 type preparedGoTest struct {
-	id    fileID
-	done  chan struct{} // closed once lay, links and err are set
-	lay   GoLayout
-	links []link.Link
-	err   error
-	users int // followed processes running the file
+	id      fileID
+	written unix.Timespec // the file's mtime and size when prepared
+	size    int64
+	done    chan struct{} // closed once lay, links and err are set
+	lay     GoLayout
+	links   []link.Link
+	err     error
+	inMap   bool // in gofiles
+	users   int  // followed processes running the file
 }
 
 // The functions hooked in a Go test binary, each with the cookie that
@@ -337,17 +356,42 @@ func (t *Tracer) PrepareGoTest(path string) {
 		return
 	}
 	id := fileID{st.Dev, st.Ino}
-	if t.prepared[id] != nil {
-		return
+	if old := t.prepared[id]; old != nil {
+		if old.written == st.Mtim && old.size == st.Size {
+			return
+		}
+		// Linked again in place: the old uprobes' offsets are the old
+		// binary's.
+		<-old.done
+		delete(t.prepared, id)
+		t.unprepare(old)
 	}
-	p := &preparedGoTest{id: id, done: make(chan struct{})}
+	p := &preparedGoTest{id: id, written: st.Mtim, size: st.Size, done: make(chan struct{})}
 	t.prepared[id] = p
 	t.preparing.Add(1)
 	go func() {
 		defer t.preparing.Done()
 		defer close(p.done)
 		p.lay, p.links, p.err = t.attachGoProbes(path, 0)
+		if p.err != nil {
+			return
+		}
+		// Where the entry cannot be made, the binary is paused at its
+		// exec, as without it.
+		val := writewatchGoproc{GoidOff: p.lay.GoidOff, ParentGoidOff: p.lay.ParentGoidOff, NameOff: p.lay.NameOff}
+		p.inMap = t.objs.Gofiles.Update(id.kernelFile(), val, ebpf.UpdateAny) == nil
 	}()
+}
+
+// unprepare forgets the file of p, whose uprobes no process runs: its
+// gofiles entry first, so that no exec finds it after the uprobes go.
+func (t *Tracer) unprepare(p *preparedGoTest) {
+	if p.inMap {
+		t.objs.Gofiles.Delete(p.id.kernelFile())
+	}
+	if p.users == 0 {
+		t.closeLinks(p.links)
+	}
 }
 
 // FollowGoTest follows the goroutines of the Go test binary running as
@@ -382,6 +426,26 @@ func (t *Tracer) FollowGoTest(tgid, nsPID uint32) (GoLayout, error) {
 	t.gotests[tgid] = gt
 	go lay.lines() // made while the binary runs, for GoTestSource
 	return *lay, nil
+}
+
+// FollowPreparedGoTest follows the Go test binary running as process
+// tgid, which the kernel found had its file's uprobes attached (an exec
+// record with ExecPrepared, whose Ino and Dev name the file) and did not
+// pause: its goprocs entry is made.
+func (t *Tracer) FollowPreparedGoTest(tgid uint32, ino uint64, dev uint32) (GoLayout, error) {
+	p := t.prepared[fileOfKernel(ino, dev)]
+	if p == nil {
+		// Its last other process exited meanwhile, and took the
+		// uprobes.
+		return GoLayout{}, fmt.Errorf("%w: its file's uprobes were detached as it started", ErrNotGoTest)
+	}
+	end := phases.Start("Go test binary: prepared uprobes")
+	<-p.done // closed before its gofiles entry was made
+	end()
+	p.users++
+	t.gotests[tgid] = &goTest{lay: &p.lay, prepared: p}
+	go p.lay.lines() // made while the binary runs, for GoTestSource
+	return p.lay, nil
 }
 
 // preparedFor is what PrepareGoTest readied for the file exe is, or nil.
@@ -456,15 +520,20 @@ func (t *Tracer) attachGoProbes(exe string, pid uint32) (GoLayout, []link.Link, 
 // while to unregister them, so they close in the background; Close
 // waits for them.
 func (t *Tracer) release(gt *goTest) {
-	links := gt.links
 	if p := gt.prepared; p != nil {
 		if p.users--; p.users > 0 {
 			return
 		}
-		delete(t.prepared, p.id)
-		links = p.links
+		if t.prepared[p.id] == p {
+			delete(t.prepared, p.id)
+			t.unprepare(p)
+		} else {
+			// Linked again in place meanwhile: forgotten already.
+			t.closeLinks(p.links)
+		}
+		return
 	}
-	t.closeLinks(links)
+	t.closeLinks(gt.links)
 }
 
 // closeLinks closes links in the background (Close waits).

@@ -922,7 +922,7 @@ func (t *Tracer) Close() error {
 		}
 		t.preparing.Wait()
 		for _, p := range t.prepared {
-			t.closeLinks(p.links)
+			t.unprepare(p)
 		}
 		clear(t.prepared)
 		t.detaching.Wait()

@@ -295,6 +295,7 @@ const (
 	writewatchMapContents          = "contents"
 	writewatchMapDirVerdicts       = "dir_verdicts"
 	writewatchMapEvents            = "events"
+	writewatchMapGofiles           = "gofiles"
 	writewatchMapGoprocs           = "goprocs"
 	writewatchMapGoroutines        = "goroutines"
 	writewatchMapLauncher          = "launcher"
@@ -405,6 +406,7 @@ type writewatchMapSpecs struct {
 	Contents      *ebpf.MapSpec `ebpf:"contents"`
 	DirVerdicts   *ebpf.MapSpec `ebpf:"dir_verdicts"`
 	Events        *ebpf.MapSpec `ebpf:"events"`
+	Gofiles       *ebpf.MapSpec `ebpf:"gofiles"`
 	Goprocs       *ebpf.MapSpec `ebpf:"goprocs"`
 	Goroutines    *ebpf.MapSpec `ebpf:"goroutines"`
 	Launcher      *ebpf.MapSpec `ebpf:"launcher"`
@@ -479,6 +481,7 @@ type writewatchMaps struct {
 	Contents      *ebpf.Map `ebpf:"contents"`
 	DirVerdicts   *ebpf.Map `ebpf:"dir_verdicts"`
 	Events        *ebpf.Map `ebpf:"events"`
+	Gofiles       *ebpf.Map `ebpf:"gofiles"`
 	Goprocs       *ebpf.Map `ebpf:"goprocs"`
 	Goroutines    *ebpf.Map `ebpf:"goroutines"`
 	Launcher      *ebpf.Map `ebpf:"launcher"`
@@ -502,6 +505,7 @@ func (m *writewatchMaps) Close() error {
 		m.Contents,
 		m.DirVerdicts,
 		m.Events,
+		m.Gofiles,
 		m.Goprocs,
 		m.Goroutines,
 		m.Launcher,
