@@ -166,16 +166,13 @@ static __always_inline bool allowed_here(struct event *e, struct args *a)
 
 /* Is the path slot a test-boundary announcement (docs/protocol.md)?
  * Global, so verified once. */
+static const char marker_prefix[] = "/dev/null/.writewatch/";
+
 __noinline int is_marker(struct event *e)
 {
-	const char want[] = "/dev/null/.writewatch/";
-
-	if (!e || e->hdr.len[WW_SLOT_PATH] < sizeof(want))
+	if (!e || e->hdr.len[WW_SLOT_PATH] < sizeof(marker_prefix))
 		return false;
-	for (int i = 0; i < sizeof(want) - 1; i++)
-		if (e->data[i] != want[i])
-			return false;
-	return true;
+	return !bpf_strncmp(e->data, sizeof(marker_prefix) - 1, marker_prefix);
 }
 
 #define FMODE_CREATED (1u << 20) /* include/linux/fs.h: the open created the file */
