@@ -499,10 +499,12 @@ func measure(trials []trial, runs int) ([]result, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s under %s: %w", t.w.name, t.c.name, err)
 			}
-			// A tool that changed how the command ended (a test binary
-			// it made fault) is not measured; it is a bug.
-			if t.c.prefix != nil && res[i].exit != res[0].exit {
-				return nil, fmt.Errorf("%s: exit status %d under %s, %d bare: the tool changed the command's outcome\n%s",
+			// writewatch changing how the command ended (a test binary
+			// it made fault) is not measured; it is a bug. (strace -f
+			// fails some of the os package's tests: its ptrace stops
+			// show.)
+			if strings.Contains(t.c.name, "writewatch") && res[i].exit != res[0].exit {
+				return nil, fmt.Errorf("%s: exit status %d under %s, %d bare: writewatch changed the command's outcome\n%s",
 					t.w.name, res[i].exit, t.c.name, res[0].exit, lastLines(res[i].stderr, 20))
 			}
 			if round > 0 {
