@@ -285,18 +285,17 @@ type goTest struct {
 // fileID names a file by its device and inode.
 type fileID struct{ dev, ino uint64 }
 
-// kernelFile is id as the kernel names the file (map gofiles): its
-// device in the kernel's encoding, MAJOR << 20 | MINOR, which stat's
-// st_dev encodes otherwise. (On a file system whose st_dev is not its
-// superblock's, such as btrfs, the kernel finds no entry, and the binary
-// is paused at its exec instead.)
+// kernelFile is id as the kernel names the file (map gofiles), its
+// device as struct super_block holds it (kernelDev). On a file system
+// whose st_dev is not its superblock's, such as btrfs, the kernel finds
+// no entry, and the binary is paused at its exec instead.
 func (id fileID) kernelFile() writewatchFileKey {
-	return writewatchFileKey{Ino: id.ino, Dev: unix.Major(id.dev)<<20 | unix.Minor(id.dev)}
+	return writewatchFileKey{Ino: id.ino, Dev: kernelDev(id.dev)}
 }
 
 // fileOfKernel is the fileID of a file as the kernel names it.
 func fileOfKernel(ino uint64, dev uint32) fileID {
-	return fileID{dev: unix.Mkdev(dev>>20, dev&(1<<20-1)), ino: ino}
+	return fileID{dev: statDev(dev), ino: ino}
 }
 
 // preparedGoTest is a Go test binary's uprobes, attached to its file as

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // buildTestBinary compiles testdata/gotests' test binary with extra go
@@ -290,5 +292,19 @@ func BenchmarkReadGoLayout(b *testing.B) {
 		if _, err := ReadGoLayout(bin); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A file named by the kernel in an exec record is found again under the
+// name stat gave it.
+func TestKernelFileRoundTrip(t *testing.T) {
+	var st unix.Stat_t
+	if err := unix.Stat("/proc/self/exe", &st); err != nil {
+		t.Fatal(err)
+	}
+	id := fileID{st.Dev, st.Ino}
+	k := id.kernelFile()
+	if got := fileOfKernel(k.Ino, k.Dev); got != id {
+		t.Errorf("%+v → %+v → %+v", id, k, got)
 	}
 }

@@ -638,6 +638,11 @@ func kernelDev(dev uint64) uint32 {
 	return unix.Major(dev)<<20 | unix.Minor(dev)
 }
 
+// statDev is kernelDev's inverse.
+func statDev(dev uint32) uint64 {
+	return unix.Mkdev(dev>>20, dev&(1<<20-1))
+}
+
 // Arm makes the next process this process forks the root of the traced
 // tree: the kernel adds it at fork, before it runs an instruction, and its
 // descendants after it. Call Disarm once it is started.
