@@ -104,7 +104,7 @@ func release(v string) string {
 
 // readFuncs finds the hooked functions, and TestMain, in the pclntab,
 // which even a stripped Go binary keeps, and turns their addresses into
-// file offsets. It reads only the names of the functions (funcEntries);
+// file offsets. It reads only the names of the functions (funcOffsets);
 // the line table is made when first asked for.
 func (lay *GoLayout) readFuncs(f *elf.File) error {
 	sec, text := f.Section(".gopclntab"), f.Section(".text")
@@ -120,7 +120,7 @@ func (lay *GoLayout) readFuncs(f *elf.File) error {
 		names = append(names, p.symbol)
 	}
 	rt0 := "_rt0_" + goarch(f.Machine) + "_linux"
-	offsets, ok := funcEntries(data, 0, append(names, rt0))
+	offsets, ok := funcOffsets(data, append(names, rt0))
 	base := text.Addr
 	if ok {
 		entry, found := offsets[rt0]

@@ -2,6 +2,7 @@ package tracer
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"maps"
 	"os"
 	"os/exec"
@@ -224,7 +225,7 @@ func TestGoLayoutStripped(t *testing.T) {
 	}
 }
 
-// checkFuncEntries checks that funcEntries, which reads the names of the
+// checkFuncEntries checks that funcOffsets, which reads the names of the
 // pclntab only, finds every function of a test binary where debug/gosym
 // does, and that the binary's TestMain was found (testdata/gotests has
 // one).
@@ -251,19 +252,24 @@ func checkFuncEntries(t *testing.T, bin string, lay GoLayout) {
 			names = append(names, fn.Name)
 		}
 	}
-	text := f.Section(".text")
-	offsets, ok := funcEntries(data, 0, []string{"_rt0_" + goarch(f.Machine) + "_linux"})
-	entry, found := offsets["_rt0_"+goarch(f.Machine)+"_linux"]
-	base, err := goTextStart(f, text, f.Section(".gopclntab"), data, entry, found)
-	if !ok || err != nil {
-		t.Fatalf("where Go's text starts: %v", err)
-	}
-	got, ok := funcEntries(data, base, names)
+	rt0 := "_rt0_" + goarch(f.Machine) + "_linux"
+	offsets, ok := funcOffsets(data, append(names, rt0))
 	if !ok {
-		t.Fatalf("funcEntries does not read the pclntab of a %s binary", lay.GoVersion)
+		t.Fatalf("funcOffsets does not read the pclntab of a %s binary", lay.GoVersion)
+	}
+	entry, found := offsets[rt0]
+	base, err := goTextStart(f, f.Section(".text"), f.Section(".gopclntab"), data, entry, found)
+	if err != nil {
+		t.Fatalf("where Go's code starts: %v", err)
+	}
+	got := map[string]uint64{}
+	for _, name := range names {
+		if off, found := offsets[name]; found {
+			got[name] = base + off
+		}
 	}
 	if len(got) != len(want) {
-		t.Errorf("funcEntries found %d functions, debug/gosym %d", len(got), len(want))
+		t.Errorf("funcOffsets found %d functions, debug/gosym %d", len(got), len(want))
 	}
 	for name, entry := range want {
 		if got[name] != entry {
@@ -275,17 +281,33 @@ func checkFuncEntries(t *testing.T, bin string, lay GoLayout) {
 	}
 }
 
-func TestFuncEntriesOtherFormats(t *testing.T) {
+func TestFuncOffsetsOtherFormats(t *testing.T) {
 	for _, tab := range [][]byte{nil, {0xf1, 0xff, 0xff, 0xff}, {0xfb, 0xff, 0xff, 0xff, 0, 0, 1, 8}, {0xf1, 0xff, 0xff, 0xff, 0, 0, 1, 4, 0, 0, 0, 0}} {
-		if _, ok := funcEntries(tab, 0x401000, []string{"main.main"}); ok {
-			t.Errorf("funcEntries(% x) read it", tab)
+		if _, ok := funcOffsets(tab, []string{"main.main"}); ok {
+			t.Errorf("funcOffsets(% x) read it", tab)
 		}
 	}
 	// A header whose offsets lie past its end.
 	tab := make([]byte, 72)
 	copy(tab, []byte{0xf1, 0xff, 0xff, 0xff, 0, 0, 1, 8, 0xff, 0xff})
-	if _, ok := funcEntries(tab, 0x401000, []string{"main.main"}); ok {
-		t.Error("funcEntries read a header with offsets past its end")
+	if _, ok := funcOffsets(tab, []string{"main.main"}); ok {
+		t.Error("funcOffsets read a header with offsets past its end")
+	}
+	// A function table too short for its nfunc+1 entries: neither reads
+	// past the end (moduleText reads the first entry).
+	short := make([]byte, 72)
+	copy(short, []byte{0xf1, 0xff, 0xff, 0xff, 0, 0, 1, 8})
+	short[8+3*8], short[8+7*8] = 8, 70 // nfunc 0, names at 8, table at 70
+	if _, ok := funcOffsets(short, []string{"main.main"}); ok {
+		t.Error("funcOffsets read a table of 2 bytes")
+	}
+	// Module data that matches the header in every other way.
+	data := make([]byte, 256)
+	for i, w := range map[int]uint64{0: 0x2000, 1: 0x2000 + 8, 16: 0x2000 + 70, 17: 1} {
+		binary.LittleEndian.PutUint64(data[i*8:], w)
+	}
+	if _, ok := moduleText(data, 0x1000, short, 0x2000); ok {
+		t.Error("moduleText found text with a table of 2 bytes")
 	}
 }
 

@@ -12,9 +12,10 @@ const (
 	pclntabMagic120 = 0xfffffff1
 )
 
-// funcEntries finds the entry addresses of the functions named in names
-// in a little-endian Go 1.18+ .gopclntab whose text starts at text (of
-// a name given twice, as an ABI wrapper's is, the first in the table). It
+// funcOffsets finds the entries of the functions named in names in a
+// little-endian Go 1.18+ .gopclntab, as offsets from the start of Go's
+// code, runtime.text (goTextStart finds it; of a name given twice, as an
+// ABI wrapper's is, the first in the table). It
 // reads only the function table and the names, where debug/gosym's
 // NewTable makes an object of every function of the binary: the test
 // binary waits, paused, for this. ok is false for a format it does not
@@ -28,7 +29,7 @@ const (
 // The function table is nfunc+1 pairs of 32-bit (entry offset from the
 // text start, offset of the function's _func from the table); a _func
 // starts with its 32-bit entry offset and 32-bit name offset.
-func funcEntries(tab []byte, text uint64, names []string) (entries map[string]uint64, ok bool) {
+func funcOffsets(tab []byte, names []string) (offsets map[string]uint64, ok bool) {
 	h, ok := readPclnHeader(tab)
 	if !ok {
 		return nil, false
@@ -39,8 +40,8 @@ func funcEntries(tab []byte, text uint64, names []string) (entries map[string]ui
 	for _, n := range names {
 		want[n] = true
 	}
-	entries = make(map[string]uint64, len(names))
-	for i := uint64(0); i < nfunc && len(entries) < len(want); i++ {
+	offsets = make(map[string]uint64, len(names))
+	for i := uint64(0); i < nfunc && len(offsets) < len(want); i++ {
 		off := uint64(binary.LittleEndian.Uint32(functab[i*8+4:]))
 		if off+8 > uint64(len(functab)) {
 			return nil, false
@@ -56,15 +57,15 @@ func funcEntries(tab []byte, text uint64, names []string) (entries map[string]ui
 			return nil, false
 		}
 		if want[string(name[:end])] {
-			if _, dup := entries[string(name[:end])]; !dup { // the first, as debug/gosym's LookupFunc
-				entries[string(name[:end])] = text + uint64(binary.LittleEndian.Uint32(fn))
+			if _, dup := offsets[string(name[:end])]; !dup { // the first, as debug/gosym's LookupFunc
+				offsets[string(name[:end])] = uint64(binary.LittleEndian.Uint32(fn))
 			}
 		}
 	}
-	return entries, true
+	return offsets, true
 }
 
-// pclnHeader is what funcEntries and moduleText read of a pclntab's
+// pclnHeader is what funcOffsets and moduleText read of a pclntab's
 // header.
 type pclnHeader struct {
 	nfunc, nameOff, funcOff uint64
@@ -83,7 +84,8 @@ func readPclnHeader(tab []byte) (h pclnHeader, ok bool) {
 	}
 	word := func(i int) uint64 { return binary.LittleEndian.Uint64(tab[8+i*8:]) }
 	h = pclnHeader{nfunc: word(0), nameOff: word(3), funcOff: word(7)}
-	if h.nameOff >= uint64(len(tab)) || h.funcOff >= uint64(len(tab)) || h.nfunc > (uint64(len(tab))-h.funcOff)/8 {
+	// The function table is nfunc+1 entries of 8 bytes.
+	if h.nameOff >= uint64(len(tab)) || h.funcOff >= uint64(len(tab)) || h.nfunc+1 > (uint64(len(tab))-h.funcOff)/8 {
 		return h, false
 	}
 	return h, true
