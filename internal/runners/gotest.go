@@ -14,7 +14,7 @@ import (
 // tells tests about it, then lets it run. It always lets it run.
 func FollowGoTest(tr *tracer.Tracer, tests *attribution.Tests, ev *tracer.Event) {
 	end := phases.Start("Go test binary: uprobes")
-	lay, err := tr.FollowGoTest(ev.TGID, nsTGID(ev))
+	lay, err := tr.FollowGoTest(ev.TGID, ev.LocalTGID())
 	end()
 	goBinary(tests, ev, lay, err)
 	ev.Resume()
@@ -30,14 +30,6 @@ func FollowPreparedGoTest(tr *tracer.Tracer, tests *attribution.Tests, ev *trace
 	goBinary(tests, ev, lay, err)
 }
 
-// nsTGID is ev's process in this process's PID namespace.
-func nsTGID(ev *tracer.Event) uint32 {
-	if ev.NSTGID != 0 {
-		return ev.NSTGID
-	}
-	return ev.TGID
-}
-
 // goBinary tells tests about the Go test binary ev started, followed
 // with layout lay unless err says why not.
 func goBinary(tests *attribution.Tests, ev *tracer.Event, lay tracer.GoLayout, err error) {
@@ -49,7 +41,7 @@ func goBinary(tests *attribution.Tests, ev *tracer.Event, lay tracer.GoLayout, e
 	if pkg == "" {
 		pkg = filepath.Base(ev.String(tracer.SlotPath))
 	}
-	tests.GoBinary(ev.TGID, int(nsTGID(ev)), pkg, err == nil, problem, lay.HasTestMain())
+	tests.GoBinary(ev.TGID, int(ev.LocalTGID()), pkg, err == nil, problem, lay.HasTestMain())
 }
 
 // GoBinaries follows the Go test binaries of the tree: the uprobes of

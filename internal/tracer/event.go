@@ -298,11 +298,16 @@ func (e *Event) RepeatKey() (k RepeatKey, ok bool) {
 // an exec record with ExecStopped or ExecContents, a KindContents one
 // with ContentsStopped.
 func (e *Event) Resume() {
-	pid := e.NSTGID
-	if pid == 0 {
-		pid = e.TGID
+	syscall.Kill(int(e.LocalTGID()), syscall.SIGCONT)
+}
+
+// LocalTGID is the record's process as this process's PID namespace
+// numbers it: NSTGID when known, else TGID.
+func (e *Event) LocalTGID() uint32 {
+	if e.NSTGID != 0 {
+		return e.NSTGID
 	}
-	syscall.Kill(int(pid), syscall.SIGCONT)
+	return e.TGID
 }
 
 // SetSlot sets slot s of a record built by hand (for tests and replays).
