@@ -483,8 +483,12 @@ type trial struct {
 // when it has one), then runs rounds of every trial in turn, so that
 // whatever drifts on the machine meanwhile falls on all of them alike, and
 // returns each one's median wall time with writewatch's own figures from
-// its report.
+// its report. The first trial is the command run bare, whose exit status
+// the others' are checked against.
 func measure(trials []trial, runs int) ([]result, error) {
+	if len(trials) == 0 || trials[0].c.prefix != nil {
+		return nil, errors.New("measure: the first trial must be the command run bare")
+	}
 	res := make([]result, len(trials))
 	times := make([][]time.Duration, len(trials))
 	for i, t := range trials {

@@ -80,8 +80,8 @@ func TestGoTestAttribution(t *testing.T) {
 	for _, r := range runs {
 		t.Run(strings.Join(append(r.env, r.flags...), " "), func(t *testing.T) {
 			if slices.Contains(r.flags, "-ldflags=-linkmode=external") {
-				if _, err := exec.LookPath("gcc"); err != nil {
-					t.Skip("needs gcc, the go command's C compiler, to link externally")
+				if cc := goEnvCC(t); cc == "" {
+					t.Skip("needs the go command's C compiler (go env CC) to link externally")
 				}
 			}
 			root := goProject(t)
@@ -525,4 +525,22 @@ func TestGoTestBinaryFollowed(t *testing.T) {
 			t.Errorf("%s: got %+v, want %+v", path, got, want)
 		}
 	}
+}
+
+// goEnvCC is the path of the C compiler the go command links externally
+// with (go env CC), or "" when it is not installed.
+func goEnvCC(t *testing.T) string {
+	out, err := exec.Command("go", "env", "CC").Output()
+	if err != nil {
+		t.Fatalf("go env CC: %v", err)
+	}
+	cc := strings.Fields(string(out))
+	if len(cc) == 0 {
+		return ""
+	}
+	path, err := exec.LookPath(cc[0])
+	if err != nil {
+		return ""
+	}
+	return path
 }
