@@ -259,6 +259,7 @@ enum ww_stat {
 	WW_STAT_CONTENTS_STOP_ERR, /* processes not paused until contents were watched: bpf_send_signal failed */
 	WW_STAT_UNWATCHED_ALLOWED, /* of WW_STAT_ALLOWED: whose path may lead elsewhere while contents are not watched (unwatched_write) */
 	WW_STAT_URING_UNWATCHED, /* io_uring calls of the tree before the io_uring program was attached that it did not pause (lib/contents.h) */
+	WW_STAT_LOST_READS,      /* of WW_STAT_RINGBUF_FULL: read records (cross-test reads only) */
 	WW_STAT_MAX,
 };
 

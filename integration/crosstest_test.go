@@ -1,7 +1,9 @@
 package integration
 
 import (
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,5 +76,36 @@ func TestCrossTestReads(t *testing.T) {
 				t.Errorf("the summary does not say %q:\n%s", want, res.stderr)
 			}
 		})
+	}
+}
+
+// Read records lost to a full ring buffer cost cross-test reads, never
+// the verdict: a read changes nothing. writewatch is stopped while its
+// COMMAND reads 4,000 files it wrote, whose records overflow a 1 MiB
+// ring (the writes' records, made before, all arrive); the run ends with
+// its violations (86), complete, and a note that says what was lost.
+func TestLostReadsKeepTheVerdict(t *testing.T) {
+	root, _ := project(t)
+	dir := filepath.Join(root, "flood")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stopDir := t.TempDir()
+	stopper(t, stopDir)
+	res := ww(t, root, []string{"--ringbuf-mib", "1"}, opBin, "read-flood", dir, "4000", stopDir)
+	if res.code != 86 {
+		t.Fatalf("exit %d, want 86 (the files written are outside the allowlist)\n%s", res.code, res.stderr)
+	}
+	if res.rep.LostWrites != 0 {
+		t.Fatalf("%d write records lost: the flood's writes were to arrive, only its reads to overflow\n%s", res.rep.LostWrites, res.stderr)
+	}
+	if res.rep.Lost[report.LostRingbufFull] == 0 {
+		t.Fatalf("no record was lost (lost %v): the test proves nothing\n%s", res.rep.Lost, res.stderr)
+	}
+	if len(res.rep.Incomplete) != 0 {
+		t.Errorf("incomplete %q: only read records were lost", res.rep.Incomplete)
+	}
+	if !slices.ContainsFunc(res.rep.Notes, func(n string) bool { return strings.Contains(n, "reads of files the run wrote were not seen") }) {
+		t.Errorf("notes %q: want the one on lost reads", res.rep.Notes)
 	}
 }

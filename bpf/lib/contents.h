@@ -5,8 +5,8 @@
  * The filesystem witness (internal/witness) watches creates, deletes,
  * renames and attribute changes from the start; watching writes to the
  * contents of files on a whole filesystem costs every writer there, so a
- * run whose COMMAND has no privileges starts without them (user space
- * sets contents_state.lazy). It needs them only for a file that no record
+ * run outside --enforce starts without them (user space sets
+ * contents_state.lazy). It needs them only for a file that no record
  * judges: every file the tree opens for writing is judged from its
  * record, and the files COMMAND inherits are watched one by one. What is
  * left is a file that comes from outside the tree later, or a path to a

@@ -167,6 +167,8 @@ __noinline int send(struct event *e, __u32 off)
 		count(WW_STAT_RINGBUF_FULL);
 		if (e->hdr.kind == WW_EV_WRITE)
 			count(WW_STAT_LOST_WRITES);
+		else if (e->hdr.kind == WW_EV_READ)
+			count(WW_STAT_LOST_READS);
 		return 0;
 	}
 	return 1;

@@ -306,6 +306,9 @@ func (s *session) finish(rep *report.Report) error {
 			rep.LostRefusals = s.cfg.Enforce.Tier.LostRefusals(stats, s.refused)
 		}
 		rep.Incomplete = stats.Incomplete(s.cfg.Enforce != nil, s.fs.Active())
+		if stats.LostReads > 0 {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%d reads of files the run wrote were not seen (the kernel's ring buffer was full): cross-test reads among them are not listed", stats.LostReads))
+		}
 		if stats.WrittenFull > 0 {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%d written files were not watched for reads by other tests (the kernel's set of written files was full): cross-test reads of them are not listed", stats.WrittenFull))
 		}

@@ -15,8 +15,11 @@ import (
 //
 //   - LostWrites (of RingbufFull): write records dropped, the ring buffer
 //     being full. Their writes are unseen: blind.
-//   - RingbufFull less LostWrites: fork, exec, exit and test records
-//     dropped. The kernel keeps following the tree (a process is tracked
+//   - LostReads (of RingbufFull): read records dropped. A read changes
+//     nothing: some cross-test reads may not be listed (a note in the
+//     report), the verdict is not weakened.
+//   - RingbufFull less LostWrites and LostReads: fork, exec, exit, test
+//     and contents records dropped. The kernel keeps following the tree (a process is tracked
 //     before its fork record is sent, and survivors are read from the
 //     kernel's map), so no write record goes unseen; who wrote may be
 //     misnamed: attribution. But the filesystem witness tells the tree's
@@ -88,9 +91,9 @@ func (st Stats) Incomplete(enforcing, witnessing bool) []string {
 		why = append(why, fmt.Sprintf("%s lost: the ring buffer was full (writewatch fell behind, or was stopped)",
 			plural(st.LostWrites, "write record was", "write records were")))
 	}
-	if lost := st.RingbufFull - min(st.LostWrites, st.RingbufFull); witnessing && lost > 0 {
+	if lost := st.RingbufFull - min(st.LostWrites+st.LostReads, st.RingbufFull); witnessing && lost > 0 {
 		why = append(why, fmt.Sprintf("%s lost: the ring buffer was full, and the filesystem witness may not tell which changes on disk were the tree's",
-			plural(lost, "fork, exec, exit or test record was", "fork, exec, exit or test records were")))
+			plural(lost, "fork, exec, exit, test or contents record was", "fork, exec, exit, test or contents records were")))
 	}
 	if st.ProcMapFull > 0 {
 		why = append(why, fmt.Sprintf("%s not followed: the kernel's storage for them was full",

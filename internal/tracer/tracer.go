@@ -773,6 +773,7 @@ func (t *Tracer) Stats() (Stats, error) {
 		writewatchWwStatWW_STAT_CONTENTS_STOP_ERR: &s.ContentsStopErrors,
 		writewatchWwStatWW_STAT_UNWATCHED_ALLOWED: &s.UnwatchedAllowed,
 		writewatchWwStatWW_STAT_URING_UNWATCHED:   &s.URingUnwatched,
+		writewatchWwStatWW_STAT_LOST_READS:        &s.LostReads,
 	}
 	for i := range uint32(writewatchWwStatWW_STAT_MAX) {
 		var per []uint64
@@ -805,6 +806,9 @@ type Stats struct {
 	Repeats uint64
 	// LostWrites is the part of RingbufFull that were write records.
 	LostWrites uint64
+	// LostReads is the part of RingbufFull that were read records (reads
+	// of files the run wrote): cross-test reads that may not be listed.
+	LostReads uint64
 	// GoroutineMapFull counts goroutines whose test could not be
 	// recorded: their writes are reported as ambiguous, never misnamed.
 	GoroutineMapFull uint64

@@ -269,7 +269,8 @@ const (
 	writewatchWwStatWW_STAT_CONTENTS_STOP_ERR writewatchWwStat = 21
 	writewatchWwStatWW_STAT_UNWATCHED_ALLOWED writewatchWwStat = 22
 	writewatchWwStatWW_STAT_URING_UNWATCHED   writewatchWwStat = 23
-	writewatchWwStatWW_STAT_MAX               writewatchWwStat = 24
+	writewatchWwStatWW_STAT_LOST_READS        writewatchWwStat = 24
+	writewatchWwStatWW_STAT_MAX               writewatchWwStat = 25
 )
 
 type writewatchWwTier uint32

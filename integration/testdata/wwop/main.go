@@ -12,7 +12,8 @@
 // spin-churn DIR SECONDS (create and unlink files deep under DIR, by
 // absolute paths of about 3500 bytes, until time is up and at least 400
 // times: unlinks the kernel does not judge alone, so each one is a big
-// record for user space).
+// record for user space), read-flood DIR N STOPDIR (N files written,
+// then read with writewatch stopped: see readFlood).
 package main
 
 import (

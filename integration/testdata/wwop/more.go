@@ -17,6 +17,7 @@ import (
 
 // edgeOps are the operations of the edge-case suite.
 var edgeOps = map[string]func(a []string) error{
+	"read-flood": readFlood,
 	"fchdir": func(a []string) error {
 		fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY, 0)
 		if err != nil {
@@ -422,5 +423,52 @@ func mkdirUnfaulted(name uintptr) error {
 	if _, _, errno := unix.Syscall(unix.SYS_MKDIRAT, uintptr(cwd), name, 0o755); errno != 0 {
 		return errno
 	}
+	return nil
+}
+
+// readFlood DIR N STOPDIR writes N files with long names in DIR, in
+// batches its reader keeps up with, then has its parent (writewatch)
+// stopped through STOPDIR (the integration tests' stopper: its pid in
+// STOPDIR/stop, then STOPDIR/stopped), reads each file once, lets its
+// parent go on (STOPDIR/cont) and gives it a second to drain the ring
+// buffer before exiting: the reads' records overflow a small ring, no
+// other record does.
+func readFlood(a []string) error {
+	n, err := strconv.Atoi(a[1])
+	if err != nil {
+		return err
+	}
+	name := func(i int) string { return filepath.Join(a[0], fmt.Sprintf("%s%05d", strings.Repeat("f", 200), i)) }
+	for i := range n {
+		if err := openWrite(name(i), unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC); err != nil {
+			return err
+		}
+		if i%100 == 99 {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := os.WriteFile(filepath.Join(a[2], "stop"), fmt.Appendf(nil, "%d\n", os.Getppid()), 0o644); err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(a[2], "stopped")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return errors.New("read-flood: the parent was not stopped")
+		}
+	}
+	for i := range n {
+		fd, err := unix.Open(name(i), unix.O_RDONLY, 0)
+		if err != nil {
+			return err
+		}
+		unix.Close(fd)
+	}
+	if err := os.WriteFile(filepath.Join(a[2], "cont"), nil, 0o644); err != nil {
+		return err
+	}
+	time.Sleep(time.Second)
 	return nil
 }
