@@ -11,10 +11,19 @@ import (
 	"github.com/writewatch/writewatch/internal/report"
 )
 
-// Ops lists every Violation.Op, in the order of the table of operations
-// (ops.Names): the index of an op in Ops is its index in
+// WitnessOps are the operations only the filesystem witness names: a
+// change no system call record explains.
+var WitnessOps = [...]string{report.OpCreate, report.OpWrite, report.OpAttrib}
+
+// Ops lists every Violation.Op: the table of operations' (ops.Names), in
+// its order, then WitnessOps. The index of an op in Ops is its index in
 // Snapshot.Violations and Snapshot.Groups.
-var Ops = ops.Names()
+var Ops = func() (all [ops.Count + len(WitnessOps)]string) {
+	names := ops.Names()
+	n := copy(all[:], names[:])
+	copy(all[n:], WitnessOps[:])
+	return all
+}()
 
 // Actions lists every Violation.Action, in a fixed order: the index of an
 // action in Actions is its second index in Snapshot.Violations and

@@ -241,10 +241,15 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 	describe(NameProgSeconds, "The time the counted runs of a writewatch BPF program took, summed over every process that ran it.", "counter", labelProgram)
 
 	for i, name := range live.Ops {
-		op, _ := ops.ByName(name)
+		// The table's label for its operations; the witness's own are
+		// named as the report names them.
+		label := name
+		if op, ok := ops.ByName(name); ok {
+			label = op.Metric()
+		}
 		for j, action := range live.Actions {
-			put(NameViolations, float64(v.Violations[i][j]), op.Metric(), action)
-			put(NameGroups, float64(v.Groups[i][j]), op.Metric(), action)
+			put(NameViolations, float64(v.Violations[i][j]), label, action)
+			put(NameGroups, float64(v.Groups[i][j]), label, action)
 		}
 	}
 	put(NameEvents, float64(v.Events))

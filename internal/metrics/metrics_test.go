@@ -67,6 +67,8 @@ func dirtyReport() *report.Report {
 		{Op: "rename", Path: "/home/dev/b", Role: report.RoleNew, Count: 2, Action: report.ActionReported},
 		{Op: "unlink", Path: "/home/dev/gone", Action: report.ActionReported}, // Count 0 stands for 1
 		{Op: "chmod", Path: "/home/dev/.bashrc", Count: 2, Action: report.ActionBlockedKilled},
+		// Seen by the filesystem witness alone: no call record explains it.
+		{Op: report.OpCreate, Path: "/home/dev/sock", Action: report.ActionReported},
 	}
 	r.Survivors = []report.Proc{{PID: 42, Comm: "sleep"}}
 	r.Programs = []report.ProgramStat{
@@ -169,6 +171,8 @@ func TestFinalValuesMatchTheReport(t *testing.T) {
 		{NameViolations, map[string]string{"op": "chmod", "action": "blocked+killed"}, 2},
 		{NameGroups, map[string]string{"op": "chmod", "action": "blocked+killed"}, 1},
 		{NameViolations, map[string]string{"op": "chmod", "action": "reported"}, 0},
+		{NameViolations, map[string]string{"op": "create", "action": "reported"}, 1},
+		{NameGroups, map[string]string{"op": "create", "action": "reported"}, 1},
 		{NameLost, map[string]string{"cause": "ringbuf_full"}, 5},
 		{NameLost, map[string]string{"cause": "proc_map_full"}, 2},
 		{NameEvents, nil, 1234},
