@@ -16,7 +16,8 @@
 #                   name ending in -arm64 or -arm64-unsigned boots under
 #                   qemu-system-aarch64
 #   VMTEST_CACHE    where kernels are kept (default /var/cache/writewatch-vmtest, or $XDG_CACHE_HOME/writewatch-vmtest)
-#   VMTEST_TIMEOUT  seconds one boot may take (default 600)
+#   VMTEST_TIMEOUT  seconds one boot may take (default 1200: a boot takes 3 to
+#                   4 minutes on an idle machine, more than 10 in a slow spell)
 #   VMTEST_RUN      tests to run on every kernel (default: on x86-64, the
 #                   enforcement tests, two tracing ones, Go test attribution
 #                   and the exact-verdict cases, which the filesystem witness
@@ -45,7 +46,7 @@ die() {
 	exit 1
 }
 
-timeout_s=${VMTEST_TIMEOUT:-600}
+timeout_s=${VMTEST_TIMEOUT:-1200}
 [ "$mode" = bench ] && timeout_s=${VMTEST_TIMEOUT:-1800}
 run_amd64=${VMTEST_RUN:-'^(TestEnforce|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdict|TestContentsRoot)'}
 # On arm64: the LSM tier refusing each kind of write and the metadata

@@ -81,6 +81,15 @@ struct {
 	__type(value, __u32);
 } uring_later SEC(".maps");
 
+/* Set, and never cleared, once a privileged process of the tree (any
+ * effective capability, in its own user namespace too) has changed where
+ * paths lead, or made a child in namespaces of its own that may: a
+ * mount, chroot, pivot_root... From then on a path the tree names may
+ * lead elsewhere than it does for writewatch, and a write the filesystem
+ * witness never hears of (a shared mapping, Linux AIO) cannot be judged
+ * by that path (view_changed, lib/write.h). */
+volatile __u32 views_changed;
+
 static __always_inline struct contents_state *contents_of_run(void)
 {
 	__u32 zero = 0;
@@ -148,7 +157,11 @@ static __always_inline void contents_forked(struct task_struct *child, bool root
 		c->mnt_ns = (__u64)BPF_CORE_READ(child, nsproxy, mnt_ns);
 		return;
 	}
-	if (!c->lazy || !own_namespaces(child))
+	if (!own_namespaces(child))
+		return;
+	if (capable_now())
+		views_changed = 1;
+	if (!c->lazy)
 		return;
 	__sync_fetch_and_or(&c->window, capable_now() ? WW_WINDOW_ALL : WW_WINDOW_NS);
 	self = tracked_state();
@@ -238,13 +251,16 @@ static __always_inline bool contents_needed(__u32 why, struct file *taken)
  * window. */
 static __always_inline int contents_entered(long nr)
 {
-	struct contents_state *c = contents_lazy();
+	struct contents_state *c;
 
 	if (nr == NR_open_by_handle_at || nr == NR_acct)
 		return 0;
-	if (!c || !capable_now() || compat_syscall() || !tracked_state())
+	if (!capable_now() || compat_syscall() || !tracked_state())
 		return 0;
-	__sync_fetch_and_or(&c->window, WW_WINDOW_ALL);
+	views_changed = 1;
+	c = contents_lazy();
+	if (c)
+		__sync_fetch_and_or(&c->window, WW_WINDOW_ALL);
 	return 0;
 }
 

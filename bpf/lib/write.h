@@ -54,13 +54,49 @@ static __always_inline bool foreign_file(struct file *f)
 	return !internal_ns(ns) && ns != (unsigned long)t->nsproxy->mnt_ns;
 }
 
-/* Is the write one whose path may lead elsewhere while the filesystem
- * witness does not see changes to file contents (lib/contents.h): an
- * open or truncate that succeeded, made in the window, or of a file of
- * another mount namespace? */
+/* Does op write a file's contents with no event of the filesystem
+ * witness's (a shared mapping, Linux AIO)? It hears of such a write at
+ * the file's last close at best, which may come after the run, or from
+ * a process outside the tree. */
+static __always_inline bool unnotified(__u32 op)
+{
+	return op == WW_OP_MMAP || op == WW_OP_AIO;
+}
+
+/* May the path by which the current process reaches f lead elsewhere
+ * than it does for writewatch: the process is in another mount
+ * namespace than COMMAND's, f's mount is another namespace's, or a
+ * privileged process of the tree changed where paths lead
+ * (views_changed)? */
+static __always_inline bool view_changed(struct file *f)
+{
+	struct contents_state *c = contents_of_run();
+	struct task_struct *t = current_task();
+	struct mount *m;
+	unsigned long ns;
+
+	if (views_changed || !c || (__u64)t->nsproxy->mnt_ns != c->mnt_ns)
+		return true;
+	if (!f)
+		return false;
+	m = real_mount(KREAD(struct file, f, f_path.mnt));
+	ns = (unsigned long)KREAD(struct mount, m, mnt_ns);
+	return !internal_ns(ns) && ns != c->mnt_ns;
+}
+
+/* Is the write one whose path may lead elsewhere with no event of the
+ * filesystem witness's to tell (lib/contents.h): an open or truncate
+ * that succeeded, made in the window, or of a file of another mount
+ * namespace, while the witness does not see changes to file contents;
+ * or a write through a shared mapping or AIO, which it never sees, when
+ * the writer's view of paths may not be writewatch's? */
 static __always_inline bool unwatched_write(struct args *a, long ret, struct file *f)
 {
-	return ret >= 0 && (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT || a->op == WW_OP_TRUNCATE) &&
+	if (ret < 0)
+		return false;
+	if (unnotified(a->op))
+		return view_changed(f);
+	return (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT || a->op == WW_OP_TRUNCATE) &&
 	       (written_unwatched() || (contents_lazy() && foreign_file(f)));
 }
 

@@ -92,10 +92,16 @@ func (w *Watch) Contents(ev *tracer.Event) (judge bool) {
 // elsewhere and contents were not watched yet (tracer.Event.Unwatched:
 // in a mount namespace of the tree's own, while a privileged process
 // changed mounts or its root, or of a file whose mount is another
-// namespace's): one the judge found allowed makes the run
-// incomplete, since its path may have led to another file (those the
-// kernel found allowed are counted: tracer.Stats.UnwatchedAllowed).
+// namespace's), or a write through a shared mapping or Linux AIO, which
+// the witness never sees, once the tree's view of paths may differ from
+// writewatch's: one the judge found allowed makes the run incomplete,
+// since its path may have led to another file (those the kernel found
+// allowed are counted: tracer.Stats.UnwatchedAllowed).
 func (w *Watch) Unsettled(ev *tracer.Event, violations int) {
+	if ev.Unwatched && violations == 0 && (ev.Op == ops.Mmap || ev.Op == ops.Aio) {
+		w.Incompletely("a file was written through a shared mapping or Linux AIO where its path seemed allowed, while a mount or change of root of the tree's, or another mount namespace, could lead that path elsewhere: the filesystem witness does not see such writes")
+		return
+	}
 	if ev.Unwatched && violations == 0 {
 		w.Incompletely("a file was opened for writing where its path seemed allowed, while a mount of the tree's own, a change of root or another mount namespace could lead that path elsewhere, " +
 			"before the filesystem witness watched the contents of files")

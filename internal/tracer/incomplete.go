@@ -64,8 +64,11 @@ import (
 //     made while file contents were not watched and a mount could lead
 //     paths elsewhere (in a mount namespace of the tree's own, while a
 //     privileged process changed mounts or its root, or of a file whose
-//     mount is another namespace's): the allowed path may have led to a
-//     protected file: blind.
+//     mount is another namespace's); and writes through a shared
+//     mapping or Linux AIO, which the witness never sees, the kernel
+//     found allowed once the writer's view of paths may differ from
+//     writewatch's (bpf/lib/write.h, view_changed): the allowed path may
+//     have led to a protected file: blind.
 //   - FanotifyWritable: fanotify groups whose events hand the tree
 //     descriptors open for writing, of any file the group watches, with
 //     no open call; the kernel makes no fanotify event for writes
@@ -112,8 +115,8 @@ func (st Stats) Incomplete(enforcing, witnessing bool) []string {
 			plural(st.ContentsStopErrors, "process could", "processes could"), pick(st.ContentsStopErrors == 1, "it", "they")))
 	}
 	if st.UnwatchedAllowed > 0 {
-		why = append(why, fmt.Sprintf("%s where the path seemed allowed, while a mount of the tree's own, a change of root or another mount namespace could lead that path elsewhere, before the filesystem witness watched the contents of files",
-			plural(st.UnwatchedAllowed, "file was opened for writing", "files were opened for writing")))
+		why = append(why, fmt.Sprintf("%s where the path seemed allowed, while a mount of the tree's own, a change of root or another mount namespace could lead that path elsewhere, unseen by the filesystem witness",
+			plural(st.UnwatchedAllowed, "file was opened or mapped for writing", "files were opened or mapped for writing")))
 	}
 	if st.URingUnwatched > 0 {
 		why = append(why, fmt.Sprintf("%s of the tree came before writewatch's io_uring program was attached: the requests %s submitted were not seen",

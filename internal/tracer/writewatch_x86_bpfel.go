@@ -344,6 +344,7 @@ const (
 	writewatchVarUnusedTier        = "unused_tier"
 	writewatchVarUnusedVia         = "unused_via"
 	writewatchVarUseMarks          = "use_marks"
+	writewatchVarViewsChanged      = "views_changed"
 	writewatchVarWakeupBytes       = "wakeup_bytes"
 	writewatchVarWatchMetadata     = "watch_metadata"
 	writewatchVarWrittenFiles      = "written_files"
@@ -454,6 +455,7 @@ type writewatchVariableSpecs struct {
 	UnusedTier        *ebpf.VariableSpec `ebpf:"unused_tier"`
 	UnusedVia         *ebpf.VariableSpec `ebpf:"unused_via"`
 	UseMarks          *ebpf.VariableSpec `ebpf:"use_marks"`
+	ViewsChanged      *ebpf.VariableSpec `ebpf:"views_changed"`
 	WakeupBytes       *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 	WatchMetadata     *ebpf.VariableSpec `ebpf:"watch_metadata"`
 	WrittenFiles      *ebpf.VariableSpec `ebpf:"written_files"`
@@ -554,6 +556,7 @@ type writewatchVariables struct {
 	UnusedTier        *ebpf.Variable `ebpf:"unused_tier"`
 	UnusedVia         *ebpf.Variable `ebpf:"unused_via"`
 	UseMarks          *ebpf.Variable `ebpf:"use_marks"`
+	ViewsChanged      *ebpf.Variable `ebpf:"views_changed"`
 	WakeupBytes       *ebpf.Variable `ebpf:"wakeup_bytes"`
 	WatchMetadata     *ebpf.Variable `ebpf:"watch_metadata"`
 	WrittenFiles      *ebpf.Variable `ebpf:"written_files"`

@@ -13,7 +13,8 @@
 // absolute paths of about 3500 bytes, until time is up and at least 400
 // times: unlinks the kernel does not judge alone, so each one is a big
 // record for user space), read-flood DIR N STOPDIR (N files written,
-// then read with writewatch stopped: see readFlood).
+// then read with writewatch stopped: see readFlood), mmap-gc PATH (a
+// write through a shared mapping whose last close the kernel makes).
 package main
 
 import (

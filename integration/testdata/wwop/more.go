@@ -18,6 +18,7 @@ import (
 // edgeOps are the operations of the edge-case suite.
 var edgeOps = map[string]func(a []string) error{
 	"read-flood": readFlood,
+	"mmap-gc":    mmapGC,
 	"fchdir": func(a []string) error {
 		fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY, 0)
 		if err != nil {
@@ -467,6 +468,54 @@ func readFlood(a []string) error {
 		unix.Close(fd)
 	}
 	if err := os.WriteFile(filepath.Join(a[2], "cont"), nil, 0o644); err != nil {
+		return err
+	}
+	time.Sleep(time.Second)
+	return nil
+}
+
+// mmapGC PATH writes the start of PATH through a shared mapping, then
+// leaves its last descriptor in a cycle of Unix sockets nothing else
+// refers to, and makes the kernel collect it: the file's last close, the
+// one that tells the filesystem witness it was written, is made by the
+// kernel's worker, outside the tree.
+func mmapGC(a []string) error {
+	fd, err := unix.Open(a[0], unix.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	m, err := unix.Mmap(fd, 0, 4, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return err
+	}
+	copy(m, "MMAP")
+	if err := unix.Munmap(m); err != nil {
+		return err
+	}
+	pass := func(via, fd int) error { return unix.Sendmsg(via, []byte{'x'}, unix.UnixRights(fd), nil, 0) }
+	cycle := func(fds ...int) error {
+		sp, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_DGRAM, 0)
+		if err != nil {
+			return err
+		}
+		for _, fd := range fds {
+			if err := pass(sp[0], fd); err != nil {
+				return err
+			}
+		}
+		if err := errors.Join(pass(sp[0], sp[1]), pass(sp[1], sp[0])); err != nil {
+			return err
+		}
+		return errors.Join(unix.Close(sp[0]), unix.Close(sp[1]))
+	}
+	if err := cycle(fd); err != nil {
+		return err
+	}
+	if err := unix.Close(fd); err != nil {
+		return err
+	}
+	// Another cycle, closed: the kernel collects garbage then.
+	if err := cycle(); err != nil {
 		return err
 	}
 	time.Sleep(time.Second)
