@@ -829,7 +829,9 @@ func TestVerdictSharedMappingInAMountNamespace(t *testing.T) {
 	if res.code != 86 && res.code != 88 {
 		t.Fatalf("exit %d, want 88 (or 86): a file outside the allowlist was written\n%s", res.code, res.stderr)
 	}
-	if res.code == 88 && !slices.ContainsFunc(res.rep.Incomplete, func(r string) bool { return strings.Contains(r, "shared mapping") || strings.Contains(r, "mapped for writing") }) {
+	if res.code == 88 && !slices.ContainsFunc(res.rep.Incomplete, func(r string) bool {
+		return strings.Contains(r, "shared mapping") || strings.Contains(r, "mapped for writing")
+	}) {
 		t.Errorf("incomplete %q: want the shared mapping's reason", res.rep.Incomplete)
 	}
 }
