@@ -835,3 +835,29 @@ func TestVerdictSharedMappingInAMountNamespace(t *testing.T) {
 		t.Errorf("incomplete %q: want the shared mapping's reason", res.rep.Incomplete)
 	}
 }
+
+// A file outside the project and the home directory, opened read-only
+// and hard-linked into an allowed directory through its descriptor (""
+// with AT_EMPTY_PATH, or /proc/self/fd/N with AT_SYMLINK_FOLLOW), then
+// written through the new name, which is removed at once, as the
+// descriptor is: the link of the file is a violation, named by the path
+// the kernel walked during the call, with neither left to look at.
+func TestVerdictLinkOfAHeldFile(t *testing.T) {
+	root, outside := project(t)
+	victim := filepath.Join(outside, "victim")
+	for _, how := range []string{"fd", "proc"} {
+		t.Run(how, func(t *testing.T) {
+			writeFile(t, victim, "before\n")
+			res := ww(t, root, nil, opBin, "held-link", victim, filepath.Join(root, "tests", "sub", "h"), how)
+			if data, _ := os.ReadFile(victim); string(data) != "x\n" {
+				t.Fatalf("the file was not written through its link (%q): the test proves nothing\n%s", data, res.stderr)
+			}
+			if res.code != 86 {
+				t.Errorf("exit %d, want 86\n%s", res.code, res.stderr)
+			}
+			if v := violation(res.rep, "link", victim); v == nil || v.Role != report.RoleOld {
+				t.Errorf("link of %s: %+v, want a violation as the file linked; got %v\n%s", victim, v, keys(res.rep), res.stderr)
+			}
+		})
+	}
+}

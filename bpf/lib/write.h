@@ -185,9 +185,10 @@ static __always_inline bool allowed_here(struct event *e, struct args *a)
 
 	if (!use_marks || e->hdr.truncated)
 		return false;
-	/* Judged by the file behind it (see emit_write). */
+	/* Judged by the file behind it (see emit_write); a link's new name
+	 * is judged too, in user space. */
 	if (e->hdr.present & (1 << WW_SLOT_RESOLVED))
-		return clean & (1 << WW_SLOT_RESOLVED);
+		return a->op != WW_OP_LINK && (clean & (1 << WW_SLOT_RESOLVED));
 	/* The name may be a symlink to anywhere: user space follows it. */
 	if (follows_last(a))
 		return false;
@@ -212,6 +213,35 @@ __noinline int is_marker(struct event *e)
 }
 
 #define FMODE_CREATED (1u << 20) /* include/linux/fs.h: the open created the file */
+#define AT_SYMLINK_FOLLOW 0x400
+
+/*
+ * The descriptor of the process's own whose file the call acts on
+ * through the name it passed (data[0..len) of the record), or -1: a
+ * metadata change that follows /dev/stdout, /proc/self/fd/N and the
+ * like; a hard link of such a name with AT_SYMLINK_FOLLOW, or of ""
+ * with AT_EMPTY_PATH (dfd's file). A file with no name of its own (an
+ * O_TMPFILE, its dentry unhashed) is no other file than the new link:
+ * -1. Global, so verified once.
+ */
+__noinline int held_fd(__u32 op, __u32 flags, int dfd, __u32 len)
+{
+	struct file *f;
+	int fd;
+
+	if (op != WW_OP_LINK)
+		return is_metadata(op) && (flags & WW_META_FOLLOW) ? record_fd_link(len) : -1;
+	if ((flags & AT_EMPTY_PATH) && len == 1)
+		fd = dfd;
+	else if (flags & AT_SYMLINK_FOLLOW)
+		fd = record_fd_link(len);
+	else
+		return -1;
+	f = fd_file(fd);
+	if (!f || !BPF_CORE_READ(f, f_path.dentry, d_hash.pprev))
+		return -1;
+	return fd;
+}
 
 /*
  * A write to file (a struct file's address) that this process already
@@ -285,9 +315,10 @@ static __always_inline int write_record(struct args *a, long ret, __u16 via, __u
 	bool kstr = via == WW_VIA_IO_URING;
 	bool opened = bits & WR_OPENED;
 	/* Judged by a file rather than by its name: the file an open opened,
-	 * the descriptor an fd-based call acted on, or (below) the descriptor
-	 * a metadata change names as /dev/stdout, /proc/self/fd/N and the
-	 * like, which it follows. What follows asks the record whether it
+	 * the descriptor an fd-based call acted on, or (below, held_fd) the
+	 * descriptor a metadata change names as /dev/stdout, /proc/self/fd/N
+	 * and the like, which it follows, and the one a hard link is made
+	 * from (the link's new name is judged too). What follows asks the record whether it
 	 * holds such a file (its resolved slot), not a flag of its own: one
 	 * more flag doubled the paths the verifier walks, and --enforce's
 	 * start-up time. */
@@ -320,8 +351,7 @@ static __always_inline int write_record(struct args *a, long ret, __u16 via, __u
 		/* Whether the open made the file. */
 		if (bits & WR_CREATED)
 			e->hdr.flags |= WW_OPEN_CREATED;
-	} else if (is_metadata(a->op) && (a->flags & WW_META_FOLLOW) && !kstr &&
-		 (link_fd = record_fd_link(e->hdr.len[WW_SLOT_PATH])) >= 0)
+	} else if (!kstr && (link_fd = held_fd(a->op, a->flags, a->dfd, e->hdr.len[WW_SLOT_PATH])) >= 0)
 		off = put_file(e, off, WW_SLOT_RESOLVED, (__u64)(f = fd_file(link_fd)));
 
 	/* Landlock refused it (or the file's permissions did): unless the

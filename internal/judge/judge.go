@@ -160,8 +160,9 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 		// file linked is judged too. One the process names by a
 		// descriptor it holds (linkat of /proc/self/fd/N, or of "" with
 		// AT_EMPTY_PATH) is most often an O_TMPFILE, which has no other
-		// name; but a file opened read-only can be linked the same way,
-		// so Held is asked which file it was.
+		// name; but a file opened read-only can be linked the same way:
+		// the kernel sends its path, walked during the call, or Held is
+		// asked which file it was.
 		// linkat with AT_SYMLINK_FOLLOW (ln -L) links the file a
 		// symlink in the source's last component points to.
 		src := slotView(ev, tracer.SlotPath)
@@ -174,7 +175,18 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 			return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved(pathwalk.Entry))
 		}
 		linked := j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved(pathwalk.Entry)
-		if j.Held != nil && ev.Ret >= 0 && !ev.ViaIOUring && !linked.Truncated {
+		switch {
+		case ev.Ret < 0 || ev.ViaIOUring:
+		case ev.Has(tracer.SlotResolved):
+			// The kernel walked the descriptor's file during the call
+			// (it leaves out one with no name of its own: an
+			// O_TMPFILE).
+			out = append(out, Verdict{
+				Op: op, Role: report.RoleOld, Requested: src,
+				Path:      j.view(ev.AppendDir(j.scratch(), tracer.SlotResolved)),
+				Truncated: ev.Truncated(tracer.SlotResolved),
+			})
+		case j.Held != nil && !linked.Truncated:
 			if p, ok := j.Held(ev, src, linked.Path); ok {
 				out = append(out, Verdict{Op: op, Role: report.RoleOld, Path: p, Requested: src})
 			}

@@ -14,7 +14,8 @@
 // times: unlinks the kernel does not judge alone, so each one is a big
 // record for user space), read-flood DIR N STOPDIR (N files written,
 // then read with writewatch stopped: see readFlood), mmap-gc PATH (a
-// write through a shared mapping whose last close the kernel makes).
+// write through a shared mapping whose last close the kernel makes),
+// held-link FILE NEW fd|proc (see heldLink).
 package main
 
 import (

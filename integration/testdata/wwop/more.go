@@ -19,6 +19,7 @@ import (
 var edgeOps = map[string]func(a []string) error{
 	"read-flood": readFlood,
 	"mmap-gc":    mmapGC,
+	"held-link":  heldLink,
 	"fchdir": func(a []string) error {
 		fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY, 0)
 		if err != nil {
@@ -520,4 +521,31 @@ func mmapGC(a []string) error {
 	}
 	time.Sleep(time.Second)
 	return nil
+}
+
+// heldLink FILE NEW fd|proc opens FILE read-only and links it as NEW
+// through the descriptor (fd: "" with AT_EMPTY_PATH; proc:
+// /proc/self/fd/N with AT_SYMLINK_FOLLOW), closes it, writes FILE
+// through NEW and removes NEW: the descriptor and the new name are gone
+// before writewatch reads the record.
+func heldLink(a []string) error {
+	fd, err := unix.Open(a[0], unix.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	if a[2] == "proc" {
+		err = unix.Linkat(unix.AT_FDCWD, fmt.Sprintf("/proc/self/fd/%d", fd), unix.AT_FDCWD, a[1], unix.AT_SYMLINK_FOLLOW)
+	} else {
+		err = unix.Linkat(fd, "", unix.AT_FDCWD, a[1], unix.AT_EMPTY_PATH)
+	}
+	if err != nil {
+		return err
+	}
+	if err := unix.Close(fd); err != nil {
+		return err
+	}
+	if err := openWrite(a[1], unix.O_WRONLY|unix.O_TRUNC); err != nil {
+		return err
+	}
+	return unix.Unlink(a[1])
 }
