@@ -40,7 +40,8 @@ enum ww_op {
 	X(ioctl) X(file_setattr)
 
 /* The ioctl commands that change inode flags (WW_OP_SETFLAGS), as X(cmd). */
-#define WW_SETFLAGS_IOCTLS(X) X(0x40086602) X(0x401c5820)
+#define WW_SETFLAGS_IOCTLS(X) X(0x40086602) X(0x401c5820) X(0x40087602) \
+	X(0x40086604)
 
 /* Every syscall that produces an operation: those whose arguments
  * sys_enter stores for sys_exit: every case of its switch but the fork

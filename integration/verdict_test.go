@@ -245,6 +245,7 @@ func TestVerdictInodeFlags(t *testing.T) {
 	}{
 		{"FS_IOC_SETFLAGS", nil, []string{opBin, "setflags", "config.toml", "A"}},
 		{"FS_IOC_FSSETXATTR", nil, []string{opBin, "fssetxattr", "config.toml"}},
+		{"FS_IOC_SETVERSION", nil, []string{opBin, "setversion", "config.toml"}},
 		{"audit", []string{"--audit"}, []string{opBin, "setflags", "config.toml", "A"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

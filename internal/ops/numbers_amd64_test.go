@@ -58,6 +58,9 @@ func TestIoctls(t *testing.T) {
 	want := map[string]uint32{
 		"FS_IOC_SETFLAGS":   unix.FS_IOC_SETFLAGS,
 		"FS_IOC_FSSETXATTR": iow('X', 32, 28), // struct fsxattr: 28 bytes
+		// long: 8 bytes.
+		"FS_IOC_SETVERSION":   iow('v', 2, 8),
+		"EXT4_IOC_SETVERSION": iow('f', 4, 8),
 	}
 	for _, c := range ioctls {
 		if want[c.name] != c.cmd {

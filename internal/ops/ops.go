@@ -141,8 +141,8 @@ var table = [...]row{
 }
 
 // ioctls are the ioctl commands that change a file's inode flags
-// (chattr +i, +a, ...): of the ioctls, the only ones that are a write
-// (Setflags). The kernel side (WW_SETFLAGS_IOCTLS) and the metadata
+// (chattr +i, +a, ...) or its generation (chattr -v): of the ioctls,
+// the only ones that are a write (Setflags). The kernel side (WW_SETFLAGS_IOCTLS) and the metadata
 // guard's filter look at these commands only.
 var ioctls = []struct {
 	name string
@@ -150,6 +150,9 @@ var ioctls = []struct {
 }{
 	{"FS_IOC_SETFLAGS", 0x40086602},   // _IOW('f', 2, long)
 	{"FS_IOC_FSSETXATTR", 0x401c5820}, // _IOW('X', 32, struct fsxattr)
+	// The inode's generation (chattr -v), under its two names.
+	{"FS_IOC_SETVERSION", 0x40087602},   // _IOW('v', 2, long)
+	{"EXT4_IOC_SETVERSION", 0x40086604}, // _IOW('f', 4, long)
 }
 
 // Ioctls are the ioctl commands that are Setflags writes.
