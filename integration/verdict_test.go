@@ -862,3 +862,40 @@ func TestVerdictLinkOfAHeldFile(t *testing.T) {
 		})
 	}
 }
+
+// A call that follows a symlink in an allowed directory to a file
+// outside the allowlist, and whose change the filesystem witness does
+// not see while contents are not watched (truncate, a modification time
+// alone, a hard link with AT_SYMLINK_FOLLOW then written through), with
+// the symlink replaced right after the call by one to an allowed file:
+// the judge, which follows the link after the call, cannot tell which
+// file was changed. The run never passes: it is a violation (86) or
+// incomplete (88).
+func TestVerdictSymlinkReplacedAfterTheCall(t *testing.T) {
+	root, outside := project(t)
+	victim := filepath.Join(outside, "victim")
+	dir := filepath.Join(root, "tests", "sub")
+	for _, call := range []string{"truncate", "mtime", "link"} {
+		t.Run(call, func(t *testing.T) {
+			for _, name := range []string{"t", "l", "h"} {
+				os.Remove(filepath.Join(dir, name))
+			}
+			writeFile(t, victim, "before\n")
+			var before unix.Stat_t
+			if err := unix.Stat(victim, &before); err != nil {
+				t.Fatal(err)
+			}
+			res := ww(t, root, nil, opBin, "swap-after", call, dir, victim)
+			var after unix.Stat_t
+			if err := unix.Stat(victim, &after); err != nil {
+				t.Fatal(err)
+			}
+			if after.Size == before.Size && after.Mtim == before.Mtim {
+				t.Fatalf("%s did not change the file: the test proves nothing\n%s", call, res.stderr)
+			}
+			if res.code != 86 && res.code != 88 {
+				t.Errorf("exit %d, want 86 or 88: a file outside the allowlist changed\n%s", res.code, res.stderr)
+			}
+		})
+	}
+}

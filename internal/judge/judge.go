@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
@@ -31,6 +32,11 @@ type Verdict struct {
 	Truncated bool   // the path was cut to fit the kernel's buffers
 	// entry is the allowlist entry that matched Path, nil when none did.
 	entry *allowlist.Entry
+	// since is when the call was made, for a path whose lookup may have
+	// changed since (unseen); replaced says it did: a symlink on the
+	// way changed, or an entry was made, after the call.
+	since    time.Time
+	replaced bool
 	// refusedAllowed marks a write the allowlist allows but enforcement
 	// refused: an entry the kernel cannot express exactly.
 	refusedAllowed bool
@@ -64,6 +70,10 @@ type Judge struct {
 	// call named it by a descriptor the process holds (see written):
 	// ok is false when that descriptor's file has no other name.
 	Held func(ev *tracer.Event, fdPath, linkPath string) (path string, ok bool)
+	// Replaced, when set, is told of a path found allowed whose lookup
+	// may have gone elsewhere when the call was made: a symlink on the
+	// way was replaced, or a directory made, after it (Verdict.replaced).
+	Replaced func(ev *tracer.Event, path string)
 	// Landlock says COMMAND runs under Landlock (the landlock tier),
 	// which refuses every write outside the grants with EACCES. The
 	// kernel marks a refusal by the name the call passed; one through a
@@ -108,6 +118,9 @@ func (j *Judge) Record(ev *tracer.Event) []Verdict {
 		// A cut path cannot be judged for sure: report it rather than
 		// let it pass.
 		if allowed && !v.Truncated && !refusedAllowed {
+			if v.replaced && j.Replaced != nil {
+				j.Replaced(ev, v.Path)
+			}
 			continue
 		}
 		v.entry, v.refusedAllowed = entry, refusedAllowed
@@ -167,8 +180,13 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 		// symlink in the source's last component points to.
 		src := slotView(ev, tracer.SlotPath)
 		if ev.Op == ops.Rename || !heldOpen(src) {
-			old := j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir).resolved(pathwalk.Entry)
-			if ev.Op == ops.Link && ev.Flags&unix.AT_SYMLINK_FOLLOW != 0 {
+			old := j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir)
+			follow := ev.Op == ops.Link && ev.Flags&unix.AT_SYMLINK_FOLLOW != 0
+			if follow && unseen(ev) {
+				old.since = ev.Time
+			}
+			old = old.resolved(pathwalk.Entry)
+			if follow {
 				old = old.followed()
 			}
 			out = append(out, old)
@@ -232,7 +250,11 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 	if ev.Op.Metadata() {
 		last = pathwalk.NoFollow
 	}
-	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir).resolved(last)
+	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir)
+	if unseen(ev) {
+		t.since = ev.Time
+	}
+	t = t.resolved(last)
 	// chmod and the like, truncate, and an open that failed or was an
 	// io_uring request follow a symlink in the last component too.
 	if followsLast(ev) {
@@ -258,6 +280,28 @@ func followsLast(ev *tracer.Event) bool {
 	return false
 }
 
+// unseen reports whether the record is of a call that succeeded, that
+// follows symlinks in the path the judge resolves after it, and whose
+// change the filesystem witness may not see to name the file itself:
+// truncate and utimensat change a file's contents or a time alone
+// (seen only while contents are watched, an access time never), and a
+// hard link with AT_SYMLINK_FOLLOW makes a name in a directory the
+// allowlist may allow, of a file it may not. For those, a symlink
+// replaced (or a directory made) on the way after the call makes the
+// path the judge finds unsure (Verdict.replaced).
+func unseen(ev *tracer.Event) bool {
+	if ev.Ret < 0 || ev.ViaIOUring {
+		return false
+	}
+	switch ev.Op {
+	case ops.Truncate, ops.Link:
+		return true
+	case ops.Utimes:
+		return ev.Flags&tracer.MetaFollow != 0
+	}
+	return false
+}
+
 // followed follows a symlink in the last component of the entry t
 // names, to the file it points to while it is there, or to the name it
 // points to when that file is missing (a dangling link, which an open
@@ -269,7 +313,7 @@ func (t Verdict) followed() Verdict {
 	if t.Truncated || strings.HasPrefix(t.Path, "/proc/") || strings.HasPrefix(t.Path, "/dev/") {
 		return t
 	}
-	if real, err := pathwalk.Resolve(t.Path, pathwalk.Options{Last: pathwalk.Follow}); err == nil || errors.Is(err, fs.ErrNotExist) {
+	if real, err := pathwalk.Resolve(t.Path, pathwalk.Options{Last: pathwalk.Follow, Since: t.since, Replaced: &t.replaced}); err == nil || errors.Is(err, fs.ErrNotExist) {
 		t.Path = real
 	}
 	return t
@@ -304,7 +348,7 @@ func (t Verdict) resolved(last pathwalk.Last) Verdict {
 		t.Path = filepath.Clean(t.Path)
 		return t
 	}
-	t.Path, _ = pathwalk.Resolve(t.Path, pathwalk.Options{Last: last})
+	t.Path, _ = pathwalk.Resolve(t.Path, pathwalk.Options{Last: last, Since: t.since, Replaced: &t.replaced})
 	return t
 }
 

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // MaxLinks is how many symlinks one lookup follows, the kernel's
@@ -54,6 +55,16 @@ type Options struct {
 	// root. A Dir outside it (a process that left its chroot) is walked
 	// from this process's root.
 	Root string
+	// Since, when set, is when the call whose path this is was made.
+	// A symlink the walk follows that changed after it (its ctime, a
+	// link being never written: its making, a rename, a chown) tells
+	// that the lookup the call made may have gone elsewhere: Replaced
+	// is then set, if not nil. The kernel stamps file times with its
+	// coarse clock, which lags (by more than a tick, measured, where
+	// the machine is a busy VM's): a link changed up to ChangeSlack
+	// before Since counts too.
+	Since    time.Time
+	Replaced *bool
 }
 
 var (
@@ -148,6 +159,10 @@ func walk(p string, o Options, root string) (string, bool, error) {
 		if err != nil {
 			return filepath.Clean(next + "/" + rest), false, err
 		}
+		// /proc makes its entries when they are looked up.
+		if fi.Mode()&os.ModeSymlink != 0 && !o.Since.IsZero() && o.Replaced != nil && !*o.Replaced && !strings.HasPrefix(next, "/proc/") {
+			*o.Replaced = changedSince(fi, o.Since)
+		}
 		if fi.Mode()&os.ModeSymlink == 0 {
 			dest = next
 			continue
@@ -183,6 +198,21 @@ func walk(p string, o Options, root string) (string, bool, error) {
 		return "/", false, nil
 	}
 	return dest, false, nil
+}
+
+// ChangeSlack is how long before Options.Since a symlink's change
+// still counts as after it: the kernel's coarse clock, which stamps
+// file times, lagged by up to 6.3 ms (a 4 ms tick) on a busy VM.
+const ChangeSlack = 50 * time.Millisecond
+
+// changedSince says whether the symlink fi changed (its ctime) after t,
+// less ChangeSlack.
+func changedSince(fi os.FileInfo, t time.Time) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	return time.Unix(st.Ctim.Sec, st.Ctim.Nsec).After(t.Add(-ChangeSlack))
 }
 
 // Descriptor reads the target of a link under /proc (/proc/PID/fd/N,

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // tree builds a project and another directory, with links: tests/x -> .,
@@ -233,6 +234,41 @@ func TestWithin(t *testing.T) {
 	} {
 		if got := Within(c.path, c.dir); got != c.want {
 			t.Errorf("Within(%q, %q) = %v, want %v", c.path, c.dir, got, c.want)
+		}
+	}
+}
+
+// A symlink on the way that changed after the call (or up to
+// ChangeSlack before it) sets Replaced; one older does not, nor a walk
+// without Since, nor a path with no symlink.
+func TestResolveReplaced(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/file", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("file", dir+"/link"); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for _, c := range []struct {
+		name  string
+		path  string
+		since time.Time
+		want  bool
+	}{
+		{"link made after the call", dir + "/link", now.Add(-time.Hour), true},
+		{"link made just before the call", dir + "/link", now.Add(ChangeSlack / 2), true},
+		{"link made long before the call", dir + "/link", now.Add(time.Hour), false},
+		{"no Since", dir + "/link", time.Time{}, false},
+		{"no symlink", dir + "/file", now.Add(-time.Hour), false},
+	} {
+		replaced := false
+		got, err := Resolve(c.path, Options{Last: Follow, Since: c.since, Replaced: &replaced})
+		if err != nil || got != dir+"/file" {
+			t.Errorf("%s: Resolve = %q, %v; want %q", c.name, got, err, dir+"/file")
+		}
+		if replaced != c.want {
+			t.Errorf("%s: replaced %v, want %v", c.name, replaced, c.want)
 		}
 	}
 }

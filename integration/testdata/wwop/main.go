@@ -15,7 +15,8 @@
 // record for user space), read-flood DIR N STOPDIR (N files written,
 // then read with writewatch stopped: see readFlood), mmap-gc PATH (a
 // write through a shared mapping whose last close the kernel makes),
-// held-link FILE NEW fd|proc (see heldLink).
+// held-link FILE NEW fd|proc (see heldLink), swap-after CALL DIR TARGET
+// (see swapAfter).
 package main
 
 import (

@@ -20,6 +20,7 @@ var edgeOps = map[string]func(a []string) error{
 	"read-flood": readFlood,
 	"mmap-gc":    mmapGC,
 	"held-link":  heldLink,
+	"swap-after": swapAfter,
 	"fchdir": func(a []string) error {
 		fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY, 0)
 		if err != nil {
@@ -548,4 +549,48 @@ func heldLink(a []string) error {
 		return err
 	}
 	return unix.Unlink(a[1])
+}
+
+// swapAfter CALL DIR TARGET makes DIR/t and a symlink DIR/l to TARGET,
+// makes CALL through DIR/l (truncate: truncate(2); mtime: utimensat
+// setting the modification time alone; link: linkat with
+// AT_SYMLINK_FOLLOW to DIR/h, then a write through DIR/h, which is
+// removed), and at once replaces DIR/l with a symlink to t.
+func swapAfter(a []string) error {
+	dir, l := a[1], filepath.Join(a[1], "l")
+	if err := openWrite(filepath.Join(dir, "t"), unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC); err != nil {
+		return err
+	}
+	if err := unix.Symlink(a[2], l); err != nil {
+		return err
+	}
+	var err error
+	switch a[0] {
+	case "truncate":
+		err = unix.Truncate(l, 0)
+	case "mtime":
+		ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Sec: 1_000_000}}
+		err = unix.UtimesNanoAt(unix.AT_FDCWD, l, ts, 0)
+	case "link":
+		err = unix.Linkat(unix.AT_FDCWD, l, unix.AT_FDCWD, filepath.Join(dir, "h"), unix.AT_SYMLINK_FOLLOW)
+	default:
+		err = fmt.Errorf("swap-after %q: want truncate, mtime or link", a[0])
+	}
+	if err != nil {
+		return err
+	}
+	if err := unix.Symlink("t", l+"2"); err != nil {
+		return err
+	}
+	if err := unix.Rename(l+"2", l); err != nil {
+		return err
+	}
+	if a[0] != "link" {
+		return nil
+	}
+	h := filepath.Join(dir, "h")
+	if err := openWrite(h, unix.O_WRONLY|unix.O_TRUNC); err != nil {
+		return err
+	}
+	return unix.Unlink(h)
 }
