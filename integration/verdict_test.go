@@ -823,17 +823,31 @@ func TestVerdictSharedMappingInAMountNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	script := fmt.Sprintf("mount --bind %s %s && %s mmap-gc %s/victim", outside, mnt, opBin, mnt)
-	res := ww(t, root, nil, "unshare", "-m", "sh", "-c", script)
-	if data, _ := os.ReadFile(victim); !strings.HasPrefix(string(data), "MMAP") {
-		t.Fatalf("the file was not written (%q): the test proves nothing\n%s", data, res.stderr)
-	}
-	if res.code != 86 && res.code != 88 {
-		t.Fatalf("exit %d, want 88 (or 86): a file outside the allowlist was written\n%s", res.code, res.stderr)
-	}
-	if res.code == 88 && !slices.ContainsFunc(res.rep.Incomplete, func(r string) bool {
-		return strings.Contains(r, "shared mapping") || strings.Contains(r, "mapped for writing")
-	}) {
-		t.Errorf("incomplete %q: want the shared mapping's reason", res.rep.Incomplete)
+	// In a mount namespace of the tree's own, and in COMMAND's (the
+	// bind mount then undone).
+	for _, c := range []struct {
+		name string
+		cmd  []string
+	}{
+		{"own namespace", []string{"unshare", "-m", "sh", "-c", script}},
+		{"COMMAND's namespace", []string{"sh", "-c", script + "; umount " + mnt}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
+			writeFile(t, victim, "before\n")
+			res := ww(t, root, nil, c.cmd...)
+			if data, _ := os.ReadFile(victim); !strings.HasPrefix(string(data), "MMAP") {
+				t.Fatalf("the file was not written (%q): the test proves nothing\n%s", data, res.stderr)
+			}
+			if res.code != 86 && res.code != 88 {
+				t.Fatalf("exit %d, want 88 (or 86): a file outside the allowlist was written\n%s", res.code, res.stderr)
+			}
+			if res.code == 88 && !slices.ContainsFunc(res.rep.Incomplete, func(r string) bool {
+				return strings.Contains(r, "shared mapping") || strings.Contains(r, "mapped for writing")
+			}) {
+				t.Errorf("incomplete %q: want the shared mapping's reason", res.rep.Incomplete)
+			}
+		})
 	}
 }
 

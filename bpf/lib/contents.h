@@ -82,12 +82,13 @@ struct {
 } uring_later SEC(".maps");
 
 /* Set, and never cleared, once a privileged process of the tree (any
- * effective capability, in its own user namespace too) has changed where
- * paths lead, or made a child in namespaces of its own that may: a
- * mount, chroot, pivot_root... From then on a path the tree names may
- * lead elsewhere than it does for writewatch, and a write the filesystem
- * witness never hears of (a shared mapping, Linux AIO) cannot be judged
- * by that path (view_changed, lib/write.h). */
+ * effective capability) in COMMAND's mount namespace has called one of
+ * the calls that change where paths lead there: a mount, chroot,
+ * pivot_root... From then on a path the tree names may lead elsewhere
+ * than it does for writewatch, and a write the filesystem witness never
+ * hears of (a shared mapping, Linux AIO) cannot be judged by that path
+ * (view_changed, lib/write.h). A process in a mount namespace of its own
+ * changes its own view, which view_changed tells by the namespace. */
 volatile __u32 views_changed;
 
 static __always_inline struct contents_state *contents_of_run(void)
@@ -157,11 +158,7 @@ static __always_inline void contents_forked(struct task_struct *child, bool root
 		c->mnt_ns = (__u64)BPF_CORE_READ(child, nsproxy, mnt_ns);
 		return;
 	}
-	if (!own_namespaces(child))
-		return;
-	if (capable_now())
-		views_changed = 1;
-	if (!c->lazy)
+	if (!c->lazy || !own_namespaces(child))
 		return;
 	__sync_fetch_and_or(&c->window, capable_now() ? WW_WINDOW_ALL : WW_WINDOW_NS);
 	self = tracked_state();
@@ -257,7 +254,9 @@ static __always_inline int contents_entered(long nr)
 		return 0;
 	if (!capable_now() || compat_syscall() || !tracked_state())
 		return 0;
-	views_changed = 1;
+	c = contents_of_run();
+	if (c && (__u64)current_task()->nsproxy->mnt_ns == c->mnt_ns) /* direct loads (lib/kread.h) */
+		views_changed = 1;
 	c = contents_lazy();
 	if (c)
 		__sync_fetch_and_or(&c->window, WW_WINDOW_ALL);
