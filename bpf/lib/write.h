@@ -222,7 +222,10 @@ __noinline int is_marker(struct event *e)
  * like; a hard link of such a name with AT_SYMLINK_FOLLOW, or of ""
  * with AT_EMPTY_PATH (dfd's file). A file with no name of its own (an
  * O_TMPFILE, its dentry unhashed) is no other file than the new link:
- * -1. Global, so verified once.
+ * -1. The empty name may not be readable at the exit (Linux 6.12 does
+ * not read it); with AT_EMPTY_PATH, an unread name and dfd's file not a
+ * directory say the same: a name relative to a file fails, and a
+ * directory is never linked. Global, so verified once.
  */
 __noinline int held_fd(__u32 op, __u32 flags, int dfd, __u32 len)
 {
@@ -231,14 +234,15 @@ __noinline int held_fd(__u32 op, __u32 flags, int dfd, __u32 len)
 
 	if (op != WW_OP_LINK)
 		return is_metadata(op) && (flags & WW_META_FOLLOW) ? record_fd_link(len) : -1;
-	if ((flags & AT_EMPTY_PATH) && len == 1)
+	if ((flags & AT_EMPTY_PATH) && len <= 1)
 		fd = dfd;
 	else if (flags & AT_SYMLINK_FOLLOW)
 		fd = record_fd_link(len);
 	else
 		return -1;
 	f = fd_file(fd);
-	if (!f || !BPF_CORE_READ(f, f_path.dentry, d_hash.pprev))
+	if (!f || !BPF_CORE_READ(f, f_path.dentry, d_hash.pprev) ||
+	    (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT_BITS) == S_IFDIR_BITS)
 		return -1;
 	return fd;
 }
