@@ -34,7 +34,7 @@ type Verdict struct {
 	entry *allowlist.Entry
 	// since is when the call was made, for a path whose lookup may have
 	// changed since (unseen); replaced says it did: a symlink on the
-	// way changed, or an entry was made, after the call.
+	// way changed after the call.
 	since    time.Time
 	replaced bool
 	// refusedAllowed marks a write the allowlist allows but enforcement
@@ -72,7 +72,7 @@ type Judge struct {
 	Held func(ev *tracer.Event, fdPath, linkPath string) (path string, ok bool)
 	// Replaced, when set, is told of a path found allowed whose lookup
 	// may have gone elsewhere when the call was made: a symlink on the
-	// way was replaced, or a directory made, after it (Verdict.replaced).
+	// way was replaced after it (Verdict.replaced).
 	Replaced func(ev *tracer.Event, path string)
 	// Landlock says COMMAND runs under Landlock (the landlock tier),
 	// which refuses every write outside the grants with EACCES. The
@@ -287,7 +287,7 @@ func followsLast(ev *tracer.Event) bool {
 // (seen only while contents are watched, an access time never), and a
 // hard link with AT_SYMLINK_FOLLOW makes a name in a directory the
 // allowlist may allow, of a file it may not. For those, a symlink
-// replaced (or a directory made) on the way after the call makes the
+// replaced on the way after the call makes the
 // path the judge finds unsure (Verdict.replaced).
 func unseen(ev *tracer.Event) bool {
 	if ev.Ret < 0 || ev.ViaIOUring {
