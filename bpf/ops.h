@@ -31,6 +31,10 @@ enum ww_op {
 #define WW_METADATA_OPS(X) X(CHMOD) X(CHOWN) X(UTIMES) X(SETXATTR) \
 	X(REMOVEXATTR) X(SETFLAGS)
 
+/* The writes the filesystem witness never hears of (ops.Unnotified),
+ * as X(NAME) for WW_OP_NAME. */
+#define WW_UNNOTIFIED_OPS(X) X(MMAP) X(AIO)
+
 /* The syscalls that produce the metadata changes, as X(name) for NR_name:
  * their cases in sys_enter, and stash_meta_call. */
 #define META_SYSCALLS(X) X(chmod) X(fchmod) X(fchmodat) X(fchmodat2) X(chown) \

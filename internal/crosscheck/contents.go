@@ -98,7 +98,7 @@ func (w *Watch) Contents(ev *tracer.Event) (judge bool) {
 // since its path may have led to another file (those the kernel found
 // allowed are counted: tracer.Stats.UnwatchedAllowed).
 func (w *Watch) Unsettled(ev *tracer.Event, violations int) {
-	if ev.Unwatched && violations == 0 && (ev.Op == ops.Mmap || ev.Op == ops.Aio) {
+	if ev.Unwatched && violations == 0 && ev.Op.Unnotified() {
 		w.Incompletely("a file was written through a shared mapping or Linux AIO where its path seemed allowed, while a mount or change of root of the tree's, or another mount namespace, could lead that path elsewhere: the filesystem witness does not see such writes")
 		return
 	}

@@ -36,6 +36,16 @@ func CHeader() []byte {
 	p("/* The metadata changes, as X(NAME) for WW_OP_NAME. */\n")
 	p("%s\n\n", xlist("WW_METADATA_OPS(X)", meta))
 
+	var unnotified []string
+	for _, o := range All() {
+		if o.Unnotified() {
+			unnotified = append(unnotified, strings.ToUpper(o.String()))
+		}
+	}
+	p("/* The writes the filesystem witness never hears of (ops.Unnotified),\n")
+	p(" * as X(NAME) for WW_OP_NAME. */\n")
+	p("%s\n\n", xlist("WW_UNNOTIFIED_OPS(X)", unnotified))
+
 	p("/* The syscalls that produce the metadata changes, as X(name) for NR_name:\n")
 	p(" * their cases in sys_enter, and stash_meta_call. */\n")
 	p("%s\n\n", xlist("META_SYSCALLS(X)", Syscalls(Metadata)))

@@ -83,6 +83,9 @@ type row struct {
 	syscalls []string // the syscalls that produce it, by their kernel names
 	uring    []string // the io_uring opcodes that produce it
 	metric   string   // the value of the metrics' op label
+	// unnotified: its writes reach a file with no event of the
+	// filesystem witness's (Unnotified).
+	unnotified bool
 }
 
 // table is the one declaration of the operations, indexed by Op.
@@ -134,9 +137,9 @@ var table = [...]row{
 	// the kernel does not pass to fanotify. Judged by the file behind
 	// the descriptor (one the tree opened for writing was judged when
 	// it was opened; these matter for a descriptor from outside it).
-	Mmap: {name: "mmap", kind: Data, metric: "mmap",
+	Mmap: {name: "mmap", kind: Data, metric: "mmap", unnotified: true,
 		syscalls: []string{"mmap"}}, // MAP_SHARED, of a file open for writing
-	Aio: {name: "aio", kind: Data, metric: "aio",
+	Aio: {name: "aio", kind: Data, metric: "aio", unnotified: true,
 		syscalls: []string{"io_submit"}}, // IOCB_CMD_PWRITE, IOCB_CMD_PWRITEV
 }
 
@@ -201,6 +204,12 @@ func (o Op) Kind() Kind { return o.row().kind }
 // Metadata reports whether o changes a file's metadata rather than its
 // contents or its names.
 func (o Op) Metadata() bool { return o.Kind() == Metadata }
+
+// Unnotified reports whether o writes a file's contents with no event
+// of the filesystem witness's (a shared mapping, Linux AIO): the witness
+// hears of such a write at the file's last close at best, which may come
+// after the run, or from a process outside the tree.
+func (o Op) Unnotified() bool { return o.row().unnotified }
 
 // Metric is the value of the metrics' op label for o.
 func (o Op) Metric() string { return o.row().metric }
