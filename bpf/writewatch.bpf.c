@@ -38,6 +38,7 @@ const struct read_key *unused_read_key __attribute__((unused));
 const enum ww_go_flag *unused_go_flag __attribute__((unused));
 const enum ww_go_probe *unused_go_probe __attribute__((unused));
 const enum ww_meta_flag *unused_meta_flag __attribute__((unused));
+const enum ww_rec *unused_rec __attribute__((unused));
 const struct goproc *unused_goproc __attribute__((unused));
 const enum ww_tier *unused_tier __attribute__((unused));
 const enum ww_action *unused_action __attribute__((unused));

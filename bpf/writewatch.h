@@ -154,6 +154,22 @@ enum ww_mark {
  * judges the file the link points to. */
 enum ww_meta_flag {
 	WW_META_FOLLOW = 1,
+	/* utimensat that leaves one of the two times as it is (UTIME_OMIT):
+	 * the filesystem witness hears of it as a modification or an access,
+	 * not as an attribute change. */
+	WW_META_ONE_TIME = 2,
+};
+
+/* hdr.rec of a WW_EV_WRITE record. */
+enum ww_rec {
+	/* Written in a mount namespace of its own, or while a mount of the
+	 * tree's could lead paths elsewhere, while contents were not
+	 * watched (lib/contents.h). */
+	WW_REC_UNWATCHED = 1,
+	/* The process was sent SIGSTOP as the record was sent: user space
+	 * follows the record's path, then sends SIGCONT (paused_for_path,
+	 * lib/write.h). */
+	WW_REC_PAUSED = 2,
 };
 
 /* hdr.flags of an open (or creat) that succeeded, besides its open flags:
@@ -283,8 +299,7 @@ struct event_hdr {
 	__u16 clean;       /* bit n: the walk of slot n met an allowed mark and no denied one */
 	__u16 via;         /* enum ww_via */
 	__u16 detached;    /* bit n: slot n's file has no path: a pipe, socket, memfd... */
-	__u16 unwatched;   /* 1: written in a mount namespace of its own while contents were
-			    * not watched (lib/contents.h) */
+	__u16 rec;         /* WRITE: enum ww_rec bits */
 	__u32 gen;         /* the file of WW_SLOT_RESOLVED, when known (ino 0: none), */
 	__u64 ino;         /* by inode generation, number and device: repeats of */
 	__u32 dev;         /* this record are counted in the repeats map */

@@ -913,3 +913,41 @@ func TestVerdictSymlinkReplacedAfterTheCall(t *testing.T) {
 		})
 	}
 }
+
+// A truncate, a change of a file's times or a hard link through a
+// symlink whose directory is removed right after the call, as a test's
+// temporary directory is at its end: the kernel pauses the process until
+// the path is followed (truncate, one time, link), or the filesystem
+// witness hears of the change (both times), so a file outside the
+// allowlist is found by its path; one inside passes (the link made just
+// before the call, the file changed through it after).
+func TestVerdictSymlinkGoneAfterTheCall(t *testing.T) {
+	root, outside := project(t)
+	victim := filepath.Join(outside, "victim")
+	dir := filepath.Join(root, "tests", "sub")
+	inside := filepath.Join(dir, "t")
+	for _, call := range []string{"truncate", "mtime", "times", "link"} {
+		t.Run(call, func(t *testing.T) {
+			writeFile(t, victim, "before\n")
+			var before unix.Stat_t
+			if err := unix.Stat(victim, &before); err != nil {
+				t.Fatal(err)
+			}
+			res := ww(t, root, nil, opBin, "gone-after", call, dir, victim)
+			var after unix.Stat_t
+			if err := unix.Stat(victim, &after); err != nil {
+				t.Fatal(err)
+			}
+			if after.Ctim == before.Ctim {
+				t.Fatalf("%s did not change the file: the test proves nothing\n%s", call, res.stderr)
+			}
+			if res.code != 86 || !strings.Contains(res.stderr, victim) {
+				t.Errorf("exit %d, want 86 naming %s: a file outside the allowlist changed\n%s", res.code, victim, res.stderr)
+			}
+			writeFile(t, inside, "inside\n")
+			if res := ww(t, root, nil, opBin, "gone-after", call, dir, inside); res.code != 0 {
+				t.Errorf("through a link to %s: exit %d, want 0\n%s", inside, res.code, res.stderr)
+			}
+		})
+	}
+}

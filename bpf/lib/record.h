@@ -7,6 +7,7 @@
 #define WW_LIB_RECORD_H
 
 #include "settings.h"
+#include "uapi.h"
 #include "task.h"
 #include "loop.h"
 
@@ -134,7 +135,7 @@ __noinline int fill_hdr(struct event *e, __u32 kind)
 	e->hdr.clean = 0;
 	e->hdr.via = WW_VIA_SYSCALL;
 	e->hdr.detached = 0;
-	e->hdr.unwatched = 0;
+	e->hdr.rec = 0;
 	e->hdr.ino = 0;
 	e->hdr.dev = 0;
 	e->hdr.gen = 0;
@@ -161,9 +162,14 @@ __noinline int send(struct event *e, __u32 off)
 		      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
 	/* A paused process waits for user space: wake it now; so does the
 	 * detach of an exited Go test binary's uprobes (WW_EXIT_GO_TEST). */
-	if (((e->hdr.kind == WW_EV_EXEC || e->hdr.kind == WW_EV_EXIT) && e->hdr.flags) || e->hdr.kind == WW_EV_CONTENTS)
+	if (((e->hdr.kind == WW_EV_EXEC || e->hdr.kind == WW_EV_EXIT) && e->hdr.flags) || e->hdr.kind == WW_EV_CONTENTS ||
+	    (e->hdr.kind == WW_EV_WRITE && (e->hdr.rec & WW_REC_PAUSED)))
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, e, size, flags)) {
+		/* Its process waits for no record: SIGCONT drops the stop
+		 * still pending (pause_for_path, lib/write.h). */
+		if (e->hdr.kind == WW_EV_WRITE && (e->hdr.rec & WW_REC_PAUSED))
+			bpf_send_signal(SIGCONT);
 		count(WW_STAT_RINGBUF_FULL);
 		if (e->hdr.kind == WW_EV_WRITE)
 			count(WW_STAT_LOST_WRITES);

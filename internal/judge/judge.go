@@ -33,9 +33,14 @@ type Verdict struct {
 	// entry is the allowlist entry that matched Path, nil when none did.
 	entry *allowlist.Entry
 	// since is when the call was made, for a path whose lookup may have
-	// changed since (unseen); replaced says it did: a symlink on the
-	// way changed after the call.
+	// changed since (unseen); links is the latest change of the
+	// symlinks its walk followed, gone says the walk could not follow
+	// it; replaced says the path may not lead where the call's lookup
+	// went (settle).
 	since    time.Time
+	links    time.Time
+	gone     bool
+	paused   bool // the kernel paused the process until the path was followed
 	replaced bool
 	// refusedAllowed marks a write the allowlist allows but enforcement
 	// refused: an entry the kernel cannot express exactly.
@@ -72,7 +77,7 @@ type Judge struct {
 	Held func(ev *tracer.Event, fdPath, linkPath string) (path string, ok bool)
 	// Replaced, when set, is told of a path found allowed whose lookup
 	// may have gone elsewhere when the call was made: a symlink on the
-	// way was replaced after it (Verdict.replaced).
+	// way was replaced after it, or the path was gone (Verdict.replaced).
 	Replaced func(ev *tracer.Event, path string)
 	// Landlock says COMMAND runs under Landlock (the landlock tier),
 	// which refuses every write outside the grants with EACCES. The
@@ -183,7 +188,7 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 			old := j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir)
 			follow := ev.Op == ops.Link && ev.Flags&unix.AT_SYMLINK_FOLLOW != 0
 			if follow && unseen(ev) {
-				old.since = ev.Time
+				old.since, old.paused = ev.Time, ev.Paused
 			}
 			old = old.resolved(pathwalk.Entry)
 			if follow {
@@ -252,7 +257,7 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 	}
 	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir)
 	if unseen(ev) {
-		t.since = ev.Time
+		t.since, t.paused = ev.Time, ev.Paused
 	}
 	t = t.resolved(last)
 	// chmod and the like, truncate, and an open that failed or was an
@@ -283,12 +288,16 @@ func followsLast(ev *tracer.Event) bool {
 // unseen reports whether the record is of a call that succeeded, that
 // follows symlinks in the path the judge resolves after it, and whose
 // change the filesystem witness may not see to name the file itself:
-// truncate and utimensat change a file's contents or a time alone
-// (seen only while contents are watched, an access time never), and a
+// truncate and a change of one time change a file's contents or a time
+// alone (seen only while contents are watched, an access time never),
+// a change of both times is seen only where the witness watches, and a
 // hard link with AT_SYMLINK_FOLLOW makes a name in a directory the
 // allowlist may allow, of a file it may not. For those, a symlink
-// replaced on the way after the call makes the
-// path the judge finds unsure (Verdict.replaced).
+// replaced on the way after the call, or a path gone while the process
+// was paused, makes the path the judge finds unsure (Verdict.replaced).
+// The kernel pauses the process of such a record until it is judged
+// (tracer.Event.Paused; bpf/lib/write.h's pause_for_path), but for a
+// change of both times, common and mostly seen by the witness.
 func unseen(ev *tracer.Event) bool {
 	if ev.Ret < 0 || ev.ViaIOUring {
 		return false
@@ -313,10 +322,58 @@ func (t Verdict) followed() Verdict {
 	if t.Truncated || strings.HasPrefix(t.Path, "/proc/") || strings.HasPrefix(t.Path, "/dev/") {
 		return t
 	}
-	if real, err := pathwalk.Resolve(t.Path, pathwalk.Options{Last: pathwalk.Follow, Since: t.since, Replaced: &t.replaced}); err == nil || errors.Is(err, fs.ErrNotExist) {
+	if real, err := pathwalk.Resolve(t.Path, t.walk(pathwalk.Follow)); err == nil || errors.Is(err, fs.ErrNotExist) {
 		t.Path = real
 	}
+	t.settle()
 	return t
+}
+
+// walk is the walk of t's path, the last component as last says,
+// watching its symlinks for a path that may have changed since the call
+// (since).
+func (t *Verdict) walk(last pathwalk.Last) pathwalk.Options {
+	o := pathwalk.Options{Last: last}
+	if !t.since.IsZero() {
+		o.Links, o.Gone = &t.links, &t.gone
+	}
+	return o
+}
+
+// ChangeSlack is how long before a call a symlink's change still counts
+// as after it: the kernel's coarse clock, which stamps file times,
+// lagged by up to 6.3 ms (a 4 ms tick) on a busy VM.
+const ChangeSlack = 50 * time.Millisecond
+
+// settle decides, for the path of a call the filesystem witness may not
+// see (unseen) once it is followed to its end, whether it may lead
+// elsewhere than the call's lookup did (replaced): when it could not be
+// followed, or a symlink on the way changed after the call (less
+// ChangeSlack) and the file reached did not change since that link did.
+// The call changed the file it reached (its ctime: a truncate that
+// changed the size, new times, a new link), so a link made before the
+// call and the file changed through it right after keep that order; a
+// link replaced after the call does not, unless the file it now leads to
+// changed after it too. The process stays paused until then
+// (tracer.Event.Paused): it cannot change the path meanwhile.
+func (t *Verdict) settle() {
+	if t.since.IsZero() || t.replaced {
+		return
+	}
+	// A path gone while the process was paused was changed by another;
+	// one not paused may have been removed by the call's own process,
+	// as a test's temporary directory is, with nothing to tell.
+	if t.gone {
+		t.replaced = t.paused
+		return
+	}
+	if !t.links.After(t.since.Add(-ChangeSlack)) {
+		return
+	}
+	var st unix.Stat_t
+	if unix.Stat(t.Path, &st) != nil || time.Unix(st.Ctim.Unix()).Before(t.links) {
+		t.replaced = true
+	}
 }
 
 // target builds the absolute path of a path slot, starting from its
@@ -348,7 +405,7 @@ func (t Verdict) resolved(last pathwalk.Last) Verdict {
 		t.Path = filepath.Clean(t.Path)
 		return t
 	}
-	t.Path, _ = pathwalk.Resolve(t.Path, pathwalk.Options{Last: last, Since: t.since, Replaced: &t.replaced})
+	t.Path, _ = pathwalk.Resolve(t.Path, t.walk(last))
 	return t
 }
 

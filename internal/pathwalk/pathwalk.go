@@ -55,16 +55,15 @@ type Options struct {
 	// root. A Dir outside it (a process that left its chroot) is walked
 	// from this process's root.
 	Root string
-	// Since, when set, is when the call whose path this is was made.
-	// A symlink the walk follows that changed after it (its ctime, a
-	// link being never written: its making, a rename, a chown) tells
-	// that the lookup the call made may have gone elsewhere: Replaced
-	// is then set, if not nil. The kernel stamps file times with its
-	// coarse clock, which lags (by more than a tick, measured, where
-	// the machine is a busy VM's): a link changed up to ChangeSlack
-	// before Since counts too.
-	Since    time.Time
-	Replaced *bool
+	// Links, when not nil, is set to the latest change (ctime: a link
+	// is never written, so its making, a rename, a chown) of the
+	// symlinks the walk follows, when later than the time it holds; and
+	// Gone, when not nil, is set when the walk cannot follow the path any
+	// more (a component missing or unreadable). Both tell whether the
+	// path still leads where it led when a call followed it (the judge's
+	// unseen calls).
+	Links *time.Time
+	Gone  *bool
 }
 
 var (
@@ -157,11 +156,16 @@ func walk(p string, o Options, root string) (string, bool, error) {
 		}
 		fi, err := os.Lstat(root + next)
 		if err != nil {
+			o.unsure()
 			return filepath.Clean(next + "/" + rest), false, err
 		}
 		// /proc makes its entries when they are looked up.
-		if fi.Mode()&os.ModeSymlink != 0 && !o.Since.IsZero() && o.Replaced != nil && !*o.Replaced && !strings.HasPrefix(next, "/proc/") {
-			*o.Replaced = changedSince(fi, o.Since)
+		if fi.Mode()&os.ModeSymlink != 0 && o.Links != nil && !strings.HasPrefix(next, "/proc/") {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				if c := time.Unix(st.Ctim.Sec, st.Ctim.Nsec); c.After(*o.Links) {
+					*o.Links = c
+				}
+			}
 		}
 		if fi.Mode()&os.ModeSymlink == 0 {
 			dest = next
@@ -172,6 +176,7 @@ func walk(p string, o Options, root string) (string, bool, error) {
 		}
 		target, err := os.Readlink(root + next)
 		if err != nil {
+			o.unsure()
 			return filepath.Clean(next + "/" + rest), false, err
 		}
 		if strings.HasPrefix(next, "/proc/") {
@@ -200,19 +205,11 @@ func walk(p string, o Options, root string) (string, bool, error) {
 	return dest, false, nil
 }
 
-// ChangeSlack is how long before Options.Since a symlink's change
-// still counts as after it: the kernel's coarse clock, which stamps
-// file times, lagged by up to 6.3 ms (a 4 ms tick) on a busy VM.
-const ChangeSlack = 50 * time.Millisecond
-
-// changedSince says whether the symlink fi changed (its ctime) after t,
-// less ChangeSlack.
-func changedSince(fi os.FileInfo, t time.Time) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return false
+// unsure sets Gone: the walk could not follow the path.
+func (o Options) unsure() {
+	if o.Gone != nil {
+		*o.Gone = true
 	}
-	return time.Unix(st.Ctim.Sec, st.Ctim.Nsec).After(t.Add(-ChangeSlack))
 }
 
 // Descriptor reads the target of a link under /proc (/proc/PID/fd/N,

@@ -238,37 +238,74 @@ func TestWithin(t *testing.T) {
 	}
 }
 
-// A symlink on the way that changed after the call (or up to
-// ChangeSlack before it) sets Replaced; one older does not, nor a walk
-// without Since, nor a path with no symlink.
-func TestResolveReplaced(t *testing.T) {
+// Links holds the latest change of the symlinks the walk follows, on
+// the way or in the last component; a walk that follows none leaves it.
+func TestResolveLinks(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(dir+"/file", nil, 0o644); err != nil {
+	if err := os.Mkdir(dir+"/real", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("file", dir+"/link"); err != nil {
+	if err := os.WriteFile(dir+"/real/file", nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	for _, c := range []struct {
-		name  string
-		path  string
-		since time.Time
-		want  bool
-	}{
-		{"link made after the call", dir + "/link", now.Add(-time.Hour), true},
-		{"link made just before the call", dir + "/link", now.Add(ChangeSlack / 2), true},
-		{"link made long before the call", dir + "/link", now.Add(time.Hour), false},
-		{"no Since", dir + "/link", time.Time{}, false},
-		{"no symlink", dir + "/file", now.Add(-time.Hour), false},
-	} {
-		replaced := false
-		got, err := Resolve(c.path, Options{Last: Follow, Since: c.since, Replaced: &replaced})
-		if err != nil || got != dir+"/file" {
-			t.Errorf("%s: Resolve = %q, %v; want %q", c.name, got, err, dir+"/file")
+	if err := os.Symlink("real", dir+"/dirlink"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("file", dir+"/real/link"); err != nil {
+		t.Fatal(err)
+	}
+	ctime := func(p string) time.Time {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			t.Fatal(err)
 		}
-		if replaced != c.want {
-			t.Errorf("%s: replaced %v, want %v", c.name, replaced, c.want)
+		return time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
+	}
+	long := time.Unix(1, 0)
+	for _, c := range []struct {
+		name string
+		path string
+		last Last
+		want time.Time
+	}{
+		{"link in the last component", dir + "/real/link", Follow, ctime(dir + "/real/link")},
+		{"last component not followed", dir + "/real/link", Entry, long},
+		{"link on the way", dir + "/dirlink/file", Follow, ctime(dir + "/dirlink")},
+		{"both, the latest", dir + "/dirlink/link", Follow, ctime(dir + "/real/link")},
+		{"no symlink", dir + "/real/file", Follow, long},
+	} {
+		links := long
+		got, err := Resolve(c.path, Options{Last: c.last, Links: &links})
+		if err != nil {
+			t.Errorf("%s: Resolve = %q, %v", c.name, got, err)
+		}
+		if !links.Equal(c.want) {
+			t.Errorf("%s: links %v, want %v", c.name, links, c.want)
+		}
+	}
+}
+
+// A path that is gone when it is followed tells nothing of where a
+// call's lookup went: Gone.
+func TestResolveGone(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		path string
+		last Last
+		want bool
+	}{
+		{"last component gone, followed", dir + "/gone", Follow, true},
+		{"directory gone", dir + "/gone/file", Entry, true},
+		{"last component gone, not looked at", dir + "/gone", Entry, false},
+	} {
+		gone := false
+		got, err := Resolve(c.path, Options{Last: c.last, Gone: &gone})
+		if got != c.path {
+			t.Errorf("%s: Resolve = %q, %v; want %q", c.name, got, err, c.path)
+		}
+		if gone != c.want {
+			t.Errorf("%s: gone %v, want %v", c.name, gone, c.want)
 		}
 	}
 }

@@ -210,6 +210,9 @@ func (s *session) write(ev *tracer.Event) {
 	s.live.AddEvent()
 	s.refused.Count(ev.Action)
 	verdicts := s.judge.Record(ev)
+	if ev.Paused { // the judge followed its path: the process may change it now
+		ev.Resume()
+	}
 	s.fs.Unsettled(ev, len(verdicts))
 	s.report(ev, verdicts)
 	if s.fs.Active() {

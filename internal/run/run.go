@@ -122,7 +122,7 @@ func Run(cfg Config) (*report.Report, error) {
 	defer fs.Close()
 	s.fs, s.judge.Held, s.judge.Landlock = fs, fs.HeldFile, landlock != nil
 	s.judge.Replaced = func(*tracer.Event, string) {
-		fs.Incompletely("a truncate, a change of a file's times or a hard link followed a path whose symlink was replaced after the call: writewatch could not tell which file it changed")
+		fs.Incompletely("a truncate, a change of a file's times or a hard link followed a path whose symlink was replaced after the call, or that was gone when writewatch followed it: writewatch could not tell which file it changed")
 	}
 	if fs.Active() {
 		s.events = stream.New(tr, fs.Source)

@@ -44,11 +44,7 @@ func startWatch(cfg Config, tr *tracer.Tracer) (*crosscheck.Watch, func()) {
 		private = ""
 	}
 	w := crosscheck.StartWatch(opts, crosscheck.WatchPaths(cfg.Allow, project, home), private)
-	return w, func() {
-		if private != "" {
-			os.RemoveAll(private)
-		}
-	}
+	return w, func() { os.RemoveAll(private) } // "" removes nothing
 }
 
 // witnessed handles an event of the witness: a change, or a barrier.

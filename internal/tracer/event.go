@@ -171,6 +171,11 @@ type Event struct {
 	// window (a mount namespace of the tree's own, a privileged mount or
 	// chroot) or of a file of another mount namespace (bpf/lib/write.h).
 	Unwatched bool
+	// Paused marks a write record whose process the kernel paused as it
+	// sent it, so that the path the call followed stays as it was: the
+	// caller sends it SIGCONT (Resume) once it has followed the path
+	// (bpf/lib/write.h, paused_for_path).
+	Paused bool
 
 	present, truncated uint32
 	slots              [nslots][]byte
@@ -210,7 +215,9 @@ func (e *Event) decode(raw []byte) error {
 	e.Action = h.Action
 	e.ViaIOUring = h.Via == uint16(writewatchWwViaWW_VIA_IO_URING)
 	e.Ino, e.Dev, e.Gen = h.Ino, h.Dev, h.Gen
-	e.Why, e.Unwatched = 0, h.Unwatched != 0
+	e.Why = 0
+	e.Unwatched = h.Rec&uint16(writewatchWwRecWW_REC_UNWATCHED) != 0
+	e.Paused = h.Rec&uint16(writewatchWwRecWW_REC_PAUSED) != 0
 	if e.Kind == KindContents || e.Kind == KindExec {
 		e.Why, e.Op = Why(h.Op), 0
 	}
@@ -296,7 +303,7 @@ func (e *Event) RepeatKey() (k RepeatKey, ok bool) {
 
 // Resume lets the process of a record the kernel paused go on (SIGCONT):
 // an exec record with ExecStopped or ExecContents, a KindContents one
-// with ContentsStopped.
+// with ContentsStopped, a write record with Paused.
 func (e *Event) Resume() {
 	syscall.Kill(int(e.LocalTGID()), syscall.SIGCONT)
 }

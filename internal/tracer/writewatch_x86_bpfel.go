@@ -53,7 +53,7 @@ type writewatchEventHdr struct {
 	Clean     uint16
 	Via       uint16
 	Detached  uint16
-	Unwatched uint16
+	Rec       uint16
 	Gen       uint32
 	Ino       uint64
 	Dev       uint32
@@ -229,7 +229,15 @@ const (
 type writewatchWwMetaFlag uint32
 
 const (
-	writewatchWwMetaFlagWW_META_FOLLOW writewatchWwMetaFlag = 1
+	writewatchWwMetaFlagWW_META_FOLLOW   writewatchWwMetaFlag = 1
+	writewatchWwMetaFlagWW_META_ONE_TIME writewatchWwMetaFlag = 2
+)
+
+type writewatchWwRec uint32
+
+const (
+	writewatchWwRecWW_REC_UNWATCHED writewatchWwRec = 1
+	writewatchWwRecWW_REC_PAUSED    writewatchWwRec = 2
 )
 
 type writewatchWwSlot uint32
@@ -338,6 +346,7 @@ const (
 	writewatchVarUnusedMetaFlag    = "unused_meta_flag"
 	writewatchVarUnusedOp          = "unused_op"
 	writewatchVarUnusedReadKey     = "unused_read_key"
+	writewatchVarUnusedRec         = "unused_rec"
 	writewatchVarUnusedRepeatKey   = "unused_repeat_key"
 	writewatchVarUnusedSlot        = "unused_slot"
 	writewatchVarUnusedStat        = "unused_stat"
@@ -449,6 +458,7 @@ type writewatchVariableSpecs struct {
 	UnusedMetaFlag    *ebpf.VariableSpec `ebpf:"unused_meta_flag"`
 	UnusedOp          *ebpf.VariableSpec `ebpf:"unused_op"`
 	UnusedReadKey     *ebpf.VariableSpec `ebpf:"unused_read_key"`
+	UnusedRec         *ebpf.VariableSpec `ebpf:"unused_rec"`
 	UnusedRepeatKey   *ebpf.VariableSpec `ebpf:"unused_repeat_key"`
 	UnusedSlot        *ebpf.VariableSpec `ebpf:"unused_slot"`
 	UnusedStat        *ebpf.VariableSpec `ebpf:"unused_stat"`
@@ -550,6 +560,7 @@ type writewatchVariables struct {
 	UnusedMetaFlag    *ebpf.Variable `ebpf:"unused_meta_flag"`
 	UnusedOp          *ebpf.Variable `ebpf:"unused_op"`
 	UnusedReadKey     *ebpf.Variable `ebpf:"unused_read_key"`
+	UnusedRec         *ebpf.Variable `ebpf:"unused_rec"`
 	UnusedRepeatKey   *ebpf.Variable `ebpf:"unused_repeat_key"`
 	UnusedSlot        *ebpf.Variable `ebpf:"unused_slot"`
 	UnusedStat        *ebpf.Variable `ebpf:"unused_stat"`

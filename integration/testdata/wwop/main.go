@@ -16,7 +16,7 @@
 // then read with writewatch stopped: see readFlood), mmap-gc PATH (a
 // write through a shared mapping whose last close the kernel makes),
 // held-link FILE NEW fd|proc (see heldLink), swap-after CALL DIR TARGET
-// (see swapAfter).
+// (see swapAfter), gone-after CALL DIR TARGET (see goneAfter).
 package main
 
 import (

@@ -21,6 +21,7 @@ var edgeOps = map[string]func(a []string) error{
 	"mmap-gc":    mmapGC,
 	"held-link":  heldLink,
 	"swap-after": swapAfter,
+	"gone-after": goneAfter,
 	"fchdir": func(a []string) error {
 		fd, err := unix.Open(a[0], unix.O_RDONLY|unix.O_DIRECTORY, 0)
 		if err != nil {
@@ -552,10 +553,8 @@ func heldLink(a []string) error {
 }
 
 // swapAfter CALL DIR TARGET makes DIR/t and a symlink DIR/l to TARGET,
-// makes CALL through DIR/l (truncate: truncate(2); mtime: utimensat
-// setting the modification time alone; link: linkat with
-// AT_SYMLINK_FOLLOW to DIR/h, then a write through DIR/h, which is
-// removed), and at once replaces DIR/l with a symlink to t.
+// makes CALL through DIR/l (callThrough), and at once replaces DIR/l
+// with a symlink to t.
 func swapAfter(a []string) error {
 	dir, l := a[1], filepath.Join(a[1], "l")
 	if err := openWrite(filepath.Join(dir, "t"), unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC); err != nil {
@@ -564,19 +563,7 @@ func swapAfter(a []string) error {
 	if err := unix.Symlink(a[2], l); err != nil {
 		return err
 	}
-	var err error
-	switch a[0] {
-	case "truncate":
-		err = unix.Truncate(l, 0)
-	case "mtime":
-		ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Sec: 1_000_000}}
-		err = unix.UtimesNanoAt(unix.AT_FDCWD, l, ts, 0)
-	case "link":
-		err = unix.Linkat(unix.AT_FDCWD, l, unix.AT_FDCWD, filepath.Join(dir, "h"), unix.AT_SYMLINK_FOLLOW)
-	default:
-		err = fmt.Errorf("swap-after %q: want truncate, mtime or link", a[0])
-	}
-	if err != nil {
+	if err := callThrough(a[0], l, dir); err != nil {
 		return err
 	}
 	if err := unix.Symlink("t", l+"2"); err != nil {
@@ -593,4 +580,41 @@ func swapAfter(a []string) error {
 		return err
 	}
 	return unix.Unlink(h)
+}
+
+// goneAfter CALL DIR TARGET makes a directory DIR/g and a symlink DIR/g/l
+// to TARGET, makes CALL through it (callThrough), and at once removes
+// DIR/g, as a test's temporary directory is removed at its end.
+func goneAfter(a []string) error {
+	g := filepath.Join(a[1], "g")
+	if err := os.MkdirAll(g, 0o755); err != nil {
+		return err
+	}
+	l := filepath.Join(g, "l")
+	if err := unix.Symlink(a[2], l); err != nil {
+		return err
+	}
+	if err := callThrough(a[0], l, g); err != nil {
+		return err
+	}
+	return os.RemoveAll(g)
+}
+
+// callThrough makes CALL through the symlink l: truncate, truncate(2);
+// mtime, utimensat setting the modification time alone; times,
+// utimensat setting both; link, linkat with AT_SYMLINK_FOLLOW to DIR/h.
+func callThrough(call, l, dir string) error {
+	switch call {
+	case "truncate":
+		return unix.Truncate(l, 0)
+	case "mtime":
+		ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Sec: 1_000_000}}
+		return unix.UtimesNanoAt(unix.AT_FDCWD, l, ts, 0)
+	case "times":
+		ts := []unix.Timespec{{Sec: 1_000_000}, {Sec: 1_000_000}}
+		return unix.UtimesNanoAt(unix.AT_FDCWD, l, ts, 0)
+	case "link":
+		return unix.Linkat(unix.AT_FDCWD, l, unix.AT_FDCWD, filepath.Join(dir, "h"), unix.AT_SYMLINK_FOLLOW)
+	}
+	return fmt.Errorf("%q: want truncate, mtime, times or link", call)
 }
