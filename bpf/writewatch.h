@@ -154,10 +154,6 @@ enum ww_mark {
  * judges the file the link points to. */
 enum ww_meta_flag {
 	WW_META_FOLLOW = 1,
-	/* utimensat that leaves one of the two times as it is (UTIME_OMIT):
-	 * the filesystem witness hears of it as a modification or an access,
-	 * not as an attribute change. */
-	WW_META_ONE_TIME = 2,
 };
 
 /* hdr.rec of a WW_EV_WRITE record. */
@@ -167,7 +163,7 @@ enum ww_rec {
 	 * watched (lib/contents.h). */
 	WW_REC_UNWATCHED = 1,
 	/* The process was sent SIGSTOP as the record was sent: user space
-	 * follows the record's path, then sends SIGCONT (paused_for_path,
+	 * follows the record's path, then sends SIGCONT (pause_for_path,
 	 * lib/write.h). */
 	WW_REC_PAUSED = 2,
 };

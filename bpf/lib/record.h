@@ -160,15 +160,17 @@ __noinline int send(struct event *e, __u32 off)
 	 * it polls, and is woken only when the buffer fills up. */
 	__u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 		      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	bool paused_write = e->hdr.kind == WW_EV_WRITE && (e->hdr.rec & WW_REC_PAUSED);
+
 	/* A paused process waits for user space: wake it now; so does the
 	 * detach of an exited Go test binary's uprobes (WW_EXIT_GO_TEST). */
 	if (((e->hdr.kind == WW_EV_EXEC || e->hdr.kind == WW_EV_EXIT) && e->hdr.flags) || e->hdr.kind == WW_EV_CONTENTS ||
-	    (e->hdr.kind == WW_EV_WRITE && (e->hdr.rec & WW_REC_PAUSED)))
+	    paused_write)
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, e, size, flags)) {
 		/* Its process waits for no record: SIGCONT drops the stop
 		 * still pending (pause_for_path, lib/write.h). */
-		if (e->hdr.kind == WW_EV_WRITE && (e->hdr.rec & WW_REC_PAUSED))
+		if (paused_write)
 			bpf_send_signal(SIGCONT);
 		count(WW_STAT_RINGBUF_FULL);
 		if (e->hdr.kind == WW_EV_WRITE)

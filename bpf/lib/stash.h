@@ -95,43 +95,24 @@ static __always_inline int stash_openat2(int dfd, const char *path, const struct
 
 /* A metadata change, by path (dfd + path) or, with path NULL, by fd;
  * follow: whether it follows a symlink in the path's last component. */
-static __always_inline int stash_meta_more(__u32 op, int dfd, const char *path, bool follow, __u32 more)
+static __always_inline int stash_meta(__u32 op, int dfd, const char *path, bool follow)
 {
 	if (!watch_metadata)
 		return 0;
-	return stash(op, dfd, path, 0, NULL, (follow && path ? WW_META_FOLLOW : 0) | more, 0);
-}
-
-static __always_inline int stash_meta(__u32 op, int dfd, const char *path, bool follow)
-{
-	return stash_meta_more(op, dfd, path, follow, 0);
-}
-
-#define UTIME_OMIT ((1L << 30) - 2)
-
-/* WW_META_ONE_TIME when utimensat's times (an address; 0: both set to
- * now) leave exactly one as it is; both left change nothing. Global,
- * so that its copy of the times is on a stack of its own. */
-__noinline int utimensat_one_time(__u64 times)
-{
-	struct __kernel_timespec ts[2];
-
-	if (!times || bpf_probe_read_user(ts, sizeof(ts), (const void *)times))
-		return 0;
-	return (ts[0].tv_nsec == UTIME_OMIT) != (ts[1].tv_nsec == UTIME_OMIT) ? WW_META_ONE_TIME : 0;
+	return stash(op, dfd, path, 0, NULL, follow && path ? WW_META_FOLLOW : 0, 0);
 }
 
 /* A metadata *at call with flags: an empty name with AT_EMPTY_PATH is
  * the file open as dfd, stored as no name, so that a call the metadata
  * guard refused is judged by that file too (a failed call's empty name
  * names nothing). */
-static __always_inline int stash_meta_at(__u32 op, int dfd, const char *path, __u32 flags, __u32 more)
+static __always_inline int stash_meta_at(__u32 op, int dfd, const char *path, __u32 flags)
 {
 	char c = 1;
 
 	if ((flags & AT_EMPTY_PATH) && path && !bpf_probe_read_user(&c, 1, path) && !c)
 		path = NULL;
-	return stash_meta_more(op, dfd, path, !(flags & AT_SYMLINK_NOFOLLOW), more);
+	return stash_meta(op, dfd, path, !(flags & AT_SYMLINK_NOFOLLOW));
 }
 
 static __always_inline int stash_unlinkat(int dfd, const char *path, __u32 flags)
@@ -225,24 +206,24 @@ static __always_inline bool stash_meta_call(struct pt_regs *regs, long id)
 	case NR_chmod:      stash_meta(WW_OP_CHMOD, AT_FDCWD, STR(1), true); return true;
 	case NR_fchmod:     stash_meta(WW_OP_CHMOD, ARG(1), NULL, false); return true;
 	case NR_fchmodat:   stash_meta(WW_OP_CHMOD, ARG(1), STR(2), true); return true;
-	case NR_fchmodat2:  stash_meta_at(WW_OP_CHMOD, ARG(1), STR(2), ARG(4), 0); return true;
+	case NR_fchmodat2:  stash_meta_at(WW_OP_CHMOD, ARG(1), STR(2), ARG(4)); return true;
 	case NR_chown:      stash_meta(WW_OP_CHOWN, AT_FDCWD, STR(1), true); return true;
 	case NR_lchown:     stash_meta(WW_OP_CHOWN, AT_FDCWD, STR(1), false); return true;
 	case NR_fchown:     stash_meta(WW_OP_CHOWN, ARG(1), NULL, false); return true;
-	case NR_fchownat:   stash_meta_at(WW_OP_CHOWN, ARG(1), STR(2), ARG(5), 0); return true;
+	case NR_fchownat:   stash_meta_at(WW_OP_CHOWN, ARG(1), STR(2), ARG(5)); return true;
 	case NR_utime:
 	case NR_utimes:     stash_meta(WW_OP_UTIMES, AT_FDCWD, STR(1), true); return true;
 	case NR_futimesat:  stash_meta(WW_OP_UTIMES, ARG(1), STR(2), true); return true; /* NULL path: the fd */
-	case NR_utimensat:  stash_meta_at(WW_OP_UTIMES, ARG(1), STR(2), ARG(4), utimensat_one_time(ARG(3))); return true;
+	case NR_utimensat:  stash_meta_at(WW_OP_UTIMES, ARG(1), STR(2), ARG(4)); return true;
 	case NR_setxattr:   stash_meta(WW_OP_SETXATTR, AT_FDCWD, STR(1), true); return true;
 	case NR_lsetxattr:  stash_meta(WW_OP_SETXATTR, AT_FDCWD, STR(1), false); return true;
 	case NR_fsetxattr:  stash_meta(WW_OP_SETXATTR, ARG(1), NULL, false); return true;
-	case NR_setxattrat: stash_meta_at(WW_OP_SETXATTR, ARG(1), STR(2), ARG(3), 0); return true;
+	case NR_setxattrat: stash_meta_at(WW_OP_SETXATTR, ARG(1), STR(2), ARG(3)); return true;
 	case NR_removexattr: stash_meta(WW_OP_REMOVEXATTR, AT_FDCWD, STR(1), true); return true;
 	case NR_lremovexattr: stash_meta(WW_OP_REMOVEXATTR, AT_FDCWD, STR(1), false); return true;
 	case NR_fremovexattr: stash_meta(WW_OP_REMOVEXATTR, ARG(1), NULL, false); return true;
-	case NR_removexattrat: stash_meta_at(WW_OP_REMOVEXATTR, ARG(1), STR(2), ARG(3), 0); return true;
-	case NR_file_setattr: stash_meta_at(WW_OP_SETFLAGS, ARG(1), STR(2), ARG(5), 0); return true;
+	case NR_removexattrat: stash_meta_at(WW_OP_REMOVEXATTR, ARG(1), STR(2), ARG(3)); return true;
+	case NR_file_setattr: stash_meta_at(WW_OP_SETFLAGS, ARG(1), STR(2), ARG(5)); return true;
 	case NR_ioctl:
 		/* Only the commands that change inode flags (chattr). */
 		if (false WW_SETFLAGS_IOCTLS(OR_CMD))

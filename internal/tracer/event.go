@@ -174,7 +174,7 @@ type Event struct {
 	// Paused marks a write record whose process the kernel paused as it
 	// sent it, so that the path the call followed stays as it was: the
 	// caller sends it SIGCONT (Resume) once it has followed the path
-	// (bpf/lib/write.h, paused_for_path).
+	// (bpf/lib/write.h, pause_for_path).
 	Paused bool
 
 	present, truncated uint32

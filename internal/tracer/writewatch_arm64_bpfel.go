@@ -229,8 +229,7 @@ const (
 type writewatchWwMetaFlag uint32
 
 const (
-	writewatchWwMetaFlagWW_META_FOLLOW   writewatchWwMetaFlag = 1
-	writewatchWwMetaFlagWW_META_ONE_TIME writewatchWwMetaFlag = 2
+	writewatchWwMetaFlagWW_META_FOLLOW writewatchWwMetaFlag = 1
 )
 
 type writewatchWwRec uint32
