@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 // blindScript stops writewatch (COMMAND's parent), floods the ring buffer

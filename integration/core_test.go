@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 // The scenario of the core issue: a stray file from the shell, one from a

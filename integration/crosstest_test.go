@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 // A Go and a pytest suite whose second test reads the file the first

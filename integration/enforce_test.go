@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 	"golang.org/x/sys/unix"
 )
 

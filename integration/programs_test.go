@@ -8,7 +8,7 @@ import (
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 // While the kernel counts the runs of BPF programs (a BPF_ENABLE_STATS

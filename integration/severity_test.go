@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 // Each write's severity, from what the kernel said of the call and what

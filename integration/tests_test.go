@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	junit "github.com/joshdk/go-junit"
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 // copyDir copies the sample suite src (under the repository's testdata)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 // Under --enforce, a project under /tmp or $TMPDIR is refused like any

@@ -27,7 +27,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/link"
 
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 //go:generate go tool bpf2go -target amd64,arm64 floor ../../bpf/floor.bpf.c -- -I../../bpf/include

@@ -16,7 +16,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/metrics"
 	"github.com/writewatch/writewatch/internal/policy"
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 const usageText = `Usage: writewatch [flags] [--] COMMAND [ARGS...]

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 

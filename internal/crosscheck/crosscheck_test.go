@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/tracer"
 	"github.com/writewatch/writewatch/internal/witness"
 	"golang.org/x/sys/unix"

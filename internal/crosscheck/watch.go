@@ -13,7 +13,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/mountinfo"
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/stream"
 	"github.com/writewatch/writewatch/internal/witness"
 )

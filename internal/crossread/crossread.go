@@ -8,7 +8,7 @@ package crossread
 
 import (
 	"github.com/writewatch/writewatch/internal/attribution"
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/tracer"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/writewatch/writewatch/internal/ops"
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 func writeReport(t *testing.T, fs []finding) string {

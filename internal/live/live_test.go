@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/writewatch/writewatch/internal/ops"
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 // Every operation the tracer can name has its place in Ops, so no

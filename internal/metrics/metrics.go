@@ -57,7 +57,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/ops"
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 // Job is the job label under which runs are pushed.

@@ -14,7 +14,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/writewatch/writewatch/internal/live"
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 // promtool returns the path of Debian's promtool, failing the test when

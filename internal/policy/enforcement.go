@@ -2,7 +2,7 @@ package policy
 
 import (
 	"github.com/writewatch/writewatch/internal/launch"
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/tracer"
 	"golang.org/x/sys/unix"
 )

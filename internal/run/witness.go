@@ -10,7 +10,7 @@ import (
 	"github.com/writewatch/writewatch/internal/crosscheck"
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/phases"
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/stream"
 	"github.com/writewatch/writewatch/internal/tracer"
 )

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/writewatch/writewatch/internal/attribution"
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 // hasJSONFlag reports whether go test args ask for -json output (flags

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/writewatch/writewatch/internal/launch"
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 func TestPrepareEnv(t *testing.T) {

@@ -30,7 +30,7 @@ import (
 	"time"
 
 	"github.com/writewatch/writewatch/internal/ops"
-	"github.com/writewatch/writewatch/internal/report"
+	"github.com/writewatch/writewatch/report"
 )
 
 // Occurrence is one write of one path, as the kernel reported it.
