@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/writewatch/writewatch/internal/nameshape"
 )
 
 // ReadBaseline reads a report that an earlier run wrote with --json.
@@ -66,7 +68,7 @@ func ApplyBaseline(r *Report, base *Report, file string) {
 			s = &baselineSet{names: map[string][]int{}}
 			sets[k] = s
 		}
-		n := varyingName(filepath.Base(b.Path), writerPIDs(nil, []*Violation{b}))
+		n := nameshape.VaryingName(filepath.Base(b.Path), []int{b.PID})
 		s.names[n] = append(s.names[n], len(s.entries))
 		s.entries = append(s.entries, b)
 	}
@@ -75,7 +77,7 @@ func ApplyBaseline(r *Report, base *Report, file string) {
 		for _, b := range s.entries {
 			names = append(names, filepath.Base(b.Path))
 		}
-		if p, x, one := nameParts(names); !one && len(names) > 1 && p+x != "" {
+		if p, x, one := nameshape.NameParts(names); !one && len(names) > 1 && p+x != "" {
 			s.prefix, s.suffix, s.glob = p, x, true
 		}
 	}
@@ -87,7 +89,7 @@ func ApplyBaseline(r *Report, base *Report, file string) {
 			continue
 		}
 		name := filepath.Base(v.Path)
-		matched := s.names[varyingName(name, writerPIDs(nil, []*Violation{v}))]
+		matched := s.names[nameshape.VaryingName(name, []int{v.PID})]
 		if len(matched) == 0 && s.glob && len(name) >= len(s.prefix)+len(s.suffix) &&
 			strings.HasPrefix(name, s.prefix) && strings.HasSuffix(name, s.suffix) {
 			for j := range s.entries {

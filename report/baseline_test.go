@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -7,15 +7,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/writewatch/writewatch/report"
 )
 
 func TestApplyBaseline(t *testing.T) {
-	v := func(test, op, path string) Violation {
-		return Violation{Op: op, Path: path, Runner: RunnerGo, Package: "p", Test: test, Severity: SeverityLeftBehind}
+	v := func(test, op, path string) report.Violation {
+		return report.Violation{Op: op, Path: path, Runner: report.RunnerGo, Package: "p", Test: test, Severity: report.SeverityLeftBehind}
 	}
-	pid := func(v Violation, pid int) Violation { v.PID = pid; return v }
+	pid := func(v report.Violation, pid int) report.Violation { v.PID = pid; return v }
 	base := emptyReport()
-	base.Violations = []Violation{
+	base.Violations = []report.Violation{
 		v("TestA", "open", "/p/out.txt"),
 		v("TestA", "open", "/p/outline_demo_158482901.pdf"), // a numbered name
 		v("TestB", "open", "/p/chart1.xlsx"),                // several names: a pattern
@@ -25,7 +27,7 @@ func TestApplyBaseline(t *testing.T) {
 		pid(v("TestE", "open", "/p/page-12.txt"), 355),
 	}
 	r := emptyReport()
-	r.Violations = []Violation{
+	r.Violations = []report.Violation{
 		v("TestA", "open", "/p/out.txt"),                   // the same
 		v("TestA", "open", "/p/outline_demo_2342.pdf"),     // another number
 		v("TestB", "open", "/p/chart99.xlsx"),              // fits chart*.xlsx
@@ -37,7 +39,7 @@ func TestApplyBaseline(t *testing.T) {
 		pid(v("TestE", "open", "/p/scratch-412.tmp"), 412), // the writer's pid again
 		pid(v("TestE", "open", "/p/page-13.txt"), 412),     // another page, not a pid
 	}
-	ApplyBaseline(r, base, "old.json")
+	report.ApplyBaseline(r, base, "old.json")
 	var got []bool
 	for _, v := range r.Violations {
 		got = append(got, v.Baselined)
@@ -75,17 +77,17 @@ func TestApplyBaseline(t *testing.T) {
 func TestReadBaseline(t *testing.T) {
 	dir := t.TempDir()
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, testsReport()); err != nil {
+	if err := report.WriteJSON(&buf, testsReport()); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "r.json")
 	os.WriteFile(path, buf.Bytes(), 0o644)
-	r, err := ReadBaseline(path)
+	r, err := report.ReadBaseline(path)
 	if err != nil || len(r.Violations) != 5 {
 		t.Fatalf("ReadBaseline: %v, %d violations", err, len(r.Violations))
 	}
 	os.WriteFile(path, []byte("not json"), 0o644)
-	if _, err := ReadBaseline(path); err == nil || !strings.Contains(err.Error(), "not a writewatch JSON report") {
+	if _, err := report.ReadBaseline(path); err == nil || !strings.Contains(err.Error(), "not a writewatch JSON report") {
 		t.Errorf("ReadBaseline of junk: %v", err)
 	}
 }

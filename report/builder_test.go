@@ -1,22 +1,24 @@
-package report
+package report_test
 
 import (
 	"fmt"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/writewatch/writewatch/report"
 )
 
 func TestBuilderGroups(t *testing.T) {
-	b := NewBuilder()
+	b := report.NewBuilder()
 	first := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	b.Add(Violation{Op: "open", Path: "/b", RequestedPath: "b", PID: 1, Comm: "one", First: first})
-	b.Add(Violation{Op: "open", Path: "/b", RequestedPath: "./b", PID: 2, Comm: "two", First: first.Add(time.Second)})
-	b.Add(Violation{Op: "open", Path: "/b", PID: 3, Count: 5})
-	b.Add(Violation{Op: "rename", Role: RoleNew, Path: "/a", PID: 4})
-	b.Add(Violation{Op: "rename", Role: RoleOld, Path: "/a", PID: 5})
-	b.Add(Violation{Op: "mkdir", Path: "/a", PID: 6, Count: 3, Action: "other"})
-	b.Add(Violation{Op: "mkdir", Path: "/a", PID: 7, Count: -1})
+	b.Add(report.Violation{Op: "open", Path: "/b", RequestedPath: "b", PID: 1, Comm: "one", First: first})
+	b.Add(report.Violation{Op: "open", Path: "/b", RequestedPath: "./b", PID: 2, Comm: "two", First: first.Add(time.Second)})
+	b.Add(report.Violation{Op: "open", Path: "/b", PID: 3, Count: 5})
+	b.Add(report.Violation{Op: "rename", Role: report.RoleNew, Path: "/a", PID: 4})
+	b.Add(report.Violation{Op: "rename", Role: report.RoleOld, Path: "/a", PID: 5})
+	b.Add(report.Violation{Op: "mkdir", Path: "/a", PID: 6, Count: 3, Action: "other"})
+	b.Add(report.Violation{Op: "mkdir", Path: "/a", PID: 7, Count: -1})
 
 	if got := b.Len(); got != 4 {
 		t.Fatalf("Len() = %d, want 4", got)
@@ -33,9 +35,9 @@ func TestBuilderGroups(t *testing.T) {
 	}
 	want := []row{
 		{"mkdir", "/a", "", 4, 6, "other"},
-		{"rename", "/a", RoleNew, 1, 4, ActionReported},
-		{"rename", "/a", RoleOld, 1, 5, ActionReported},
-		{"open", "/b", "", 7, 1, ActionReported},
+		{"rename", "/a", report.RoleNew, 1, 4, report.ActionReported},
+		{"rename", "/a", report.RoleOld, 1, 5, report.ActionReported},
+		{"open", "/b", "", 7, 1, report.ActionReported},
 	}
 	if !slices.Equal(rows, want) {
 		t.Errorf("Violations():\n got %v\nwant %v", rows, want)
@@ -53,22 +55,22 @@ func TestBuilderGroups(t *testing.T) {
 }
 
 func TestBuilderEmpty(t *testing.T) {
-	for _, b := range []*Builder{NewBuilder(), new(Builder)} {
+	for _, b := range []*report.Builder{report.NewBuilder(), new(report.Builder)} {
 		if v := b.Violations(); v == nil || len(v) != 0 {
 			t.Errorf("Violations() = %#v, want an empty non-nil slice", v)
 		}
 	}
-	var b Builder // the zero value works
-	b.Add(Violation{Op: "unlink", Path: "/x"})
-	b.Add(Violation{Op: "unlink", Path: "/x"})
+	var b report.Builder // the zero value works
+	b.Add(report.Violation{Op: "unlink", Path: "/x"})
+	b.Add(report.Violation{Op: "unlink", Path: "/x"})
 	if v := b.Violations(); len(v) != 1 || v[0].Count != 2 {
 		t.Errorf("zero Builder: %+v", v)
 	}
 }
 
 func TestBuilderRepeatDoesNotAllocate(t *testing.T) {
-	b := NewBuilder()
-	v := Violation{Op: "open", Path: "/home/dev/.cache/x", Role: "", Flags: "O_WRONLY", Cmdline: []string{"x"}}
+	b := report.NewBuilder()
+	v := report.Violation{Op: "open", Path: "/home/dev/.cache/x", Role: "", Flags: "O_WRONLY", Cmdline: []string{"x"}}
 	b.Add(v)
 	allocs := testing.AllocsPerRun(1000, func() { b.Add(v) })
 	if allocs != 0 {
@@ -80,11 +82,11 @@ func TestBuilderRepeatDoesNotAllocate(t *testing.T) {
 }
 
 func BenchmarkBuilderAdd(b *testing.B) {
-	vs := make([]Violation, 64)
+	vs := make([]report.Violation, 64)
 	for i := range vs {
-		vs[i] = Violation{Op: "open", Path: fmt.Sprintf("/home/dev/.cache/file-%d", i)}
+		vs[i] = report.Violation{Op: "open", Path: fmt.Sprintf("/home/dev/.cache/file-%d", i)}
 	}
-	bl := NewBuilder()
+	bl := report.NewBuilder()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		bl.Add(vs[i%len(vs)])
@@ -92,9 +94,9 @@ func BenchmarkBuilderAdd(b *testing.B) {
 }
 
 func TestBuilderLimit(t *testing.T) {
-	b := &Builder{Limit: 2}
+	b := &report.Builder{Limit: 2}
 	for _, p := range []string{"/a", "/b", "/c", "/a", "/d"} {
-		b.Add(Violation{Op: "open", Path: p})
+		b.Add(report.Violation{Op: "open", Path: p})
 	}
 	vs := b.Violations()
 	if len(vs) != 2 || vs[0].Path != "/a" || vs[0].Count != 2 || vs[1].Path != "/b" {
@@ -103,7 +105,7 @@ func TestBuilderLimit(t *testing.T) {
 	if b.Unlisted != 2 || !b.Full() {
 		t.Errorf("unlisted %d, full %v: want 2, true", b.Unlisted, b.Full())
 	}
-	r := &Report{UnlistedViolations: 1}
+	r := &report.Report{UnlistedViolations: 1}
 	if !r.Failed() {
 		t.Error("a report with only unlisted violations must fail")
 	}
@@ -112,19 +114,19 @@ func TestBuilderLimit(t *testing.T) {
 // A group seen by a system call and then by the filesystem says both,
 // in that order, whichever came first; marking it seen counts nothing.
 func TestBuilderSeenBy(t *testing.T) {
-	b := NewBuilder()
-	b.Add(Violation{Op: "unlink", Path: "/p/a", SeenBy: []string{SeenByFilesystem}})
-	b.Add(Violation{Op: "unlink", Path: "/p/a", SeenBy: []string{SeenBySyscall}})
-	b.Add(Violation{Op: "open", Path: "/p/b", SeenBy: []string{SeenBySyscall}})
-	if !b.MarkSeen("open", "/p/b", "", "", SeenByFilesystem) || !b.MarkSeen("open", "/p/b", "", "", SeenByFilesystem) {
+	b := report.NewBuilder()
+	b.Add(report.Violation{Op: "unlink", Path: "/p/a", SeenBy: []string{report.SeenByFilesystem}})
+	b.Add(report.Violation{Op: "unlink", Path: "/p/a", SeenBy: []string{report.SeenBySyscall}})
+	b.Add(report.Violation{Op: "open", Path: "/p/b", SeenBy: []string{report.SeenBySyscall}})
+	if !b.MarkSeen("open", "/p/b", "", "", report.SeenByFilesystem) || !b.MarkSeen("open", "/p/b", "", "", report.SeenByFilesystem) {
 		t.Fatal("MarkSeen found no group")
 	}
-	if b.MarkSeen("open", "/p/c", "", "", SeenByFilesystem) {
+	if b.MarkSeen("open", "/p/c", "", "", report.SeenByFilesystem) {
 		t.Error("MarkSeen found a group never added")
 	}
 	vs := b.Violations()
 	for _, v := range vs {
-		if len(v.SeenBy) != 2 || v.SeenBy[0] != SeenBySyscall || v.SeenBy[1] != SeenByFilesystem {
+		if len(v.SeenBy) != 2 || v.SeenBy[0] != report.SeenBySyscall || v.SeenBy[1] != report.SeenByFilesystem {
 			t.Errorf("%s: seen by %q", v.Path, v.SeenBy)
 		}
 	}

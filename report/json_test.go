@@ -1,4 +1,4 @@
-package report
+package report_test
 
 import (
 	"bytes"
@@ -10,13 +10,15 @@ import (
 	"unicode/utf8"
 
 	"github.com/writewatch/writewatch/internal/golden"
+	"github.com/writewatch/writewatch/internal/render"
+	"github.com/writewatch/writewatch/report"
 )
 
 func TestWriteJSONGolden(t *testing.T) {
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
+		t.Run(c.Name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := WriteJSON(&buf, c.report()); err != nil {
+			if err := report.WriteJSON(&buf, c.Report()); err != nil {
 				t.Fatal(err)
 			}
 			if !json.Valid(buf.Bytes()) {
@@ -25,7 +27,7 @@ func TestWriteJSONGolden(t *testing.T) {
 			if !bytes.HasSuffix(buf.Bytes(), []byte("}\n")) {
 				t.Errorf("output does not end with a newline")
 			}
-			golden.Check(t, c.name+".json", buf.Bytes())
+			golden.Check(t, c.Name+".json", buf.Bytes())
 		})
 	}
 }
@@ -44,18 +46,18 @@ func jsonString(s string) string {
 
 func TestJSONRoundTrip(t *testing.T) {
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			in := c.report()
+		t.Run(c.Name, func(t *testing.T) {
+			in := c.Report()
 			var buf bytes.Buffer
-			if err := WriteJSON(&buf, in); err != nil {
+			if err := report.WriteJSON(&buf, in); err != nil {
 				t.Fatal(err)
 			}
-			var out Report
+			var out report.Report
 			if err := json.Unmarshal(buf.Bytes(), &out); err != nil {
 				t.Fatal(err)
 			}
 
-			want := c.report()
+			want := c.Report()
 			// JSON always has arrays where the report may have nil.
 			want.Violations = nonNil(want.Violations)
 			want.Survivors = nonNil(want.Survivors)
@@ -72,10 +74,10 @@ func TestJSONRoundTrip(t *testing.T) {
 }
 
 func TestJSONEmptyArrays(t *testing.T) {
-	r := &Report{Version: SchemaVersion, Mode: ModeGate, Violations: nil, Survivors: nil}
+	r := &report.Report{Version: report.SchemaVersion, Mode: report.ModeGate, Violations: nil, Survivors: nil}
 	r.Violations = nil
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, r); err != nil {
+	if err := report.WriteJSON(&buf, r); err != nil {
 		t.Fatal(err)
 	}
 	var m map[string]json.RawMessage
@@ -92,8 +94,8 @@ func TestJSONEmptyArrays(t *testing.T) {
 	}
 
 	// Nested arrays too, and with json.Marshal as well as WriteJSON.
-	r.Violations = []Violation{{Op: "mkdir", Path: "/x"}}
-	r.Survivors = []Proc{{PID: 1}}
+	r.Violations = []report.Violation{{Op: "mkdir", Path: "/x"}}
+	r.Survivors = []report.Proc{{PID: 1}}
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +112,7 @@ func TestJSONEmptyArrays(t *testing.T) {
 
 func TestJSONFieldOrder(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, richReport()); err != nil {
+	if err := report.WriteJSON(&buf, richReport()); err != nil {
 		t.Fatal(err)
 	}
 	s := buf.String()
@@ -130,9 +132,9 @@ func TestJSONFieldOrder(t *testing.T) {
 
 func TestJSONNoHTMLEscape(t *testing.T) {
 	r := emptyReport()
-	r.Violations = []Violation{{Op: "open", Path: "/tmp/a<b>&c"}}
+	r.Violations = []report.Violation{{Op: "open", Path: "/tmp/a<b>&c"}}
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, r); err != nil {
+	if err := report.WriteJSON(&buf, r); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), `"/tmp/a<b>&c"`) {
@@ -147,16 +149,16 @@ var errWrite = errors.New("disk full")
 func (failingWriter) Write([]byte) (int, error) { return 0, errWrite }
 
 func TestWriteErrors(t *testing.T) {
-	if err := WriteJSON(failingWriter{}, emptyReport()); !errors.Is(err, errWrite) {
+	if err := report.WriteJSON(failingWriter{}, emptyReport()); !errors.Is(err, errWrite) {
 		t.Errorf("WriteJSON error = %v, want it to wrap %v", err, errWrite)
 	}
-	if err := WriteText(failingWriter{}, emptyReport(), TextOptions{}); !errors.Is(err, errWrite) {
+	if err := render.WriteText(failingWriter{}, emptyReport(), render.TextOptions{}); !errors.Is(err, errWrite) {
 		t.Errorf("WriteText error = %v, want it to wrap %v", err, errWrite)
 	}
-	if err := WriteJSON(&bytes.Buffer{}, nil); err == nil {
+	if err := report.WriteJSON(&bytes.Buffer{}, nil); err == nil {
 		t.Error("WriteJSON(nil report) succeeded")
 	}
-	if err := WriteText(&bytes.Buffer{}, nil, TextOptions{}); err == nil {
+	if err := render.WriteText(&bytes.Buffer{}, nil, render.TextOptions{}); err == nil {
 		t.Error("WriteText(nil report) succeeded")
 	}
 }

@@ -1,9 +1,12 @@
-// Package report holds the result of a writewatch run and renders it, as
-// JSON (the stable, machine-readable schema) or as the human summary
-// printed at the end of a run.
+// Package report is the result of a writewatch run: the Report, its
+// Violations and the rest of its schema, written and read as JSON (the
+// stable, machine-readable form), and the --baseline match. Programs that
+// read writewatch's JSON report can import it.
 //
 // The package collects no events itself: callers feed occurrences to a
-// Builder, which groups them into Violations, and fill in a Report.
+// Builder, which groups them into Violations, and fill in a Report. The
+// summaries people read (text, JUnit, GitHub annotations, the suggested
+// config) are rendered by writewatch's internal/render.
 //
 // # JSON schema (version 1)
 //

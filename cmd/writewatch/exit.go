@@ -5,9 +5,9 @@ import (
 	"fmt"
 
 	"github.com/writewatch/writewatch/internal/launch"
-	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/run"
 	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/report"
 )
 
 // Exit codes, documented in README.md and in the usage text.

@@ -13,9 +13,9 @@ import (
 	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/metrics"
 	"github.com/writewatch/writewatch/internal/outfile"
-	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/run"
 	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/report"
 )
 
 func TestExitCode(t *testing.T) {

@@ -23,10 +23,10 @@ import (
 	"github.com/writewatch/writewatch/internal/metrics"
 	"github.com/writewatch/writewatch/internal/phases"
 	"github.com/writewatch/writewatch/internal/policy"
-	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/run"
 	"github.com/writewatch/writewatch/internal/status"
 	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/report"
 )
 
 func main() {

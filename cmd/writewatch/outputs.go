@@ -10,8 +10,9 @@ import (
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/metrics"
 	"github.com/writewatch/writewatch/internal/outfile"
-	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/internal/render"
 	"github.com/writewatch/writewatch/internal/run"
+	"github.com/writewatch/writewatch/report"
 )
 
 // failKind is what an output that could not be written does to the exit
@@ -163,7 +164,7 @@ func writeSummary(o *writing, _ *outfile.File) error {
 	if o.cfg.Quiet && !rep.Failed() && !rep.Blind() && len(rep.Violations) == 0 && rep.LostEvents == 0 {
 		return nil
 	}
-	return report.WriteText(o.stderr, rep, report.TextOptions{Color: o.color})
+	return render.WriteText(o.stderr, rep, render.TextOptions{Color: o.color})
 }
 
 func writeJSON(o *writing, f *outfile.File) error {
@@ -173,7 +174,7 @@ func writeJSON(o *writing, f *outfile.File) error {
 }
 
 func writeJUnit(o *writing, f *outfile.File) error {
-	return f.Replace(func(w io.Writer) error { return report.WriteJUnit(w, o.out.rep) })
+	return f.Replace(func(w io.Writer) error { return render.WriteJUnit(w, o.out.rep) })
 }
 
 // writeSuggestion writes the proposed config: the config the run used,
@@ -187,17 +188,17 @@ func writeSuggestion(o *writing, f *outfile.File) error {
 			return err
 		}
 	}
-	return f.Replace(func(w io.Writer) error { return report.WriteSuggestedConfig(w, o.out.rep, config) })
+	return f.Replace(func(w io.Writer) error { return render.WriteSuggestedConfig(w, o.out.rep, config) })
 }
 
 func writeAnnotations(o *writing, _ *outfile.File) error {
-	return report.WriteGitHubAnnotations(o.stderr, o.out.rep, os.Getenv("GITHUB_WORKSPACE"))
+	return render.WriteGitHubAnnotations(o.stderr, o.out.rep, os.Getenv("GITHUB_WORKSPACE"))
 }
 
 // writeStepSummary adds a summary table to the file GitHub Actions shows
 // as the step's summary, never through a symbolic link.
 func writeStepSummary(o *writing, path string) error {
-	return outfile.Append(path, o.files, func(w io.Writer) error { return report.WriteGitHubSummary(w, o.out.rep) })
+	return outfile.Append(path, o.files, func(w io.Writer) error { return render.WriteGitHubSummary(w, o.out.rep) })
 }
 
 // finishMetrics gives the metrics the report, with writewatch's exit

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/report"
 )
 
 // Test is one test seen in the run.

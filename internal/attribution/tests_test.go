@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/report"
 )
 
 const (

@@ -13,9 +13,9 @@ import (
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/mountinfo"
-	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/stream"
 	"github.com/writewatch/writewatch/internal/witness"
+	"github.com/writewatch/writewatch/report"
 )
 
 // FinalBarrier is the id of the barrier Finish places.

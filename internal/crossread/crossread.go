@@ -7,24 +7,28 @@
 package crossread
 
 import (
+	"cmp"
+	"slices"
+	"strings"
+
 	"github.com/writewatch/writewatch/internal/attribution"
-	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/report"
 )
 
 // Tracker collects the cross-test reads of one run.
 type Tracker struct {
-	reads report.CrossReads
+	reads CrossReads
 }
 
 // New returns a Tracker that lists at most limit reads (0: no limit).
 func New(limit int) *Tracker {
-	return &Tracker{reads: report.CrossReads{Limit: limit}}
+	return &Tracker{reads: CrossReads{Limit: limit}}
 }
 
 // fileOf names the file a record's SlotResolved holds, if any.
-func fileOf(ev *tracer.Event) (report.FileID, bool) {
-	return report.FileID{Dev: uint64(ev.Dev), Ino: ev.Ino, Gen: ev.Gen}, ev.Ino != 0 && ev.Has(tracer.SlotResolved)
+func fileOf(ev *tracer.Event) (FileID, bool) {
+	return FileID{Dev: uint64(ev.Dev), Ino: ev.Ino, Gen: ev.Gen}, ev.Ino != 0 && ev.Has(tracer.SlotResolved)
 }
 
 // Wrote takes a write outside the allowlist, by who, whose op is op.
@@ -66,4 +70,121 @@ func access(tree *attribution.Tree, ev *tracer.Event, who attribution.Who, op st
 	who.Fill(&v)
 	v.Op, v.PID, v.Comm, v.First = op, tree.Report(ev.TGID).PID, string(ev.Comm), ev.Time
 	return report.AccessOf(&v)
+}
+
+// testKey names the test of an access: "" when it is no one test (a
+// phase outside tests, or ambiguous).
+func testKey(a *report.Access) string {
+	if a.Test == "" {
+		return ""
+	}
+	return a.Runner + "\x00" + a.Package + "\x00" + a.Test
+}
+
+// readerKey names a reader: its test, or its phase outside tests.
+func readerKey(a *report.Access) string {
+	return strings.Join(append([]string{a.Runner, a.Package, a.Test, a.Phase, a.Fixture}, a.AmbiguousTests...), "\x00")
+}
+
+// FileID names a file the way the kernel does (device, inode number and
+// the inode's generation, which tells a file from a later one that reuses
+// its number), for CrossReads.
+type FileID struct {
+	Dev uint64
+	Ino uint64
+	Gen uint32
+}
+
+// CrossReads finds cross-test reads: callers tell it of the writes
+// outside the allowlist to known files (Wrote) and of reads of files the
+// run wrote (Read). The zero value is ready to use. Not safe for
+// concurrent use.
+type CrossReads struct {
+	written map[FileID][]report.Access
+	seen    map[crossKey]bool
+	reads   []report.CrossTestRead
+	// Limit caps the reads kept (0: no cap); Unlisted counts those beyond.
+	Limit    int
+	Unlisted uint64
+}
+
+type crossKey struct {
+	file   FileID
+	reader string
+}
+
+// Created notes that file id was made anew: its earlier writers wrote
+// another file that had the same inode number.
+func (c *CrossReads) Created(id FileID) { delete(c.written, id) }
+
+// HasWriter reports whether test (runner, pkg, id) wrote file id, as far
+// as Wrote was told.
+func (c *CrossReads) HasWriter(f FileID, runner, pkg, id string) bool {
+	for _, w := range c.written[f] {
+		if w.Test == id && w.Package == pkg && w.Runner == runner {
+			return true
+		}
+	}
+	return false
+}
+
+// Wrote notes that w wrote file id outside the allowlist. Only writes
+// by one named test are kept, the first of each test.
+func (c *CrossReads) Wrote(id FileID, w report.Access) {
+	if w.Test == "" || c.HasWriter(id, w.Runner, w.Package, w.Test) {
+		return
+	}
+	if c.written == nil {
+		c.written = map[FileID][]report.Access{}
+	}
+	c.written[id] = append(c.written[id], w)
+}
+
+// Written reports whether file id was written outside the allowlist by a
+// test, as far as Wrote was told.
+func (c *CrossReads) Written(id FileID) bool { return len(c.written[id]) > 0 }
+
+// Read notes that r read file id at path, and reports whether that was a
+// cross-test read: the file was written outside the allowlist by another
+// test, and r's own test had not written it. Reads outside any runner's
+// tests or phases (nothing attributed) are not.
+func (c *CrossReads) Read(id FileID, path string, r report.Access) bool {
+	writers := c.written[id]
+	if len(writers) == 0 || (r.Runner == "" && r.Package == "" && r.Test == "" && len(r.AmbiguousTests) == 0) {
+		return false
+	}
+	if k := testKey(&r); k != "" {
+		for _, w := range writers {
+			if testKey(&w) == k {
+				return false
+			}
+		}
+	}
+	key := crossKey{id, readerKey(&r)}
+	if c.seen[key] {
+		return true
+	}
+	if c.seen == nil {
+		c.seen = map[crossKey]bool{}
+	}
+	c.seen[key] = true
+	if c.Limit > 0 && len(c.reads) >= c.Limit {
+		c.Unlisted++
+		return true
+	}
+	c.reads = append(c.reads, report.CrossTestRead{Path: path, WrittenBy: slices.Clone(writers), ReadBy: r})
+	return true
+}
+
+// Reads returns the cross-test reads, by path, then reader; a new slice,
+// empty when there were none.
+func (c *CrossReads) Reads() []report.CrossTestRead {
+	out := slices.Clone(c.reads)
+	if out == nil {
+		out = []report.CrossTestRead{}
+	}
+	slices.SortStableFunc(out, func(a, b report.CrossTestRead) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), a.ReadBy.First.Compare(b.ReadBy.First))
+	})
+	return out
 }

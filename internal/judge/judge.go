@@ -15,9 +15,9 @@ import (
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/pathwalk"
-	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/severity"
 	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/report"
 	"golang.org/x/sys/unix"
 )
 

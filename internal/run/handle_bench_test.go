@@ -9,9 +9,9 @@ import (
 	"github.com/writewatch/writewatch/internal/judge"
 	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/ops"
-	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/severity"
 	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/report"
 )
 
 // BenchmarkHandleViolation measures user space's work for one write

@@ -18,11 +18,11 @@ import (
 	"github.com/writewatch/writewatch/internal/metaguard"
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/policy"
-	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/runners"
 	"github.com/writewatch/writewatch/internal/severity"
 	"github.com/writewatch/writewatch/internal/stream"
 	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/report"
 	"golang.org/x/sys/unix"
 )
 

@@ -21,12 +21,12 @@ import (
 	"github.com/writewatch/writewatch/internal/metaguard"
 	"github.com/writewatch/writewatch/internal/phases"
 	"github.com/writewatch/writewatch/internal/policy"
-	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/runners"
 	"github.com/writewatch/writewatch/internal/severity"
 	"github.com/writewatch/writewatch/internal/status"
 	"github.com/writewatch/writewatch/internal/stream"
 	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/report"
 )
 
 // Config describes one run.

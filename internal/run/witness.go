@@ -10,9 +10,9 @@ import (
 	"github.com/writewatch/writewatch/internal/crosscheck"
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/phases"
-	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/internal/stream"
 	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/report"
 )
 
 // settlePatience is how long the end of a run waits for the witness to

@@ -1,9 +1,11 @@
-package report
+package render
 
 import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/writewatch/writewatch/report"
 
 	junit "github.com/joshdk/go-junit"
 )
@@ -14,9 +16,9 @@ import (
 func TestJUnitParsedByConsumer(t *testing.T) {
 	r := testsReport()
 	r.Tests = append(r.Tests,
-		TestResult{Runner: RunnerGo, Package: "example.com/app", ID: "TestClean", Outcome: OutcomePassed, Seconds: 0.5},
-		TestResult{Runner: RunnerGo, Package: "example.com/app", ID: "TestBroken", Outcome: OutcomeFailed, Message: "app_test.go:9: boom"},
-		TestResult{Runner: RunnerPytest, Package: "test_app.py", ID: "test_app.py::test_skip", Outcome: OutcomeSkipped, Message: "no db"},
+		report.TestResult{Runner: report.RunnerGo, Package: "example.com/app", ID: "TestClean", Outcome: report.OutcomePassed, Seconds: 0.5},
+		report.TestResult{Runner: report.RunnerGo, Package: "example.com/app", ID: "TestBroken", Outcome: report.OutcomeFailed, Message: "app_test.go:9: boom"},
+		report.TestResult{Runner: report.RunnerPytest, Package: "test_app.py", ID: "test_app.py::test_skip", Outcome: report.OutcomeSkipped, Message: "no db"},
 	)
 	var buf bytes.Buffer
 	if err := WriteJUnit(&buf, r); err != nil {

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"cmp"
@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/writewatch/writewatch/internal/nameshape"
+	"github.com/writewatch/writewatch/report"
 )
 
 // collapseMin is the fewest violations of one kind, by the tests of one
@@ -28,15 +31,15 @@ type collapseKey struct {
 // item is one entry of the text summary: a violation, or a group of
 // violations collapsed into one line.
 type item struct {
-	v     *Violation   // one violation, or nil
-	group []*Violation // several, sorted by path
+	v     *report.Violation   // one violation, or nil
+	group []*report.Violation // several, sorted by path
 }
 
 // suiteOf is what groups the tests of v: the Go package, the directory
 // of a pytest test file, or the runner.
-func suiteOf(v *Violation) string {
+func suiteOf(v *report.Violation) string {
 	switch {
-	case v.Runner == RunnerGo:
+	case v.Runner == report.RunnerGo:
 		return "go\x00" + v.Package
 	case v.Package != "":
 		return v.Runner + "\x00" + filepath.Dir(v.Package)
@@ -50,7 +53,7 @@ func suiteOf(v *Violation) string {
 // violations of one kind, by the tests of one package, under one
 // directory, become one item. Truncated paths and the empty path stay
 // on their own.
-func collapse(vs []Violation) []item {
+func collapse(vs []report.Violation) []item {
 	if len(vs) <= collapseOver {
 		out := make([]item, len(vs))
 		for i := range vs {
@@ -58,7 +61,7 @@ func collapse(vs []Violation) []item {
 		}
 		return out
 	}
-	groups := map[collapseKey][]*Violation{}
+	groups := map[collapseKey][]*report.Violation{}
 	for i := range vs {
 		v := &vs[i]
 		if k, ok := keyOf(v); ok {
@@ -79,13 +82,13 @@ func collapse(vs []Violation) []item {
 		}
 		done[k] = true
 		g := groups[k]
-		slices.SortStableFunc(g, func(a, b *Violation) int { return cmp.Compare(a.Path, b.Path) })
+		slices.SortStableFunc(g, func(a, b *report.Violation) int { return cmp.Compare(a.Path, b.Path) })
 		out = append(out, item{group: g})
 	}
 	return out
 }
 
-func keyOf(v *Violation) (collapseKey, bool) {
+func keyOf(v *report.Violation) (collapseKey, bool) {
 	if v.Truncated || v.Path == "" || v.DeniedBy != "" {
 		return collapseKey{}, false
 	}
@@ -95,11 +98,11 @@ func keyOf(v *Violation) (collapseKey, bool) {
 // nameGlob is a pattern covering every name: their common prefix and
 // suffix around a '*', or the one name when all are the same.
 func nameGlob(names []string) string {
-	prefix, suffix, one := nameParts(names)
+	prefix, suffix, one := nameshape.NameParts(names)
 	if one {
 		return prefix
 	}
-	return joinGlob(numberGlob(prefix, nil), numberGlob(suffix, nil))
+	return joinGlob(nameshape.NumberGlob(prefix, nil), nameshape.NumberGlob(suffix, nil))
 }
 
 // joinGlob puts a '*' between prefix and suffix, once.
@@ -109,9 +112,9 @@ func joinGlob(prefix, suffix string) string {
 
 // suiteTitle names the tests of g's suite: a Go package; for pytest, the
 // test file when they share one, else their directory.
-func suiteTitle(g []*Violation) (name string, strip string) {
+func suiteTitle(g []*report.Violation) (name string, strip string) {
 	first := g[0]
-	if first.Runner == RunnerGo {
+	if first.Runner == report.RunnerGo {
 		return first.Package, ""
 	}
 	for _, v := range g {
@@ -126,59 +129,12 @@ func suiteTitle(g []*Violation) (name string, strip string) {
 	return first.Package, first.Package + "::"
 }
 
-// nameParts is what every name shares: the one name (one is true), or
-// the common prefix and suffix around what varies. A run of digits at
-// the edge of what varies is part of it: "run-10" and "run-12" share
-// "run-", not "run-1".
-func nameParts(names []string) (prefix, suffix string, one bool) {
-	if len(names) == 0 {
-		return "", "", false
-	}
-	prefix, suffix = names[0], names[0]
-	one = true
-	for _, n := range names[1:] {
-		if n != names[0] {
-			one = false
-		}
-		prefix = commonPrefix(prefix, n)
-		suffix = commonSuffix(suffix, n)
-	}
-	if one {
-		return names[0], "", true
-	}
-	// The prefix and suffix must not overlap in the shortest name.
-	short := len(names[0])
-	for _, n := range names {
-		short = min(short, len(n))
-	}
-	if len(prefix)+len(suffix) > short {
-		suffix = suffix[len(prefix)+len(suffix)-short:]
-	}
-	return strings.TrimRight(prefix, "0123456789"), strings.TrimLeft(suffix, "0123456789"), false
-}
-
-func commonPrefix(a, b string) string {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return a[:n]
-}
-
-func commonSuffix(a, b string) string {
-	n := 0
-	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
-		n++
-	}
-	return a[len(a)-n:]
-}
-
 // collapsedLine renders a group as one line: the pattern of its paths,
 // what was done, how many paths and events, two examples of each, and
 // the tests that made them.
 //
 //	/src/out/chart_*.xlsx: [transient] open O_WRONLY|O_CREAT|O_TRUNC ×1160, 1158 files (e.g. chart_a.xlsx, chart_b.xlsx), by 1158 tests of tests/comparison (e.g. …)
-func (t *textWriter) collapsedLine(g []*Violation) string {
+func (t *textWriter) collapsedLine(g []*report.Violation) string {
 	var (
 		names  []string
 		seen   = map[string]bool{}
@@ -227,7 +183,7 @@ func (t *textWriter) collapsedLine(g []*Violation) string {
 	return s
 }
 
-func sameFlags(g []*Violation) bool {
+func sameFlags(g []*report.Violation) bool {
 	for _, v := range g {
 		if v.Flags != g[0].Flags {
 			return false
@@ -237,7 +193,7 @@ func sameFlags(g []*Violation) bool {
 }
 
 // testsOf lists the tests that made the violations, each once, in order.
-func testsOf(g []*Violation) []string {
+func testsOf(g []*report.Violation) []string {
 	var tests []string
 	seen := map[string]bool{}
 	for _, v := range g {

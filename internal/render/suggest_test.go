@@ -1,10 +1,11 @@
-package report
+package render
 
 import (
 	"bytes"
 	"testing"
 
 	"github.com/writewatch/writewatch/internal/golden"
+	"github.com/writewatch/writewatch/report"
 	"gopkg.in/yaml.v3"
 )
 
@@ -31,23 +32,23 @@ func TestMergeAllow(t *testing.T) {
 
 func TestWriteSuggestedConfigGolden(t *testing.T) {
 	for _, c := range []struct {
-		name   string
-		report func() *Report
+		Name   string
+		Report func() *report.Report
 		config string
 	}{
 		{"rich", richReport, "# the project's config\nallow:\n  - tests/**\ndeny:\n  - .git\n"},
 		{"tests", testsReport, ""},
 	} {
-		t.Run(c.name, func(t *testing.T) {
+		t.Run(c.Name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := WriteSuggestedConfig(&buf, c.report(), []byte(c.config)); err != nil {
+			if err := WriteSuggestedConfig(&buf, c.Report(), []byte(c.config)); err != nil {
 				t.Fatal(err)
 			}
 			var v any
 			if err := yaml.Unmarshal(buf.Bytes(), &v); err != nil {
 				t.Errorf("not YAML: %v\n%s", err, buf.String())
 			}
-			golden.Check(t, c.name+".suggested.yaml", buf.Bytes())
+			golden.Check(t, c.Name+".suggested.yaml", buf.Bytes())
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/ops"
+	"github.com/writewatch/writewatch/report"
 )
 
 // TextOptions controls WriteText.
@@ -47,7 +48,7 @@ const (
 // Paths and arguments holding newlines, other control characters or
 // invalid UTF-8 are shown quoted and escaped, so every item stays on its
 // own line.
-func WriteText(w io.Writer, r *Report, opt TextOptions) error {
+func WriteText(w io.Writer, r *report.Report, opt TextOptions) error {
 	if r == nil {
 		return errors.New("report: write text: nil report")
 	}
@@ -72,7 +73,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 	t.fixed(r)
 	t.howToFix(r)
 	t.blind(r)
-	if r.Mode == ModeAudit && r.Failed() {
+	if r.Mode == report.ModeAudit && r.Failed() {
 		t.line()
 		t.line("writewatch: audit mode: these writes are reported only; they do not fail the run")
 	}
@@ -85,7 +86,7 @@ func WriteText(w io.Writer, r *Report, opt TextOptions) error {
 type textWriter struct {
 	buf   bytes.Buffer
 	color bool
-	prev  *Violation // the violation written last
+	prev  *report.Violation // the violation written last
 }
 
 func (t *textWriter) line(parts ...string) {
@@ -102,7 +103,7 @@ func (t *textWriter) paint(code, s string) string {
 	return code + s + ansiReset
 }
 
-func (t *textWriter) header(r *Report) {
+func (t *textWriter) header(r *report.Report) {
 	if !r.Failed() && len(r.Violations) == 0 {
 		counts := plural(r.Events, "write event", "write events") + ", " + plural(r.Processes, "process", "processes")
 		if r.Blind() {
@@ -136,21 +137,21 @@ func (t *textWriter) header(r *Report) {
 
 // severityText says what each severity means, for the summary line.
 var severityText = map[string]string{
-	SeverityDataLoss:   "existed before",
-	SeverityLeftBehind: "still there",
-	SeverityTransient:  "gone at the end",
-	SeverityAttempt:    "changed nothing",
+	report.SeverityDataLoss:   "existed before",
+	report.SeverityLeftBehind: "still there",
+	report.SeverityTransient:  "gone at the end",
+	report.SeverityAttempt:    "changed nothing",
 }
 
 // severities counts the violations by severity, worst first, and says
 // when nothing was left behind.
-func (t *textWriter) severities(r *Report) {
+func (t *textWriter) severities(r *report.Report) {
 	n := map[string]int{}
 	for i := range r.Violations {
 		n[r.Violations[i].Severity]++
 	}
 	var parts, plain []string
-	for _, s := range Severities {
+	for _, s := range report.Severities {
 		if n[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s (%s)", n[s], t.severityTag(s), severityText[s]))
 			plain = append(plain, fmt.Sprintf("%d %s (%s)", n[s], displayText(s), severityText[s]))
@@ -163,7 +164,7 @@ func (t *textWriter) severities(r *Report) {
 		parts[i] += ","
 		plain[i] += ","
 	}
-	if n[SeverityDataLoss] == 0 && n[SeverityLeftBehind] == 0 && n[""] == 0 {
+	if n[report.SeverityDataLoss] == 0 && n[report.SeverityLeftBehind] == 0 && n[""] == 0 {
 		parts[len(parts)-1] += "; nothing was left behind"
 		plain[len(plain)-1] += "; nothing was left behind"
 	}
@@ -210,15 +211,15 @@ func (t *textWriter) wrap(first, then string, words, plain []string) {
 // left-behind.
 func (t *textWriter) severityTag(s string) string {
 	switch s {
-	case SeverityDataLoss:
+	case report.SeverityDataLoss:
 		return t.paint(ansiBold+ansiRed, s)
-	case SeverityLeftBehind:
+	case report.SeverityLeftBehind:
 		return t.paint(ansiYellow, s)
 	}
 	return displayText(s)
 }
 
-func (t *textWriter) warnings(r *Report) {
+func (t *textWriter) warnings(r *report.Report) {
 	if r.UnlistedViolations > 0 {
 		t.line(t.paint(ansiYellow, "writewatch: warning: "+plural(r.UnlistedViolations, "more write", "more writes")+
 			" outside the allowlist, to paths beyond the first "+plural(len(r.Violations), "one", "ones")+
@@ -259,20 +260,20 @@ func (t *textWriter) warnings(r *Report) {
 
 // blind says, for a run that could not see everything, what that means
 // for its exit code and what may help.
-func (t *textWriter) blind(r *Report) {
+func (t *textWriter) blind(r *report.Report) {
 	if !r.Blind() {
 		return
 	}
 	t.line()
 	switch {
-	case r.Mode == ModeAudit:
+	case r.Mode == report.ModeAudit:
 		t.line("writewatch: writes outside the allowlist may have gone unseen (audit mode: the run is not failed for it)")
 	case r.Failed():
 		t.line("writewatch: more writes outside the allowlist may have gone unseen")
 	default:
 		t.line("writewatch: writes outside the allowlist may have gone unseen: the run does not pass (exit 88) unless --accept-incomplete is given")
 	}
-	if r.Lost[LostRingbufFull] > 0 {
+	if r.Lost[report.LostRingbufFull] > 0 {
 		t.line("  - A larger ring buffer (--ringbuf-mib) keeps records from being lost while writewatch falls behind.")
 	}
 }
@@ -299,7 +300,7 @@ func lostCauses(lost map[string]uint64) string {
 	return strings.Join(parts, ", ")
 }
 
-func (t *textWriter) violation(v *Violation) {
+func (t *textWriter) violation(v *report.Violation) {
 	t.line()
 
 	// The path, as matched, and how the process named it.
@@ -330,7 +331,7 @@ func (t *textWriter) violation(v *Violation) {
 	if v.Via != "" {
 		op += " (via " + displayText(v.Via) + ", result unknown)"
 	}
-	if len(v.SeenBy) == 1 && v.SeenBy[0] == SeenByFilesystem {
+	if len(v.SeenBy) == 1 && v.SeenBy[0] == report.SeenByFilesystem {
 		op += " (seen only on disk)"
 	}
 	if v.Count > 1 {
@@ -346,11 +347,11 @@ func (t *textWriter) violation(v *Violation) {
 		op += "; in the baseline"
 	}
 	switch v.Action {
-	case ActionBlocked:
+	case report.ActionBlocked:
 		op += "; blocked"
-	case ActionKilled:
+	case report.ActionKilled:
 		op += "; writer killed (the write may have taken effect)"
-	case ActionBlockedKilled:
+	case report.ActionBlockedKilled:
 		op += "; blocked, writer killed"
 	}
 	t.line(op)
@@ -382,18 +383,18 @@ func (t *textWriter) violation(v *Violation) {
 
 // roleText names the role of the path when it tells something: always for
 // rename, and for any role other than the usual "new" of link and symlink.
-func roleText(v *Violation) string {
+func roleText(v *report.Violation) string {
 	op, _ := ops.ByName(v.Op)
 	switch {
 	case v.Role == "":
 		return ""
-	case op == ops.Rename && (v.Role == RoleOld || v.Role == RoleNew):
+	case op == ops.Rename && (v.Role == report.RoleOld || v.Role == report.RoleNew):
 		return v.Role + " path"
-	case op == ops.Link && v.Role == RoleOld:
+	case op == ops.Link && v.Role == report.RoleOld:
 		return "the file linked"
-	case op == ops.Link && v.Role == RoleNew:
+	case op == ops.Link && v.Role == report.RoleNew:
 		return "new name"
-	case op == ops.Symlink && v.Role == RoleNew:
+	case op == ops.Symlink && v.Role == report.RoleNew:
 		return ""
 	default:
 		return "role " + displayText(v.Role)
@@ -402,7 +403,7 @@ func roleText(v *Violation) string {
 
 // sameProcess reports whether a and b were written by the same process
 // with the same ancestry.
-func sameProcess(a, b *Violation) bool {
+func sameProcess(a, b *report.Violation) bool {
 	if a.PID != b.PID || a.Comm != b.Comm || !slices.Equal(a.Cmdline, b.Cmdline) || len(a.Chain) != len(b.Chain) {
 		return false
 	}
@@ -435,7 +436,7 @@ func procLine(prefix string, pid int, comm string, cmdline []string) string {
 
 // chainLine renders an ancestor as "    ← PID cmdline", or with its comm
 // in brackets when its command line is unknown.
-func chainLine(p Proc) string {
+func chainLine(p report.Proc) string {
 	s := "    ← " + strconv.Itoa(p.PID)
 	if len(p.Cmdline) == 0 {
 		if p.Comm != "" {
@@ -446,7 +447,7 @@ func chainLine(p Proc) string {
 	return s + " " + shortCmdline(p.Cmdline, lineWidth-width(s)-1)
 }
 
-func (t *textWriter) survivors(r *Report) {
+func (t *textWriter) survivors(r *report.Report) {
 	if len(r.Survivors) == 0 {
 		return
 	}
@@ -462,7 +463,7 @@ func (t *textWriter) survivors(r *Report) {
 	}
 }
 
-func (t *textWriter) howToFix(r *Report) {
+func (t *textWriter) howToFix(r *report.Report) {
 	if !r.Failed() {
 		return
 	}
@@ -540,7 +541,7 @@ func (t *textWriter) howToFix(r *Report) {
 	}
 }
 
-func invalidUTF8(vs []*Violation) int {
+func invalidUTF8(vs []*report.Violation) int {
 	n := 0
 	for _, v := range vs {
 		if !utf8.ValidString(v.Path) {
@@ -552,7 +553,7 @@ func invalidUTF8(vs []*Violation) int {
 
 // configDir is the directory that allow entries are relative to: the
 // config file's, or the work directory when there is no config file yet.
-func configDir(r *Report) string {
+func configDir(r *report.Report) string {
 	if r.ConfigFile == "" {
 		return r.WorkDir
 	}
@@ -567,7 +568,7 @@ func configDir(r *Report) string {
 
 // configName is the config file as shown to the user: relative to the
 // work directory when under it.
-func configName(r *Report) string {
+func configName(r *report.Report) string {
 	if rel, ok := relUnder(r.ConfigFile, r.WorkDir); ok && rel != "." {
 		return rel
 	}
@@ -796,7 +797,7 @@ func pick(cond bool, a, b string) string {
 //
 //	TestSave (pkg example.com/app) wrote /home/u/.config/app/config.toml (open O_WRONLY|O_TRUNC) via /usr/bin/git
 func (t *textWriter) byTest(items []item) {
-	var vs []*Violation
+	var vs []*report.Violation
 	for _, it := range items {
 		if it.v != nil && attributed(it.v) {
 			vs = append(vs, it.v)
@@ -805,8 +806,8 @@ func (t *textWriter) byTest(items []item) {
 	if len(vs) == 0 {
 		return
 	}
-	slices.SortStableFunc(vs, func(a, b *Violation) int {
-		return cmp.Or(cmp.Compare(SeverityRank(a.Severity), SeverityRank(b.Severity)),
+	slices.SortStableFunc(vs, func(a, b *report.Violation) int {
+		return cmp.Or(cmp.Compare(report.SeverityRank(a.Severity), report.SeverityRank(b.Severity)),
 			strings.Compare(a.Package, b.Package), strings.Compare(whoText(a), whoText(b)))
 	})
 	t.line()
@@ -838,13 +839,13 @@ func (t *textWriter) byTest(items []item) {
 }
 
 // attributed reports whether a runner's boundaries tell who wrote v.
-func attributed(v *Violation) bool {
+func attributed(v *report.Violation) bool {
 	return v.Test != "" || len(v.AmbiguousTests) > 0 || v.Package != "" || v.Runner != ""
 }
 
 // whoText names who wrote v: the test with its phase and package, the
 // tests it may have been, or the package outside its tests.
-func whoText(v *Violation) string {
+func whoText(v *report.Violation) string {
 	var s string
 	switch {
 	case v.Test != "":
@@ -855,23 +856,23 @@ func whoText(v *Violation) string {
 			names[i] = displayText(n)
 		}
 		s = "one of " + strings.Join(names, ", ") + " (ambiguous)"
-	case v.Runner == RunnerGo:
+	case v.Runner == report.RunnerGo:
 		s = "package code"
 	default:
 		s = "outside tests"
 	}
 	var details []string
-	if v.Phase != "" && v.Phase != PhaseTest && v.Phase != "call" {
+	if v.Phase != "" && v.Phase != report.PhaseTest && v.Phase != "call" {
 		p := displayText(v.Phase)
-		if v.Runner == RunnerGo && v.Test == "" {
+		if v.Runner == report.RunnerGo && v.Test == "" {
 			switch v.Phase {
-			case PhaseSetup:
+			case report.PhaseSetup:
 				p = "setup: init or TestMain before the tests"
-			case PhaseTeardown:
+			case report.PhaseTeardown:
 				p = "teardown: TestMain after the tests"
-			case PhaseInit:
+			case report.PhaseInit:
 				p = "init: before the tests"
-			case PhaseAfter:
+			case report.PhaseAfter:
 				p = "after the tests"
 			}
 		}
@@ -884,7 +885,7 @@ func whoText(v *Violation) string {
 		s += " [" + strings.Join(details, ", ") + "]"
 	}
 	if v.Package != "" && !strings.HasPrefix(v.Test, v.Package) {
-		if v.Runner == RunnerGo {
+		if v.Runner == report.RunnerGo {
 			s += " (pkg " + displayText(v.Package) + ")"
 		} else {
 			s += " (" + displayText(v.Package) + ")"
@@ -895,7 +896,7 @@ func whoText(v *Violation) string {
 
 // notes prints the Go test binaries whose tests could not be told apart,
 // and the run's notes.
-func (t *textWriter) notes(r *Report) {
+func (t *textWriter) notes(r *report.Report) {
 	var lines []string
 	for _, p := range r.Packages {
 		if !p.Followed {
@@ -922,7 +923,7 @@ func (t *textWriter) notes(r *Report) {
 const maxFixed = 10
 
 // fixed lists the baseline's writes this run did not make again.
-func (t *textWriter) fixed(r *Report) {
+func (t *textWriter) fixed(r *report.Report) {
 	if len(r.Fixed) == 0 {
 		return
 	}

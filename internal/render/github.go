@@ -1,10 +1,12 @@
-package report
+package render
 
 import (
 	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
+
+	"github.com/writewatch/writewatch/report"
 )
 
 // WriteGitHubAnnotations writes one GitHub Actions workflow command per
@@ -13,7 +15,7 @@ import (
 // left something behind (or whose severity is unknown), "::warning" for
 // one that left nothing (transient) or changed nothing (attempt). Paths under workspace (GITHUB_WORKSPACE) are made relative
 // to it, as GitHub expects.
-func WriteGitHubAnnotations(w io.Writer, r *Report, workspace string) error {
+func WriteGitHubAnnotations(w io.Writer, r *report.Report, workspace string) error {
 	var b strings.Builder
 	for i := range r.Violations {
 		v := &r.Violations[i]
@@ -62,11 +64,11 @@ func WriteGitHubAnnotations(w io.Writer, r *Report, workspace string) error {
 // ghLevel is the workflow command of v's annotation: "notice" for a
 // write in the baseline, "warning" for one that left nothing or changed
 // nothing, "error" otherwise.
-func ghLevel(v *Violation) string {
+func ghLevel(v *report.Violation) string {
 	switch {
 	case v.Baselined:
 		return "notice"
-	case v.Severity == SeverityTransient || v.Severity == SeverityAttempt:
+	case v.Severity == report.SeverityTransient || v.Severity == report.SeverityAttempt:
 		return "warning"
 	}
 	return "error"
@@ -74,7 +76,7 @@ func ghLevel(v *Violation) string {
 
 // WriteGitHubSummary writes a Markdown table of the violations, for
 // $GITHUB_STEP_SUMMARY.
-func WriteGitHubSummary(w io.Writer, r *Report) error {
+func WriteGitHubSummary(w io.Writer, r *report.Report) error {
 	var b strings.Builder
 	b.WriteString("### writewatch\n\n")
 	if r.Blind() {

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/writewatch/writewatch/report"
 )
 
 // maxCommentTests is the most tests a suggested entry's comment names.
@@ -20,7 +22,7 @@ const maxCommentTests = 4
 // directory (the work directory when there was none): the proposal is
 // meant to replace the config, there. Writes that get no entry (too
 // broad, not valid UTF-8, cut short) are listed in comments at the end.
-func WriteSuggestedConfig(w io.Writer, r *Report, config []byte) error {
+func WriteSuggestedConfig(w io.Writer, r *report.Report, config []byte) error {
 	suggested, unsuggested := Suggest(r)
 	var items strings.Builder
 	for _, s := range suggested {
@@ -42,11 +44,11 @@ func WriteSuggestedConfig(w io.Writer, r *Report, config []byte) error {
 	b.WriteString(mergeAllow(string(config), items.String()))
 	var skipped []string
 	for _, v := range unsuggested {
-		skipped = append(skipped, fmt.Sprintf("#   %s (%s%s)", yamlComment(displayPath(v.Path)), v.Op, byTests(testsOf([]*Violation{v}))))
+		skipped = append(skipped, fmt.Sprintf("#   %s (%s%s)", yamlComment(displayPath(v.Path)), v.Op, byTests(testsOf([]*report.Violation{v}))))
 	}
 	for i := range r.Violations {
 		if v := &r.Violations[i]; v.Truncated && v.Errno == "" {
-			skipped = append(skipped, fmt.Sprintf("#   %s… (cut short; %s%s)", yamlComment(displayPath(v.Path)), v.Op, byTests(testsOf([]*Violation{v}))))
+			skipped = append(skipped, fmt.Sprintf("#   %s… (cut short; %s%s)", yamlComment(displayPath(v.Path)), v.Op, byTests(testsOf([]*report.Violation{v}))))
 		}
 	}
 	if len(skipped) > 0 {
@@ -62,7 +64,7 @@ func WriteSuggestedConfig(w io.Writer, r *Report, config []byte) error {
 func suggestionComment(s *Suggestion) string {
 	sev := s.Severity()
 	tests := byTests(s.Tests())
-	if sev == SeverityDataLoss {
+	if sev == report.SeverityDataLoss {
 		return "# DATA LOSS: these writes changed or removed files that were there before the run" + tests + ";\n" +
 			"# allowing them lets the tests go on doing that. Fix the tests instead if you can.\n"
 	}

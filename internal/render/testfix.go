@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/writewatch/writewatch/internal/pathwalk"
+	"github.com/writewatch/writewatch/report"
 )
 
 // maxTestFixes is the most lines of test fixes How to fix shows.
@@ -27,13 +28,13 @@ type testFix struct {
 // $HOME pointed at a temporary directory for a write under the home
 // directory (outside the project), the working directory moved into one
 // for a relative path, a temporary directory otherwise.
-func fixFor(r *Report, v *Violation) string {
+func fixFor(r *report.Report, v *report.Violation) string {
 	project := configDir(r)
 	home := r.Home != "" && pathwalk.Within(v.Path, r.Home) &&
 		(project == "" || !pathwalk.Within(v.Path, project))
 	relative := v.RequestedPath != "" && !strings.HasPrefix(v.RequestedPath, "/")
 	switch v.Runner {
-	case RunnerGo:
+	case report.RunnerGo:
 		switch {
 		case home:
 			return `t.Setenv("HOME", t.TempDir())`
@@ -41,7 +42,7 @@ func fixFor(r *Report, v *Violation) string {
 			return "t.Chdir(t.TempDir()), or a path under t.TempDir()"
 		}
 		return "write under t.TempDir()"
-	case RunnerPytest:
+	case report.RunnerPytest:
 		switch {
 		case home:
 			return `monkeypatch.setenv("HOME", str(tmp_path))`
@@ -59,7 +60,7 @@ func fixFor(r *Report, v *Violation) string {
 // testFixes lists, per test that wrote, where it is and what to change,
 // worst severity first; many tests of one package or test directory with
 // the same fix for writes under one directory are one line.
-func testFixes(r *Report) []string {
+func testFixes(r *report.Report) []string {
 	var fixes []*testFix
 	byKey := map[string]*testFix{}
 	for i := range r.Violations {
@@ -95,31 +96,31 @@ func testFixes(r *Report) []string {
 		case done[k]:
 			continue
 		case len(g) < collapseMin || len(fixes) <= collapseOver:
-			lines = append(lines, r.fixLine(f))
+			lines = append(lines, fixLine(r, f))
 			continue
 		}
 		done[k] = true
-		var names, where []string
+		var names, places []string
 		pkg := f.suite[strings.IndexByte(f.suite, 0)+1:] // without the runner
 		if pkg == "." {
 			pkg = "the top directory"
 		}
 		for _, f := range g {
 			names = append(names, filepath.Base(f.paths[0]))
-			w := r.where(f)
+			w := where(r, f)
 			if f.file != "" { // the location alone, within the suite's directory
 				w, _, _ = strings.Cut(w, ": ")
 				w = strings.TrimPrefix(w, pkg+"/")
 			}
-			if !slices.Contains(where, w) {
-				where = append(where, w)
+			if !slices.Contains(places, w) {
+				places = append(places, w)
 			}
 		}
 		slices.Sort(names)
 		names = slices.Compact(names)
-		what := r.shown(filepath.Join(f.dir, nameGlob(names)))
+		what := shown(r, filepath.Join(f.dir, nameGlob(names)))
 		lines = append(lines, fmt.Sprintf("%s: %d tests write %s (e.g. %s): %s",
-			displayText(pkg), len(g), what, examples(where, func(s string) string { return s }), f.fix))
+			displayText(pkg), len(g), what, examples(places, func(s string) string { return s }), f.fix))
 	}
 	if len(lines) > maxTestFixes {
 		more := len(lines) - (maxTestFixes - 1)
@@ -130,21 +131,21 @@ func testFixes(r *Report) []string {
 
 // fixLine renders one test's fix: "app_test.go:12: TestSave writes
 // ~/.config/app/config.toml: t.Setenv(...)".
-func (r *Report) fixLine(f *testFix) string {
-	shown := make([]string, 0, 2)
+func fixLine(r *report.Report, f *testFix) string {
+	paths := make([]string, 0, 2)
 	for _, p := range f.paths[:min(2, len(f.paths))] {
-		shown = append(shown, r.shown(p))
+		paths = append(paths, shown(r, p))
 	}
-	what := strings.Join(shown, ", ")
-	if n := len(f.paths) - len(shown); n > 0 {
+	what := strings.Join(paths, ", ")
+	if n := len(f.paths) - len(paths); n > 0 {
 		what += " and " + plural(n, "more", "more")
 	}
-	return r.where(f) + " writes " + what + ": " + f.fix
+	return where(r, f) + " writes " + what + ": " + f.fix
 }
 
 // where names a test by its source location and id (a pytest id without
 // its file, which the location names).
-func (r *Report) where(f *testFix) string {
+func where(r *report.Report, f *testFix) string {
 	id := displayText(f.test)
 	if f.file == "" {
 		return id
@@ -165,7 +166,7 @@ func (r *Report) where(f *testFix) string {
 
 // shown is a path as How to fix shows it: "~/" for the home directory,
 // relative to the work directory when under it.
-func (r *Report) shown(p string) string {
+func shown(r *report.Report, p string) string {
 	if rel, ok := relUnder(p, r.WorkDir); ok {
 		return displayPath(rel)
 	}

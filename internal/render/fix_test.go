@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/report"
 )
 
 func TestSuggest(t *testing.T) {
@@ -15,33 +16,33 @@ func TestSuggest(t *testing.T) {
 	home := t.TempDir()
 	r := emptyReport()
 	r.WorkDir, r.Home, r.ConfigFile = proj, home, filepath.Join(proj, ".writewatch.yaml")
-	add := func(op, path, sev string, mod ...func(*Violation)) {
-		v := Violation{Op: op, Path: path, Severity: sev, Test: "TestX", Runner: RunnerGo, Package: "p"}
+	add := func(op, path, sev string, mod ...func(*report.Violation)) {
+		v := report.Violation{Op: op, Path: path, Severity: sev, Test: "TestX", Runner: report.RunnerGo, Package: "p"}
 		for _, m := range mod {
 			m(&v)
 		}
 		r.Violations = append(r.Violations, v)
 	}
 	// A directory made, with everything under it: one entry.
-	add("mkdir", home+"/.config/app", SeverityLeftBehind)
-	add("open", home+"/.config/app/config.toml", SeverityLeftBehind)
+	add("mkdir", home+"/.config/app", report.SeverityLeftBehind)
+	add("open", home+"/.config/app/config.toml", report.SeverityLeftBehind)
 	// Numbered names in one directory: one glob.
-	add("open", proj+"/outline_demo_158482901.pdf", SeverityLeftBehind)
-	add("open", proj+"/outline_demo_2342.pdf", SeverityTransient)
+	add("open", proj+"/outline_demo_158482901.pdf", report.SeverityLeftBehind)
+	add("open", proj+"/outline_demo_2342.pdf", report.SeverityTransient)
 	// A lone numbered name.
-	add("open", "/var/tmp/run-20250314.log", SeverityLeftBehind)
+	add("open", "/var/tmp/run-20250314.log", report.SeverityLeftBehind)
 	// A name with the writer's pid, three digits; a small number that
 	// is not a pid stays.
-	add("open", proj+"/scratch-355.tmp", SeverityTransient, func(v *Violation) { v.PID = 355 })
-	add("open", proj+"/v2/page-12.txt", SeverityLeftBehind, func(v *Violation) { v.PID = 355 })
+	add("open", proj+"/scratch-355.tmp", report.SeverityTransient, func(v *report.Violation) { v.PID = 355 })
+	add("open", proj+"/v2/page-12.txt", report.SeverityLeftBehind, func(v *report.Violation) { v.PID = 355 })
 	// Names sharing nothing, three of them, in a directory of their own.
 	for _, n := range []string{"a.json", "b.yaml", "c.txt"} {
-		add("open", proj+"/out/"+n, SeverityLeftBehind)
+		add("open", proj+"/out/"+n, report.SeverityLeftBehind)
 	}
 	// Failed attempts get nothing; the home directory itself gets nothing.
-	add("unlink", "/d", SeverityAttempt, func(v *Violation) { v.Errno = "ENOENT" })
-	add("open", "/hopefully not existing", SeverityAttempt, func(v *Violation) { v.Errno = "EACCES" })
-	add("chmod", home, SeverityDataLoss)
+	add("unlink", "/d", report.SeverityAttempt, func(v *report.Violation) { v.Errno = "ENOENT" })
+	add("open", "/hopefully not existing", report.SeverityAttempt, func(v *report.Violation) { v.Errno = "EACCES" })
+	add("chmod", home, report.SeverityDataLoss)
 
 	got, unsuggested := Suggest(r)
 	var entries []string
@@ -82,7 +83,7 @@ func TestSuggest(t *testing.T) {
 	if list.Allowed(proj + "/other.pdf") {
 		t.Errorf("an entry allows the project's other files")
 	}
-	if s := got[len(got)-1]; s.Severity() != SeverityLeftBehind || !slices.Equal(s.Tests(), []string{"TestX"}) {
+	if s := got[len(got)-1]; s.Severity() != report.SeverityLeftBehind || !slices.Equal(s.Tests(), []string{"TestX"}) {
 		t.Errorf("~/.config/app: severity %q, tests %q", s.Severity(), s.Tests())
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -8,23 +8,24 @@ import (
 	"testing"
 
 	"github.com/writewatch/writewatch/internal/golden"
+	"github.com/writewatch/writewatch/report"
 )
 
 // xlsxReport is an XlsxWriter-like run: each of n tests writes a file
 // into the working directory and its tearDown removes it.
-func xlsxReport(n int) *Report {
+func xlsxReport(n int) *report.Report {
 	r := emptyReport()
 	r.Command = []string{"python3", "-m", "pytest"}
 	r.WorkDir = "/src/xlsx"
 	r.ConfigFile = "/src/xlsx/.writewatch.yaml"
-	py := Proc{PID: 7000, PPID: 6999, Comm: "python3", Exe: "/usr/bin/python3.11", Cmdline: []string{"python3", "-m", "pytest"}}
+	py := report.Proc{PID: 7000, PPID: 6999, Comm: "python3", Exe: "/usr/bin/python3.11", Cmdline: []string{"python3", "-m", "pytest"}}
 	for i := range n {
 		file := fmt.Sprintf("xlsxwriter/test/comparison/test_chart%03d.py", i)
 		for _, op := range []string{"open", "unlink"} {
-			v := Violation{Op: op, Path: fmt.Sprintf("/src/xlsx/chart%03d_%d.xlsx", i, 1000+i*7), PID: py.PID, PPID: py.PPID,
-				Comm: py.Comm, Exe: py.Exe, Cmdline: py.Cmdline, Chain: []Proc{}, Count: 1, First: t0, Action: ActionReported,
-				Runner: RunnerPytest, Package: file, Test: file + "::TestCompareXLSXFiles::test_create_file",
-				Phase: "call", Severity: SeverityTransient, RequestedPath: fmt.Sprintf("chart%03d_%d.xlsx", i, 1000+i*7),
+			v := report.Violation{Op: op, Path: fmt.Sprintf("/src/xlsx/chart%03d_%d.xlsx", i, 1000+i*7), PID: py.PID, PPID: py.PPID,
+				Comm: py.Comm, Exe: py.Exe, Cmdline: py.Cmdline, Chain: []report.Proc{}, Count: 1, First: t0, Action: report.ActionReported,
+				Runner: report.RunnerPytest, Package: file, Test: file + "::TestCompareXLSXFiles::test_create_file",
+				Phase: "call", Severity: report.SeverityTransient, RequestedPath: fmt.Sprintf("chart%03d_%d.xlsx", i, 1000+i*7),
 				TestFile: "/src/xlsx/" + file, TestLine: 1}
 			if op == "open" {
 				v.Flags = "O_WRONLY|O_CREAT|O_TRUNC"
@@ -35,10 +36,10 @@ func xlsxReport(n int) *Report {
 		}
 	}
 	// One write of another kind, which stays on its own.
-	r.Violations = append(r.Violations, Violation{Op: "open", Path: "/home/u/.config/xlsx.ini", Flags: "O_WRONLY|O_TRUNC",
-		PID: py.PID, PPID: py.PPID, Comm: py.Comm, Cmdline: py.Cmdline, Count: 1, First: t0, Action: ActionReported,
-		Runner: RunnerPytest, Package: "xlsxwriter/test/test_ini.py", Test: "xlsxwriter/test/test_ini.py::test_ini",
-		Phase: "call", Severity: SeverityAttempt, Errno: "EACCES"})
+	r.Violations = append(r.Violations, report.Violation{Op: "open", Path: "/home/u/.config/xlsx.ini", Flags: "O_WRONLY|O_TRUNC",
+		PID: py.PID, PPID: py.PPID, Comm: py.Comm, Cmdline: py.Cmdline, Count: 1, First: t0, Action: report.ActionReported,
+		Runner: report.RunnerPytest, Package: "xlsxwriter/test/test_ini.py", Test: "xlsxwriter/test/test_ini.py::test_ini",
+		Phase: "call", Severity: report.SeverityAttempt, Errno: "EACCES"})
 	return r
 }
 
@@ -71,10 +72,10 @@ func TestTextCollapseFitsOneScreen(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := WriteJSON(&buf, r); err != nil {
+	if err := report.WriteJSON(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	var back Report
+	var back report.Report
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}

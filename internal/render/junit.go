@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"cmp"
@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/writewatch/writewatch/report"
 )
 
 // JUnit XML, as Jenkins, GitLab and GitHub test reporters read it: one
@@ -62,7 +64,7 @@ const junitFailureType = "writewatch.WriteOutsideAllowlist"
 const junitIncompleteType = "writewatch.Incomplete"
 
 // WriteJUnit writes r as JUnit XML.
-func WriteJUnit(w io.Writer, r *Report) error {
+func WriteJUnit(w io.Writer, r *report.Report) error {
 	if r == nil {
 		return fmt.Errorf("report: write JUnit: nil report")
 	}
@@ -86,7 +88,7 @@ type junitEntry struct {
 	suite   string
 	c       junitCase
 	seconds float64
-	writes  []*Violation
+	writes  []*report.Violation
 	outcome string
 	message string
 	lost    bool // the refused writes whose records were lost
@@ -99,7 +101,7 @@ type junitEntry struct {
 // each test a runner reported, each test (or process) that wrote outside
 // the allowlist, one for refused writes whose records were lost, and one
 // for a run that could not see everything.
-func junitEntries(r *Report) []*junitEntry {
+func junitEntries(r *report.Report) []*junitEntry {
 	type caseKey struct{ suite, name string }
 	var (
 		order []*junitEntry
@@ -141,7 +143,7 @@ func junitEntries(r *Report) []*junitEntry {
 }
 
 // finish sets the testcase's time, and its failure or skip.
-func (e *junitEntry) finish(r *Report) {
+func (e *junitEntry) finish(r *report.Report) {
 	e.c.Time = strconv.FormatFloat(e.seconds, 'f', 3, 64)
 	switch {
 	case e.lost:
@@ -162,20 +164,20 @@ func (e *junitEntry) finish(r *Report) {
 			Type:    junitFailureType,
 			Text:    junitWrites(e.writes),
 		}
-		if e.outcome == OutcomeFailed {
+		if e.outcome == report.OutcomeFailed {
 			e.c.Failure.Message += "; the test failed too"
 			e.c.Failure.Text += "\nThe test's own failure:\n" + e.message
 		}
-	case e.outcome == OutcomeFailed:
+	case e.outcome == report.OutcomeFailed:
 		e.c.Failure = &junitMessage{Message: firstLineOf(e.message), Type: "failure", Text: e.message}
-	case e.outcome == OutcomeSkipped:
+	case e.outcome == report.OutcomeSkipped:
 		e.c.Skipped = &junitMessage{Message: e.message}
 	}
 }
 
 // junitSuitesOf groups the testcases into suites, sorted by name, and
 // counts them.
-func junitSuitesOf(r *Report, entries []*junitEntry) junitSuites {
+func junitSuitesOf(r *report.Report, entries []*junitEntry) junitSuites {
 	out := junitSuites{Name: "writewatch"}
 	suites := map[string]*junitSuite{}
 	var suiteOrder []string
@@ -226,19 +228,19 @@ func suiteName(runner, pkg string) string {
 
 // junitCaseName is the testcase a violation fails: its test, or what is
 // known of who wrote when no single test did.
-func junitCaseName(r *Report, v *Violation) string {
+func junitCaseName(r *report.Report, v *report.Violation) string {
 	switch {
 	case v.Test != "":
 		return v.Test
 	case len(v.AmbiguousTests) > 0:
 		return "one of " + strings.Join(v.AmbiguousTests, ", ")
-	case v.Runner == RunnerGo && v.Phase == PhaseSetup:
+	case v.Runner == report.RunnerGo && v.Phase == report.PhaseSetup:
 		return "(package setup: init, TestMain)"
-	case v.Runner == RunnerGo && v.Phase == PhaseTeardown:
+	case v.Runner == report.RunnerGo && v.Phase == report.PhaseTeardown:
 		return "(package teardown: TestMain)"
-	case v.Runner == RunnerGo && v.Phase == PhaseInit:
+	case v.Runner == report.RunnerGo && v.Phase == report.PhaseInit:
 		return "(package init)"
-	case v.Runner == RunnerGo && v.Phase == PhaseAfter:
+	case v.Runner == report.RunnerGo && v.Phase == report.PhaseAfter:
 		return "(package code after the tests)"
 	case v.Phase != "":
 		return "(" + v.Phase + ")"
@@ -248,9 +250,9 @@ func junitCaseName(r *Report, v *Violation) string {
 
 // junitWrites lists writes one per line, with the process that made
 // each and its ancestors.
-func junitWrites(vs []*Violation) string {
-	slices.SortStableFunc(vs, func(a, b *Violation) int {
-		return cmp.Or(cmp.Compare(SeverityRank(a.Severity), SeverityRank(b.Severity)), cmp.Compare(a.Path, b.Path))
+func junitWrites(vs []*report.Violation) string {
+	slices.SortStableFunc(vs, func(a, b *report.Violation) int {
+		return cmp.Or(cmp.Compare(report.SeverityRank(a.Severity), report.SeverityRank(b.Severity)), cmp.Compare(a.Path, b.Path))
 	})
 	var b strings.Builder
 	for _, v := range vs {
@@ -285,13 +287,13 @@ func junitWrites(vs []*Violation) string {
 
 // severityCounts is " (1 data-loss, 2 transient)", worst first, or ""
 // when no severity is known.
-func severityCounts(vs []*Violation) string {
+func severityCounts(vs []*report.Violation) string {
 	n := map[string]int{}
 	for _, v := range vs {
 		n[v.Severity]++
 	}
 	var parts []string
-	for _, s := range Severities {
+	for _, s := range report.Severities {
 		if n[s] > 0 {
 			parts = append(parts, strconv.Itoa(n[s])+" "+s)
 		}

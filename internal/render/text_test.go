@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"bytes"
@@ -7,25 +7,26 @@ import (
 	"unicode/utf8"
 
 	"github.com/writewatch/writewatch/internal/golden"
+	"github.com/writewatch/writewatch/report"
 )
 
 func TestWriteTextGolden(t *testing.T) {
 	for _, c := range cases {
 		for _, color := range []bool{false, true} {
-			name := c.name + ".txt"
+			name := c.Name + ".txt"
 			if color {
-				name = c.name + ".color.txt"
+				name = c.Name + ".color.txt"
 			}
 			t.Run(name, func(t *testing.T) {
 				var buf bytes.Buffer
-				if err := WriteText(&buf, c.report(), TextOptions{Color: color}); err != nil {
+				if err := WriteText(&buf, c.Report(), TextOptions{Color: color}); err != nil {
 					t.Fatal(err)
 				}
 				has := bytes.Contains(buf.Bytes(), []byte("\x1b["))
 				if !color && has {
 					t.Errorf("ANSI escapes without Color")
 				}
-				if color && !has && c.name != "empty" {
+				if color && !has && c.Name != "empty" {
 					t.Errorf("no ANSI escapes with Color")
 				}
 				golden.Check(t, name, buf.Bytes())
@@ -34,7 +35,7 @@ func TestWriteTextGolden(t *testing.T) {
 	}
 }
 
-func writeText(t *testing.T, r *Report) string {
+func writeText(t *testing.T, r *report.Report) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := WriteText(&buf, r, TextOptions{}); err != nil {
@@ -181,7 +182,7 @@ func TestTextHowToFix(t *testing.T) {
 	r.Violations = append(r.Violations, r.Violations[0])
 	r.Violations[len(r.Violations)-1].Path = "/home/u/.config/app/locked"
 	r.Violations[len(r.Violations)-1].Errno = "EACCES"
-	r.Violations[len(r.Violations)-1].Severity = SeverityAttempt
+	r.Violations[len(r.Violations)-1].Severity = report.SeverityAttempt
 	out = writeText(t, r)
 	for _, want := range []string{
 		"  - Make the tests write under a temporary directory:\n" +
@@ -237,7 +238,7 @@ func TestTextLostNeverOmitted(t *testing.T) {
 	}
 	r = richReport()
 	r.LostEvents = 1
-	r.Lost = map[string]uint64{LostProcMapFull: 1}
+	r.Lost = map[string]uint64{report.LostProcMapFull: 1}
 	out = writeText(t, r)
 	if !strings.Contains(out, "writewatch: warning: 1 event lost (proc_map_full: 1); ") {
 		t.Errorf("lost warning missing:\n%s", out)
@@ -246,12 +247,12 @@ func TestTextLostNeverOmitted(t *testing.T) {
 
 func TestTextLongChain(t *testing.T) {
 	r := emptyReport()
-	var chain []Proc
+	var chain []report.Proc
 	for i := range 12 {
-		chain = append(chain, Proc{PID: 100 - i, Comm: "sh", Cmdline: []string{"sh", "-c", "next"}})
+		chain = append(chain, report.Proc{PID: 100 - i, Comm: "sh", Cmdline: []string{"sh", "-c", "next"}})
 	}
 	chain[11].Comm, chain[11].Cmdline = "go", nil
-	r.Violations = []Violation{{Op: "unlink", Path: "/x", PID: 101, Comm: "rm", Chain: chain, Count: 1}}
+	r.Violations = []report.Violation{{Op: "unlink", Path: "/x", PID: 101, Comm: "rm", Chain: chain, Count: 1}}
 	out := writeText(t, r)
 	if got := strings.Count(out, "    ← "); got != maxChain {
 		t.Errorf("%d chain lines, want %d:\n%s", got, maxChain, out)
@@ -260,5 +261,32 @@ func TestTextLongChain(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("%q missing in:\n%s", want, out)
 		}
+	}
+}
+
+func TestWriteJUnitGolden(t *testing.T) {
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteJUnit(&buf, c.Report()); err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, c.Name+".junit.xml", buf.Bytes())
+		})
+	}
+}
+
+func TestWriteGitHubGolden(t *testing.T) {
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if err := WriteGitHubAnnotations(&buf, c.Report(), "/src"); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteGitHubSummary(&buf, c.Report()); err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, c.Name+".github.txt", buf.Bytes())
+		})
 	}
 }

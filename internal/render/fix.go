@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"cmp"
@@ -8,7 +8,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/nameshape"
 	"github.com/writewatch/writewatch/internal/pathwalk"
+	"github.com/writewatch/writewatch/report"
 )
 
 // Suggestion is one allow entry that would let writes of this run pass.
@@ -19,14 +21,14 @@ type Suggestion struct {
 	// parts of names are '*'.
 	Entry string
 	// Covers are the violations it lets pass, in report order.
-	Covers []*Violation
+	Covers []*report.Violation
 }
 
 // Severity is the worst severity of the writes s covers.
 func (s *Suggestion) Severity() string {
 	worst := ""
 	for i, v := range s.Covers {
-		if i == 0 || SeverityRank(v.Severity) < SeverityRank(worst) {
+		if i == 0 || report.SeverityRank(v.Severity) < report.SeverityRank(worst) {
 			worst = v.Severity
 		}
 	}
@@ -58,13 +60,13 @@ func (s *Suggestion) Tests() []string {
 // ("chart*.xlsx"), and random and numbered parts of a lone name become '*'.
 // No entry covers the project, the home directory or a directory above
 // either: such a write gets no entry (Unsuggested lists it).
-func Suggest(r *Report) (suggested []Suggestion, unsuggested []*Violation) {
+func Suggest(r *report.Report) (suggested []Suggestion, unsuggested []*report.Violation) {
 	base := configDir(r)
-	byPath := map[string][]*Violation{}
+	byPath := map[string][]*report.Violation{}
 	var paths []string
 	for i := range r.Violations {
 		v := &r.Violations[i]
-		if v.Path == "" || v.Truncated || v.DeniedBy != "" || v.NotEnforced != "" || v.Errno != "" || v.Severity == SeverityAttempt || v.Baselined {
+		if v.Path == "" || v.Truncated || v.DeniedBy != "" || v.NotEnforced != "" || v.Errno != "" || v.Severity == report.SeverityAttempt || v.Baselined {
 			continue
 		}
 		if tooBroad(v.Path, base, r.Home) || !utf8.ValidString(v.Path) {
@@ -108,7 +110,7 @@ func Suggest(r *Report) (suggested []Suggestion, unsuggested []*Violation) {
 			continue
 		}
 		globs := map[string][]string{} // entry -> names
-		prefix, suffix, _ := nameParts(names)
+		prefix, suffix, _ := nameshape.NameParts(names)
 		switch {
 		case len(names) > 1 && prefix+suffix != "":
 			var pids []int
@@ -142,7 +144,7 @@ func Suggest(r *Report) (suggested []Suggestion, unsuggested []*Violation) {
 	}
 	slices.SortFunc(suggested, func(a, b Suggestion) int { return cmp.Compare(a.Entry, b.Entry) })
 	for i := range suggested {
-		slices.SortStableFunc(suggested[i].Covers, func(a, b *Violation) int { return cmp.Compare(a.Path, b.Path) })
+		slices.SortStableFunc(suggested[i].Covers, func(a, b *report.Violation) int { return cmp.Compare(a.Path, b.Path) })
 	}
 	return suggested, unsuggested
 }
@@ -173,7 +175,7 @@ func tooBroad(path, project, home string) bool {
 // one of pids, the writers' process IDs, too: "scratch-355.tmp" by
 // process 355 is "scratch-*.tmp".
 func randomGlob(name string, pids []int) string {
-	return varyingName(escapeGlobText(name), pids)
+	return nameshape.VaryingName(escapeGlobText(name), pids)
 }
 
 // escapeGlobText escapes the characters a pattern reads as wildcards.
