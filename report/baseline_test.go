@@ -13,7 +13,7 @@ import (
 
 func TestApplyBaseline(t *testing.T) {
 	v := func(test, op, path string) report.Violation {
-		return report.Violation{Op: op, Path: path, Runner: report.RunnerGo, Package: "p", Test: test, Severity: report.SeverityLeftBehind}
+		return report.Violation{Op: op, Path: path, Who: report.Who{Runner: report.RunnerGo, Package: "p", Test: test}, Severity: report.SeverityLeftBehind}
 	}
 	pid := func(v report.Violation, pid int) report.Violation { v.PID = pid; return v }
 	base := emptyReport()

@@ -12,15 +12,6 @@ type groupKey struct {
 	who            string // package, test, phase, fixture and ambiguous set
 }
 
-// whoKey is the attribution part of a group key: the same write by two
-// tests is two groups.
-func whoKey(v *Violation) string {
-	if v.Package == "" && v.Test == "" && v.Phase == "" && len(v.AmbiguousTests) == 0 {
-		return ""
-	}
-	return strings.Join(append([]string{v.Runner, v.Package, v.Test, v.Phase, v.Fixture}, v.AmbiguousTests...), "\x00")
-}
-
 // Builder groups raw occurrences into Violations by (Op, Path, Role) and
 // by who wrote (Runner, Package, Test, Phase, Fixture, AmbiguousTests).
 // The zero value is ready to use. A Builder is not safe for concurrent use.
@@ -54,7 +45,7 @@ func (b *Builder) Add(v Violation) {
 	if n <= 0 {
 		n = 1
 	}
-	k := groupKey{op: v.Op, path: v.Path, role: v.Role, who: whoKey(&v)}
+	k := groupKey{op: v.Op, path: v.Path, role: v.Role, who: v.Who.Key()}
 	if i, ok := b.index[k]; ok {
 		b.groups[i].Count += n
 		for _, by := range v.SeenBy {
@@ -92,7 +83,7 @@ func (b *Builder) Full() bool { return b.Limit > 0 && len(b.groups) >= b.Limit }
 func (b *Builder) Len() int { return len(b.groups) }
 
 // Repeat counts one more occurrence of (op, path, role) by who (see
-// WhoKey) when it was added before and reports whether it was; callers
+// Who.Key) when it was added before and reports whether it was; callers
 // use it to skip building a full Violation for repeats.
 func (b *Builder) Repeat(op, path, role, who string) bool {
 	return b.RepeatN(op, path, role, who, 1)
@@ -107,7 +98,7 @@ func (b *Builder) RepeatN(op, path, role, who string, n int) bool {
 	return ok
 }
 
-// MarkSeen adds a way the group of (op, path, role) by who (see WhoKey)
+// MarkSeen adds a way the group of (op, path, role) by who (see Who.Key)
 // was seen (a SeenBy constant), without counting an occurrence, and
 // reports whether there is such a group.
 func (b *Builder) MarkSeen(op, path, role, who, by string) bool {
@@ -150,14 +141,12 @@ func (b *Builder) Violations() []Violation {
 	return out
 }
 
-// WhoKey is the attribution part of v's group, for Repeat.
-func WhoKey(v *Violation) string { return whoKey(v) }
 
 func compareViolations(a, b Violation) int {
 	if c := cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Op, b.Op), strings.Compare(a.Role, b.Role)); c != 0 {
 		return c
 	}
-	return strings.Compare(whoKey(&a), whoKey(&b)) // built only on a tie
+	return strings.Compare(a.Who.Key(), b.Who.Key()) // built only on a tie
 }
 
 // SortBySeverity orders violations by severity, worst first (see

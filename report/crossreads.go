@@ -21,24 +21,15 @@ type CrossTestRead struct {
 // attribution fields a Violation has, which process, and when first.
 type Access struct {
 	// Op is the write's operation (a writer only).
-	Op             string    `json:"op,omitempty"`
-	Runner         string    `json:"runner,omitempty"`
-	Package        string    `json:"package,omitempty"`
-	Test           string    `json:"test,omitempty"`
-	Phase          string    `json:"phase,omitempty"`
-	Fixture        string    `json:"fixture,omitempty"`
-	AmbiguousTests []string  `json:"ambiguous_tests,omitempty"`
-	TestFile       string    `json:"test_file,omitempty"`
-	TestLine       int       `json:"test_line,omitempty"`
-	PID            int       `json:"pid"`
-	Comm           string    `json:"comm"`
-	First          time.Time `json:"first"`
+	Op string `json:"op,omitempty"`
+	Who
+	PID   int       `json:"pid"`
+	Comm  string    `json:"comm"`
+	First time.Time `json:"first"`
 }
 
 // AccessOf is the access that violation v describes: its first
 // occurrence's test, process and time.
 func AccessOf(v *Violation) Access {
-	return Access{Op: v.Op, Runner: v.Runner, Package: v.Package, Test: v.Test, Phase: v.Phase,
-		Fixture: v.Fixture, AmbiguousTests: v.AmbiguousTests, TestFile: v.TestFile, TestLine: v.TestLine,
-		PID: v.PID, Comm: v.Comm, First: v.First}
+	return Access{Op: v.Op, Who: v.Who, PID: v.PID, Comm: v.Comm, First: v.First}
 }

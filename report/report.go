@@ -23,6 +23,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -199,6 +200,14 @@ type Violation struct {
 
 	// Exe is the program file of the process that wrote, when known.
 	Exe string `json:"exe,omitempty"`
+	// Who is the test that wrote, as its runner named it.
+	Who
+}
+
+// Who is who made a write (or read) besides its process: the test, as
+// its runner named it, and when in the test. Violation and Access carry
+// it; Key names it for grouping.
+type Who struct {
 	// Runner is the test runner that announced Test: RunnerGo, RunnerPytest
 	// or the name another runner gave through the boundary protocol.
 	Runner string `json:"runner,omitempty"`
@@ -221,6 +230,15 @@ type Violation struct {
 	// TestFile and TestLine locate the test's source, when known.
 	TestFile string `json:"test_file,omitempty"`
 	TestLine int    `json:"test_line,omitempty"`
+}
+
+// Key is w as one string, for grouping: the same write by two tests is
+// two groups. "" when nothing is known of who wrote.
+func (w *Who) Key() string {
+	if w.Package == "" && w.Test == "" && w.Phase == "" && len(w.AmbiguousTests) == 0 {
+		return ""
+	}
+	return strings.Join(append([]string{w.Runner, w.Package, w.Test, w.Phase, w.Fixture}, w.AmbiguousTests...), "\x00")
 }
 
 // Test runners (Violation.Runner, TestResult.Runner).
@@ -498,3 +516,4 @@ func marshal(v any) ([]byte, error) {
 
 // NotStarted is Report.CommandExit when COMMAND never ran.
 const NotStarted = -1
+

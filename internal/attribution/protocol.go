@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/writewatch/writewatch/report"
 )
 
 // MarkerPrefix starts every path of the test-boundary protocol (see
@@ -42,17 +44,17 @@ func (ts *Tests) Marker(tgid uint32, path string) bool {
 	line := ts.protocolLine(verb, id, q.Get("line"))
 	switch verb {
 	case "begin":
-		w := Who{Runner: runner, Package: suite, Test: id, Phase: q.Get("phase"), Fixture: q.Get("fixture")}
+		w := report.Who{Runner: runner, Package: suite, Test: id, Phase: q.Get("phase"), Fixture: q.Get("fixture")}
 		if id != "" {
 			t := ts.test(runner, suite, id)
 			if f := q.Get("file"); f != "" {
 				t.File, t.Line = f, line
 			}
-			w.File, w.Line = t.File, t.Line
+			w.TestFile, w.TestLine = t.File, t.Line
 		}
 		ts.ctx[tgid] = w
 	case "end":
-		ts.ctx[tgid] = Who{Runner: runner, Package: suite, Phase: q.Get("phase")}
+		ts.ctx[tgid] = report.Who{Runner: runner, Package: suite, Phase: q.Get("phase")}
 	case "result":
 		if id == "" {
 			return true

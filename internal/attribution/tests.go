@@ -56,28 +56,6 @@ func kindOf(id string) goKind {
 	return goTestFunc
 }
 
-// Who is what is known of who made one write, besides the process.
-type Who struct {
-	Runner    string
-	Package   string
-	Test      string
-	Phase     string
-	Fixture   string
-	Ambiguous []string
-	File      string
-	Line      int
-}
-
-func (w Who) empty() bool {
-	return w.Runner == "" && w.Package == "" && w.Test == "" && w.Phase == "" && len(w.Ambiguous) == 0
-}
-
-// Fill copies w into a violation.
-func (w Who) Fill(v *report.Violation) {
-	v.Runner, v.Package, v.Test, v.Phase, v.Fixture = w.Runner, w.Package, w.Test, w.Phase, w.Fixture
-	v.AmbiguousTests, v.TestFile, v.TestLine = w.Ambiguous, w.File, w.Line
-}
-
 // goBin is one followed Go test binary.
 type goBin struct {
 	pkg     string
@@ -100,7 +78,7 @@ type Tests struct {
 	tree    *Tree
 	tokens  map[uint64]*Test // Go tests by kernel token
 	bins    map[uint32]*goBin
-	ctx     map[uint32]Who // per process: what it and its children work for
+	ctx     map[uint32]report.Who // per process: what it and its children work for
 	byKey   map[string]*Test
 	order   []*Test
 	pkgRuns []*report.PackageRun
@@ -130,7 +108,7 @@ func NewTests(tree *Tree) *Tests {
 		tree:   tree,
 		tokens: map[uint64]*Test{},
 		bins:   map[uint32]*goBin{},
-		ctx:    map[uint32]Who{},
+		ctx:    map[uint32]report.Who{},
 		byKey:  map[string]*Test{},
 	}
 }
@@ -163,7 +141,7 @@ func (ts *Tests) Observe(ev *tracer.Event, source func(tgid uint32, pc uint64, n
 		}
 		ts.setCurrent()
 	case tracer.KindFork:
-		var w Who
+		var w report.Who
 		if ev.Test != 0 {
 			w = ts.goWho(ts.tokens[ev.Test], nil)
 		} else if bin := ts.bins[ev.PPID]; bin != nil {
@@ -171,7 +149,7 @@ func (ts *Tests) Observe(ev *tracer.Event, source func(tgid uint32, pc uint64, n
 		} else {
 			w = ts.ctx[ev.PPID]
 		}
-		if !w.empty() {
+		if w.Key() != "" || w.Runner != "" {
 			ts.ctx[ev.TGID] = w
 		}
 	case tracer.KindExit:
@@ -235,7 +213,7 @@ func (ts *Tests) start(ev *tracer.Event, source func(tgid uint32, pc uint64, nam
 }
 
 // Attribute says who made write record ev.
-func (ts *Tests) Attribute(ev *tracer.Event) Who {
+func (ts *Tests) Attribute(ev *tracer.Event) report.Who {
 	bin := ts.bins[ev.TGID]
 	if bin == nil {
 		return ts.ctx[ev.TGID]
@@ -249,9 +227,9 @@ func (ts *Tests) Attribute(ev *tracer.Event) Who {
 }
 
 // goWho describes the work of Go test t.
-func (ts *Tests) goWho(t *Test, bin *goBin) Who {
+func (ts *Tests) goWho(t *Test, bin *goBin) report.Who {
 	if t == nil {
-		return Who{}
+		return report.Who{}
 	}
 	if bin == nil {
 		bin = ts.bins[t.tgid]
@@ -263,7 +241,7 @@ func (ts *Tests) goWho(t *Test, bin *goBin) Who {
 	if t.root || (t.ended && t.kind == goExample) {
 		return ts.packageWho(bin)
 	}
-	w := Who{Runner: report.RunnerGo, Package: t.Package, Test: t.ID, Phase: report.PhaseTest, File: t.File, Line: t.Line}
+	w := report.Who{Runner: report.RunnerGo, Package: t.Package, Test: t.ID, Phase: report.PhaseTest, TestFile: t.File, TestLine: t.Line}
 	if t.ended && t.kind != goBenchmark {
 		w.Phase = report.PhaseCleanup
 	}
@@ -273,11 +251,11 @@ func (ts *Tests) goWho(t *Test, bin *goBin) Who {
 // packageWho is the package outside its tests: before the first test
 // started, setup (init and TestMain) or, without TestMain, init; after,
 // teardown (TestMain) or, without it, after.
-func (ts *Tests) packageWho(bin *goBin) Who {
+func (ts *Tests) packageWho(bin *goBin) report.Who {
 	if bin == nil {
-		return Who{}
+		return report.Who{}
 	}
-	w := Who{Runner: report.RunnerGo, Package: bin.pkg, Phase: report.PhaseInit}
+	w := report.Who{Runner: report.RunnerGo, Package: bin.pkg, Phase: report.PhaseInit}
 	switch {
 	case bin.main && bin.started:
 		w.Phase = report.PhaseTeardown
@@ -292,16 +270,16 @@ func (ts *Tests) packageWho(bin *goBin) Who {
 // unknownGoroutine describes a write by a goroutine no test is known to
 // have started: the package alone when no test runs, else the set of
 // tests running, never one name.
-func (ts *Tests) unknownGoroutine(bin *goBin) Who {
+func (ts *Tests) unknownGoroutine(bin *goBin) report.Who {
 	if len(bin.running) == 0 {
 		return ts.packageWho(bin)
 	}
-	w := Who{Runner: report.RunnerGo, Package: bin.pkg}
+	w := report.Who{Runner: report.RunnerGo, Package: bin.pkg}
 	for _, t := range bin.running {
-		w.Ambiguous = append(w.Ambiguous, t.ID)
+		w.AmbiguousTests = append(w.AmbiguousTests, t.ID)
 	}
-	slices.Sort(w.Ambiguous)
-	w.Ambiguous = slices.Compact(w.Ambiguous)
+	slices.Sort(w.AmbiguousTests)
+	w.AmbiguousTests = slices.Compact(w.AmbiguousTests)
 	return w
 }
 
@@ -402,20 +380,4 @@ func (ts *Tests) setCurrent() {
 	if changed && ts.OnCurrent != nil {
 		ts.OnCurrent(cur)
 	}
-}
-
-// String renders w as one line for logs and tests.
-func (w Who) String() string {
-	var b strings.Builder
-	b.WriteString(w.Package)
-	if w.Test != "" {
-		b.WriteString(" " + w.Test)
-	}
-	if w.Phase != "" {
-		b.WriteString(" [" + w.Phase + "]")
-	}
-	if len(w.Ambiguous) > 0 {
-		b.WriteString(" one of {" + strings.Join(w.Ambiguous, ", ") + "}")
-	}
-	return b.String()
 }

@@ -3,6 +3,7 @@ package attribution
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -44,7 +45,7 @@ func (r *replay) end(token uint64) {
 
 // write by the test binary's goroutine working for token (0: a
 // goroutine no test started).
-func (r *replay) write(token uint64) Who {
+func (r *replay) write(token uint64) report.Who {
 	ev := &tracer.Event{Kind: tracer.KindWrite, TGID: bin, Go: tracer.GoProc | tracer.GoG}
 	if token != 0 {
 		ev.Go |= tracer.GoTest
@@ -69,12 +70,12 @@ func TestGoAttributionFollowsRecordOrder(t *testing.T) {
 	}
 	r.start(3, "TestP1")
 	r.start(4, "TestP2")
-	if w := r.write(4); w.Test != "TestP2" || len(w.Ambiguous) != 0 {
+	if w := r.write(4); w.Test != "TestP2" || len(w.AmbiguousTests) != 0 {
 		t.Errorf("a parallel test's own goroutine: %+v", w)
 	}
 	// A goroutine no test is known to have started, while two run: both
 	// named, neither chosen.
-	if w := r.write(0); w.Test != "" || !slices.Equal(w.Ambiguous, []string{"TestP1", "TestP2"}) {
+	if w := r.write(0); w.Test != "" || !slices.Equal(w.AmbiguousTests, []string{"TestP1", "TestP2"}) {
 		t.Errorf("unknown goroutine: %+v", w)
 	}
 	// A process forked by TestP1's goroutine, and its writes.
@@ -85,7 +86,7 @@ func TestGoAttributionFollowsRecordOrder(t *testing.T) {
 	}
 	r.end(3)
 	r.end(4)
-	if w := r.write(0); w.Phase != report.PhaseTeardown || len(w.Ambiguous) != 0 {
+	if w := r.write(0); w.Phase != report.PhaseTeardown || len(w.AmbiguousTests) != 0 {
 		t.Errorf("after the tests: %+v", w)
 	}
 	if w := r.write(1); w.Phase != report.PhaseTeardown || w.Test != "" {
@@ -129,8 +130,8 @@ func TestProtocolMarkers(t *testing.T) {
 	}
 	mark(10, "/dev/null/.writewatch/1/begin?runner=pytest&suite=t.py&id=t.py%3A%3Atest_a%5Bx%2Fy%5D&phase=setup&fixture=db&file=%2Fsrc%2Ft.py&line=3")
 	w := ts.Attribute(&tracer.Event{Kind: tracer.KindWrite, TGID: 10})
-	want := Who{Runner: "pytest", Package: "t.py", Test: "t.py::test_a[x/y]", Phase: "setup", Fixture: "db", File: "/src/t.py", Line: 3}
-	if w.String() != want.String() || w.File != want.File || w.Line != 3 || w.Fixture != "db" {
+	want := report.Who{Runner: "pytest", Package: "t.py", Test: "t.py::test_a[x/y]", Phase: "setup", Fixture: "db", TestFile: "/src/t.py", TestLine: 3}
+	if !reflect.DeepEqual(w, want) || w.TestFile != want.TestFile || w.TestLine != 3 || w.Fixture != "db" {
 		t.Errorf("after begin: %+v", w)
 	}
 	// A child forked now works for the same test, whatever its parent

@@ -32,7 +32,7 @@ func fileOf(ev *tracer.Event) (FileID, bool) {
 }
 
 // Wrote takes a write outside the allowlist, by who, whose op is op.
-func (t *Tracker) Wrote(tree *attribution.Tree, ev *tracer.Event, who attribution.Who, op string) {
+func (t *Tracker) Wrote(tree *attribution.Tree, ev *tracer.Event, who report.Who, op string) {
 	id, ok := fileOf(ev)
 	if !ok || (ev.Ret < 0 && !ev.ViaIOUring) {
 		return
@@ -65,11 +65,8 @@ func (t *Tracker) Fill(rep *report.Report) {
 }
 
 // access describes who wrote or read, for a cross-test read.
-func access(tree *attribution.Tree, ev *tracer.Event, who attribution.Who, op string) report.Access {
-	var v report.Violation
-	who.Fill(&v)
-	v.Op, v.PID, v.Comm, v.First = op, tree.Report(ev.TGID).PID, string(ev.Comm), ev.Time
-	return report.AccessOf(&v)
+func access(tree *attribution.Tree, ev *tracer.Event, who report.Who, op string) report.Access {
+	return report.Access{Op: op, Who: who, PID: tree.Report(ev.TGID).PID, Comm: string(ev.Comm), First: ev.Time}
 }
 
 // testKey names the test of an access: "" when it is no one test (a

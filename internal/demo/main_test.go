@@ -16,7 +16,7 @@ func writeReport(t *testing.T, fs []finding) string {
 	t.Helper()
 	rep := report.Report{Version: report.SchemaVersion, ExitCode: 86}
 	for _, f := range fs {
-		rep.Violations = append(rep.Violations, report.Violation{Op: f.op, Path: f.path, Test: f.test})
+		rep.Violations = append(rep.Violations, report.Violation{Op: f.op, Path: f.path, Who: report.Who{Test: f.test}})
 	}
 	data, err := json.Marshal(rep)
 	if err != nil {

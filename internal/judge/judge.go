@@ -461,7 +461,7 @@ func slotView(ev *tracer.Event, s tracer.Slot) string {
 }
 
 // Occurrence is what record ev tells of v's path for its severity; who
-// names the writer (report.WhoKey).
+// names the writer (report.Who.Key).
 func (v *Verdict) Occurrence(ev *tracer.Event, who string) severity.Occurrence {
 	o := severity.Occurrence{Op: ev.Op, Role: v.Role, Path: v.Path, Who: who, Created: ev.Created, Flags: ev.Flags}
 	if ev.Ret < 0 && !ev.ViaIOUring {

@@ -24,9 +24,9 @@ func xlsxReport(n int) *report.Report {
 		for _, op := range []string{"open", "unlink"} {
 			v := report.Violation{Op: op, Path: fmt.Sprintf("/src/xlsx/chart%03d_%d.xlsx", i, 1000+i*7), PID: py.PID, PPID: py.PPID,
 				Comm: py.Comm, Exe: py.Exe, Cmdline: py.Cmdline, Chain: []report.Proc{}, Count: 1, First: t0, Action: report.ActionReported,
-				Runner: report.RunnerPytest, Package: file, Test: file + "::TestCompareXLSXFiles::test_create_file",
-				Phase: "call", Severity: report.SeverityTransient, RequestedPath: fmt.Sprintf("chart%03d_%d.xlsx", i, 1000+i*7),
-				TestFile: "/src/xlsx/" + file, TestLine: 1}
+				Who:      report.Who{Runner: report.RunnerPytest, Package: file, Test: file + "::TestCompareXLSXFiles::test_create_file", Phase: "call", TestFile: "/src/xlsx/" + file, TestLine: 1},
+				Severity: report.SeverityTransient, RequestedPath: fmt.Sprintf("chart%03d_%d.xlsx", i, 1000+i*7),
+			}
 			if op == "open" {
 				v.Flags = "O_WRONLY|O_CREAT|O_TRUNC"
 			} else {
@@ -38,8 +38,8 @@ func xlsxReport(n int) *report.Report {
 	// One write of another kind, which stays on its own.
 	r.Violations = append(r.Violations, report.Violation{Op: "open", Path: "/home/u/.config/xlsx.ini", Flags: "O_WRONLY|O_TRUNC",
 		PID: py.PID, PPID: py.PPID, Comm: py.Comm, Cmdline: py.Cmdline, Count: 1, First: t0, Action: report.ActionReported,
-		Runner: report.RunnerPytest, Package: "xlsxwriter/test/test_ini.py", Test: "xlsxwriter/test/test_ini.py::test_ini",
-		Phase: "call", Severity: report.SeverityAttempt, Errno: "EACCES"})
+		Who:      report.Who{Runner: report.RunnerPytest, Package: "xlsxwriter/test/test_ini.py", Test: "xlsxwriter/test/test_ini.py::test_ini", Phase: "call"},
+		Severity: report.SeverityAttempt, Errno: "EACCES"})
 	return r
 }
 

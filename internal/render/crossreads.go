@@ -65,6 +65,7 @@ func writersText(ws []report.Access, reader *report.Violation) string {
 // accessViolation is a as a Violation's attribution, for the text's
 // wording.
 func accessViolation(a *report.Access) *report.Violation {
-	return &report.Violation{Op: a.Op, Runner: a.Runner, Package: a.Package, Test: a.Test, Phase: a.Phase, Fixture: a.Fixture,
-		AmbiguousTests: a.AmbiguousTests, PID: a.PID, Comm: a.Comm}
+	w := a.Who
+	w.TestFile, w.TestLine = "", 0
+	return &report.Violation{Op: a.Op, Who: w, PID: a.PID, Comm: a.Comm}
 }

@@ -17,7 +17,7 @@ func TestSuggest(t *testing.T) {
 	r := emptyReport()
 	r.WorkDir, r.Home, r.ConfigFile = proj, home, filepath.Join(proj, ".writewatch.yaml")
 	add := func(op, path, sev string, mod ...func(*report.Violation)) {
-		v := report.Violation{Op: op, Path: path, Severity: sev, Test: "TestX", Runner: report.RunnerGo, Package: "p"}
+		v := report.Violation{Op: op, Path: path, Severity: sev, Who: report.Who{Test: "TestX", Runner: report.RunnerGo, Package: "p"}}
 		for _, m := range mod {
 			m(&v)
 		}

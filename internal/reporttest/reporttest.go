@@ -240,7 +240,7 @@ func Tests() *report.Report {
 	v := func(path, exe string, mod func(*report.Violation)) report.Violation {
 		v := report.Violation{Op: "open", Path: path, RequestedPath: path, Flags: "O_WRONLY|O_CREAT|O_TRUNC",
 			PID: bin.PID, PPID: bin.PPID, Comm: bin.Comm, Exe: exe, Cmdline: bin.Cmdline, Chain: chain,
-			Count: 1, First: T0, Action: report.ActionReported, Runner: report.RunnerGo, Package: "example.com/app"}
+			Count: 1, First: T0, Action: report.ActionReported, Who: report.Who{Runner: report.RunnerGo, Package: "example.com/app"}}
 		mod(&v)
 		return v
 	}
@@ -272,7 +272,7 @@ func Tests() *report.Report {
 
 // GoTestAccess is a Go test's access to a file by pkg.test.
 func GoTestAccess(test, op string, at time.Duration) report.Access {
-	return report.Access{Op: op, Runner: report.RunnerGo, Package: "example.com/app", Test: test, Phase: report.PhaseTest,
+	return report.Access{Op: op, Who: report.Who{Runner: report.RunnerGo, Package: "example.com/app", Test: test, Phase: report.PhaseTest},
 		PID: PkgTest.PID, Comm: PkgTest.Comm, First: T0.Add(at)}
 }
 
@@ -296,14 +296,14 @@ func CrossTest() *report.Report {
 		r.Violations = append(r.Violations, report.Violation{Op: "open", Path: "/home/dev/.cache/app/index", RequestedPath: "/home/dev/.cache/app/index",
 			Flags: "O_WRONLY|O_CREAT", PID: PkgTest.PID, PPID: PkgTest.PPID, Comm: PkgTest.Comm, Cmdline: PkgTest.Cmdline, Chain: []report.Proc{GoTest}, Count: 1,
 			First: T0.Add(time.Duration(3+i) * time.Second), Action: report.ActionReported, Severity: report.SeverityLeftBehind,
-			Runner: report.RunnerGo, Package: "example.com/app", Test: name, Phase: report.PhaseTest})
+			Who: report.Who{Runner: report.RunnerGo, Package: "example.com/app", Test: name, Phase: report.PhaseTest}})
 	}
 	c.Read(CacheFile, "/home/dev/.cache/app/index", GoTestAccess("TestH", "", 9*time.Second))
 	after := GoTestAccess("", "", 10*time.Second)
 	after.Phase = report.PhaseAfter
 	c.Read(StateFile, "/home/dev/proj/state.json", after)
 
-	py := report.Access{Runner: report.RunnerPytest, Package: "tests/test_state.py", Test: "tests/test_state.py::test_b", Phase: "call",
+	py := report.Access{Who: report.Who{Runner: report.RunnerPytest, Package: "tests/test_state.py", Test: "tests/test_state.py::test_b", Phase: "call"},
 		PID: 5100, Comm: "python3", First: T0.Add(11 * time.Second)}
 	pyFile := crossread.FileID{Dev: 8<<20 | 1, Ino: 5151}
 	w := py
@@ -315,10 +315,10 @@ func CrossTest() *report.Report {
 	r.Violations = append([]report.Violation{{Op: "open", Path: "/home/dev/proj/state.json", RequestedPath: "state.json",
 		Flags: "O_WRONLY|O_CREAT|O_TRUNC", PID: PkgTest.PID, PPID: PkgTest.PPID, Comm: PkgTest.Comm, Cmdline: PkgTest.Cmdline, Chain: []report.Proc{GoTest}, Count: 1,
 		First: T0.Add(time.Second), Action: report.ActionReported, Severity: report.SeverityLeftBehind,
-		Runner: report.RunnerGo, Package: "example.com/app", Test: "TestA", Phase: report.PhaseTest}, {
+		Who: report.Who{Runner: report.RunnerGo, Package: "example.com/app", Test: "TestA", Phase: report.PhaseTest}}, {
 		Op: "open", Path: "/home/dev/proj/state.db", RequestedPath: "state.db", Flags: "O_WRONLY|O_CREAT|O_TRUNC",
 		PID: 5100, PPID: 5000, Comm: "python3", Cmdline: []string{"python3", "-m", "pytest"}, Chain: []report.Proc{}, Count: 1,
 		First: T0.Add(10 * time.Second), Action: report.ActionReported, Severity: report.SeverityLeftBehind,
-		Runner: report.RunnerPytest, Package: "tests/test_state.py", Test: "tests/test_state.py::test_a", Phase: "call"}}, r.Violations...)
+		Who: report.Who{Runner: report.RunnerPytest, Package: "tests/test_state.py", Test: "tests/test_state.py::test_a", Phase: "call"}}}, r.Violations...)
 	return r
 }

@@ -226,9 +226,7 @@ func (s *session) report(ev *tracer.Event, verdicts []judge.Verdict) {
 		return
 	}
 	who := s.tests.Attribute(ev)
-	var probe report.Violation
-	who.Fill(&probe)
-	whoKey := report.WhoKey(&probe)
+	whoKey := who.Key()
 	act := policy.Action(ev.Action)
 	rk, repeatable := ev.RepeatKey()
 	for i := range verdicts {
@@ -252,7 +250,7 @@ func (s *session) report(ev *tracer.Event, verdicts []judge.Verdict) {
 			// A new violation: keep copies of the strings, which are
 			// views of buffers the next record reuses.
 			viol := s.violation(ev, v)
-			who.Fill(&viol)
+			viol.Who = who
 			if repeatable {
 				s.repeatOf[rk] = append(s.repeatOf[rk], group{viol.Op, viol.Path, viol.Role, whoKey})
 			}

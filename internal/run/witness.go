@@ -103,11 +103,11 @@ func (s *session) fsViolation(f *crosscheck.Finding) {
 	if f.Record != nil && f.Record.ViaIOUring {
 		viol.Via = report.ViaIOUring
 	}
-	s.tests.Attribute(rec).Fill(&viol)
+	viol.Who = s.tests.Attribute(rec)
 	n := s.builder.Len()
 	s.builder.Add(viol)
 	s.live.Violation(viol.Op, viol.Action, s.builder.Len() > n)
-	s.fs.Noted(f.TGID, crosscheck.Group{Op: viol.Op, Path: viol.Path, Role: viol.Role, Who: report.WhoKey(&viol)}, true)
+	s.fs.Noted(f.TGID, crosscheck.Group{Op: viol.Op, Path: viol.Path, Role: viol.Role, Who: viol.Who.Key()}, true)
 }
 
 // settle reads the stream until the witness has handed over every change

@@ -38,7 +38,7 @@ type Occurrence struct {
 	Op         ops.Op
 	Role, Path string
 	// Who is the attribution part of the write's violation group
-	// (report.WhoKey).
+	// (report.Who.Key).
 	Who string
 	// Errno is the call's error; 0 when it succeeded or its result is
 	// unknown (an io_uring request).
@@ -245,7 +245,7 @@ func (t *Tracker) Assign(vs []report.Violation) {
 		if st == nil {
 			continue
 		}
-		who := report.WhoKey(v)
+		who := v.Who.Key()
 		for _, g := range st.groups {
 			if g.op == v.Op && g.role == v.Role && g.who == who {
 				v.Severity = t.judge(g.seen, v.Path, v.Truncated, cache)

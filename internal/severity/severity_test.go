@@ -148,12 +148,12 @@ func TestSeverityOpenedForWriting(t *testing.T) {
 // keyed is o with Who the attribution key of its violation group.
 func keyed(o Occurrence) Occurrence {
 	v := violationOf(o)
-	o.Who = report.WhoKey(&v)
+	o.Who = v.Who.Key()
 	return o
 }
 
 // violationOf is the violation an occurrence's group makes; Who is used
-// as the test name, so that report.WhoKey gives a key of its own.
+// as the test name, so that report.Who.Key gives a key of its own.
 func violationOf(o Occurrence) report.Violation {
 	v := report.Violation{Op: o.Op.String(), Role: o.Role, Path: o.Path}
 	if o.Who != "" {
