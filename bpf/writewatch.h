@@ -115,6 +115,9 @@ struct goproc {
  * each: generated from the table of operations (internal/ops). */
 #include "ops.h"
 
+/* Is op one of a list of ops.h's: false WW_..._OPS(OR_OP). */
+#define OR_OP(name) || op == WW_OP_##name
+
 /* How a write reached the kernel. */
 enum ww_via {
 	WW_VIA_SYSCALL = 0,
@@ -164,7 +167,7 @@ enum ww_rec {
 	WW_REC_UNWATCHED = 1,
 	/* The process was sent SIGSTOP as the record was sent: user space
 	 * follows the record's path, then sends SIGCONT (pause_for_path,
-	 * lib/write.h). */
+	 * lib/pause.h). */
 	WW_REC_PAUSED = 2,
 };
 

@@ -4,7 +4,8 @@
  * a syscall's number and arguments are in the saved user registers, how to
  * tell a syscall of a compat (32-bit) program, and where Go's register ABI
  * keeps the running g and the first arguments (uprobes in Go test
- * binaries).
+ * binaries); and, the same on both, where those registers are
+ * (syscall_regs).
  *
  * bpf2go's -target defines __TARGET_ARCH_x86 or __TARGET_ARCH_arm64.
  */
@@ -104,5 +105,13 @@ static __always_inline bool compat_syscall(void)
 #else
 #error "writewatch: only x86-64 and arm64 are supported (syscall registers, Go's ABI)"
 #endif
+
+/* The current syscall's registers, as sys_enter and sys_exit see them
+ * (the task's user registers), for a global function, which cannot be
+ * handed the kernel's pointer. */
+static __always_inline struct pt_regs *syscall_regs(void)
+{
+	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+}
 
 #endif

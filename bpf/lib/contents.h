@@ -47,6 +47,12 @@
  *     too: its mounts may propagate back to COMMAND's namespace. A
  *     process without capabilities is refused these calls, and asks
  *     nothing.
+ *
+ * Whether a write is one whose path may lead elsewhere than it does for
+ * writewatch, with no event of the witness's to tell (made in the
+ * window, of a file of another mount namespace, or through a shared
+ * mapping or AIO once the writer's view may differ), is asked here too
+ * (unwatched_write).
  */
 #ifndef WW_LIB_CONTENTS_H
 #define WW_LIB_CONTENTS_H
@@ -87,7 +93,7 @@ struct {
  * pivot_root... From then on a path the tree names may lead elsewhere
  * than it does for writewatch, and a write the filesystem witness never
  * hears of (a shared mapping, Linux AIO) cannot be judged by that path
- * (view_changed, lib/write.h). A process in a mount namespace of its own
+ * (view_changed, below). A process in a mount namespace of its own
  * changes its own view, which view_changed tells by the namespace. */
 volatile __u32 views_changed;
 
@@ -120,6 +126,76 @@ static __always_inline bool written_unwatched(void)
 		return true;
 	t = current_task();
 	return (__u64)t->nsproxy->mnt_ns != c->mnt_ns; /* direct loads (lib/kread.h) */
+}
+
+/* The mount namespace of f's mount, as an address to compare, or 0 for
+ * an internal mount (pipes, memfd), which belongs to none. */
+static __always_inline unsigned long file_mnt_ns(struct file *f)
+{
+	struct mount *m = real_mount(KREAD(struct file, f, f_path.mnt));
+	unsigned long ns = (unsigned long)KREAD(struct mount, m, mnt_ns);
+
+	return internal_ns(ns) ? 0 : ns;
+}
+
+/* Is f's mount one of another mount namespace than the current task's
+ * (a file reached through /proc/PID/root of a process outside the tree,
+ * say, or a detached mount)? Its path, walked up to that namespace's
+ * root, says nothing of where the file lies in ours. */
+static __always_inline bool foreign_file(struct file *f)
+{
+	struct task_struct *t = current_task();
+	unsigned long ns;
+
+	if (!f)
+		return false;
+	ns = file_mnt_ns(f);
+	/* The task's own namespace: direct loads (lib/kread.h). */
+	return ns && ns != (unsigned long)t->nsproxy->mnt_ns;
+}
+
+/* Does op write a file's contents with no event of the filesystem
+ * witness's (a shared mapping, Linux AIO)? It hears of such a write at
+ * the file's last close at best, which may come after the run, or from
+ * a process outside the tree (ops.Unnotified). */
+static __always_inline bool unnotified(__u32 op)
+{
+	return false WW_UNNOTIFIED_OPS(OR_OP);
+}
+
+/* May the path by which the current process reaches f lead elsewhere
+ * than it does for writewatch: the process is in another mount
+ * namespace than COMMAND's, f's mount is another namespace's, or a
+ * privileged process of the tree changed where paths lead
+ * (views_changed)? */
+static __always_inline bool view_changed(struct file *f)
+{
+	struct contents_state *c = contents_of_run();
+	struct task_struct *t = current_task();
+	unsigned long ns;
+
+	if (views_changed || !c || (__u64)t->nsproxy->mnt_ns != c->mnt_ns)
+		return true;
+	if (!f)
+		return false;
+	ns = file_mnt_ns(f);
+	return ns && ns != c->mnt_ns;
+}
+
+/* Is the write one whose path may lead elsewhere with no event of the
+ * filesystem witness's to tell: an open or truncate that succeeded,
+ * made in the window, or of a file of another mount namespace, while
+ * the witness does not see changes to file contents; or a write through
+ * a shared mapping or AIO, which it never sees, when the writer's view
+ * of paths may not be writewatch's? */
+static __always_inline bool unwatched_write(struct args *a, long ret, struct file *f)
+{
+	if (ret < 0)
+		return false;
+	if (unnotified(a->op))
+		return view_changed(f);
+	return (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT || a->op == WW_OP_TRUNCATE) &&
+	       (written_unwatched() || (contents_lazy() && foreign_file(f)));
 }
 
 /* Does the current task hold any effective capability (as root does)?

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * --enforce: judging a path by its string, before the file exists, against
- * the allowlist's absolute path prefixes.
+ * Paths judged by their string's prefix: under --enforce, before the file
+ * exists, against the allowlist's absolute path prefixes; and a
+ * test-boundary announcement, by its marker prefix (is_marker).
  */
 #ifndef WW_LIB_PREFIX_H
 #define WW_LIB_PREFIX_H
@@ -214,6 +215,17 @@ static __always_inline bool relative_allowed(struct event *e, __u32 start, __u32
 		pos = PREFIX_SLOT;
 	b->key.prefixlen = pos * 8;
 	return bpf_map_lookup_elem(&prefixes, &b->key) != NULL;
+}
+
+/* Is the path slot a test-boundary announcement (docs/protocol.md)?
+ * Global, so verified once. */
+static const char marker_prefix[] = "/dev/null/.writewatch/";
+
+__noinline int is_marker(struct event *e)
+{
+	if (!e || e->hdr.len[WW_SLOT_PATH] < sizeof(marker_prefix))
+		return false;
+	return !bpf_strncmp(e->data, sizeof(marker_prefix) - 1, marker_prefix);
 }
 
 #endif

@@ -169,7 +169,7 @@ __noinline int send(struct event *e, __u32 off)
 		flags = BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_output(&events, e, size, flags)) {
 		/* Its process waits for no record: SIGCONT drops the stop
-		 * still pending (pause_for_path, lib/write.h). */
+		 * still pending (pause_for_path, lib/pause.h). */
 		if (paused_write)
 			bpf_send_signal(SIGCONT);
 		count(WW_STAT_RINGBUF_FULL);

@@ -2,7 +2,10 @@
 /*
  * The record of one write: built from the stored arguments and the
  * syscall's result, unless the kernel can tell that the write is allowed
- * or that it repeats one already sent.
+ * or that it repeats one already sent (lib/repeats.h). Its writer may be
+ * paused as it is sent (lib/pause.h); whether the window makes it
+ * unwatched is asked of lib/contents.h, whether it is an announcement of
+ * lib/prefix.h.
  */
 #ifndef WW_LIB_WRITE_H
 #define WW_LIB_WRITE_H
@@ -11,99 +14,13 @@
 #include "uapi.h"
 #include "paths.h"
 #include "enforce.h"
+#include "prefix.h"
 #include "goattr.h"
 #include "proc.h"
+#include "contents.h"
 #include "reads.h"
-
-/* Repeats of sent writes (see struct repeat_key): how many more times. A
- * plain hash, so no count is ever evicted; when it is full, repeats are
- * sent as records. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
-	__type(key, struct repeat_key);
-	__type(value, __u64);
-} repeats SEC(".maps");
-
-#define OR_OP(name) || op == WW_OP_##name
-
-/* The current syscall's registers, as sys_enter and sys_exit see them
- * (the task's user registers), for a global function, which cannot be
- * handed the kernel's pointer. */
-static __always_inline struct pt_regs *syscall_regs(void)
-{
-	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-}
-
-/* The mount namespace of f's mount, as an address to compare, or 0 for
- * an internal mount (pipes, memfd), which belongs to none. */
-static __always_inline unsigned long file_mnt_ns(struct file *f)
-{
-	struct mount *m = real_mount(KREAD(struct file, f, f_path.mnt));
-	unsigned long ns = (unsigned long)KREAD(struct mount, m, mnt_ns);
-
-	return internal_ns(ns) ? 0 : ns;
-}
-
-/* Is f's mount one of another mount namespace than the current task's
- * (a file reached through /proc/PID/root of a process outside the tree,
- * say, or a detached mount)? Its path, walked up to that namespace's
- * root, says nothing of where the file lies in ours. */
-static __always_inline bool foreign_file(struct file *f)
-{
-	struct task_struct *t = current_task();
-	unsigned long ns;
-
-	if (!f)
-		return false;
-	ns = file_mnt_ns(f);
-	/* The task's own namespace: direct loads (lib/kread.h). */
-	return ns && ns != (unsigned long)t->nsproxy->mnt_ns;
-}
-
-/* Does op write a file's contents with no event of the filesystem
- * witness's (a shared mapping, Linux AIO)? It hears of such a write at
- * the file's last close at best, which may come after the run, or from
- * a process outside the tree (ops.Unnotified). */
-static __always_inline bool unnotified(__u32 op)
-{
-	return false WW_UNNOTIFIED_OPS(OR_OP);
-}
-
-/* May the path by which the current process reaches f lead elsewhere
- * than it does for writewatch: the process is in another mount
- * namespace than COMMAND's, f's mount is another namespace's, or a
- * privileged process of the tree changed where paths lead
- * (views_changed)? */
-static __always_inline bool view_changed(struct file *f)
-{
-	struct contents_state *c = contents_of_run();
-	struct task_struct *t = current_task();
-	unsigned long ns;
-
-	if (views_changed || !c || (__u64)t->nsproxy->mnt_ns != c->mnt_ns)
-		return true;
-	if (!f)
-		return false;
-	ns = file_mnt_ns(f);
-	return ns && ns != c->mnt_ns;
-}
-
-/* Is the write one whose path may lead elsewhere with no event of the
- * filesystem witness's to tell (lib/contents.h): an open or truncate
- * that succeeded, made in the window, or of a file of another mount
- * namespace, while the witness does not see changes to file contents;
- * or a write through a shared mapping or AIO, which it never sees, when
- * the writer's view of paths may not be writewatch's? */
-static __always_inline bool unwatched_write(struct args *a, long ret, struct file *f)
-{
-	if (ret < 0)
-		return false;
-	if (unnotified(a->op))
-		return view_changed(f);
-	return (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT || a->op == WW_OP_TRUNCATE) &&
-	       (written_unwatched() || (contents_lazy() && foreign_file(f)));
-}
+#include "repeats.h"
+#include "pause.h"
 
 /* A write the kernel found allowed: counted, and counted apart when the
  * window made it unwatched, where an allowed path may lead elsewhere. */
@@ -206,19 +123,7 @@ static __always_inline bool allowed_here(struct event *e, struct args *a)
 			  e->hdr.len[WW_SLOT_PATH2]);
 }
 
-/* Is the path slot a test-boundary announcement (docs/protocol.md)?
- * Global, so verified once. */
-static const char marker_prefix[] = "/dev/null/.writewatch/";
-
-__noinline int is_marker(struct event *e)
-{
-	if (!e || e->hdr.len[WW_SLOT_PATH] < sizeof(marker_prefix))
-		return false;
-	return !bpf_strncmp(e->data, sizeof(marker_prefix) - 1, marker_prefix);
-}
-
 #define FMODE_CREATED (1u << 20) /* include/linux/fs.h: the open created the file */
-#define AT_SYMLINK_FOLLOW 0x400
 
 /*
  * The descriptor of the process's own whose file the call acts on
@@ -252,115 +157,12 @@ __noinline int held_fd(__u32 op, __u32 flags, int dfd, __u32 len)
 	return fd;
 }
 
-#define UTIME_OMIT ((1L << 30) - 2)
-
-/* Does the current call, a change of times, leave exactly one of the two
- * as it is (utimensat with UTIME_OMIT)? The filesystem witness hears of
- * that as a modification or an access, not as an attribute change.
- * utime, utimes and futimesat set both. Read at the exit, as the record
- * is sent: the times are still in the caller's memory. */
-static __always_inline bool one_time_alone(void)
-{
-	struct pt_regs *regs = syscall_regs();
-	struct __kernel_timespec ts[2];
-	__u64 times;
-
-	if (SYSCALL_NR(regs) != NR_utimensat)
-		return false;
-	times = SYSCALL_ARG3(regs);
-	if (!times || bpf_probe_read_user(ts, sizeof(ts), (const void *)times))
-		return false;
-	return (ts[0].tv_nsec == UTIME_OMIT) != (ts[1].tv_nsec == UTIME_OMIT);
-}
-
-/*
- * Pause the process (SIGSTOP) as its record e is sent, when user space
- * must follow the record's path after the call to find the file it
- * changed, and the filesystem witness may not see the change: a
- * truncate, a change of one of a file's times through a symlink (both
- * times are an attribute change, which the witness hears of), a hard
- * link with AT_SYMLINK_FOLLOW, that succeeded, by a name (no file in the
- * record's resolved slot), as a syscall (the judge's unseen). User space
- * resumes it once it has followed the path: meanwhile the process
- * cannot remove or replace what the call went through (a test's
- * temporary directory, removed as it ends), and a path gone by then is
- * one writewatch could not follow. These are rare calls: a pause costs
- * a round trip to user space, 0.2 to 2 ms here. Marks the record
- * WW_REC_PAUSED (send takes the stop back if the record is lost).
- * Global, so verified once.
- */
-__noinline int pause_for_path(struct event *e)
-{
-	__u32 op, flags;
-
-	if (!e || e->hdr.ret < 0 || e->hdr.via != WW_VIA_SYSCALL ||
-	    (e->hdr.present & (1 << WW_SLOT_RESOLVED)))
-		return 0;
-	op = e->hdr.op;
-	flags = e->hdr.flags;
-	if (op != WW_OP_TRUNCATE &&
-	    !(op == WW_OP_UTIMES && (flags & WW_META_FOLLOW) && one_time_alone()) &&
-	    !(op == WW_OP_LINK && (flags & AT_SYMLINK_FOLLOW)))
-		return 0;
-	if (bpf_send_signal(SIGSTOP))
-		return 0;
-	e->hdr.rec |= WW_REC_PAUSED;
-	return 1;
-}
-
-/*
- * A write to file (a struct file's address) that this process already
- * made the same way, for the same test, since its last test-boundary
- * announcement: counted in the repeats map, and nothing else to do. An
- * open that created its file (created) made a file no earlier write
- * touched, whatever its inode number says: it is always sent. A syscall's
- * (syscall) has its thread's registers for the Go test. Global: its key
- * is not on the stack of the calls that build a record (their chain must
- * fit Linux 6.1's 512 bytes).
- */
-__noinline int counted_repeat(__u64 file, __u32 created, struct args *a, __u32 syscall)
-{
-	struct file *f = (struct file *)file;
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct proc *pr = bpf_map_lookup_elem(&procs, &tgid);
-	struct go_who who = {};
-	/* The file's identity is read with the helper here: through
-	 * file_identity's direct loads, the verifier walked 1,100 more of
-	 * sys_exit's instructions (11,418 against 12,516), a millisecond of
-	 * every start, for a path only repeated violations take. */
-	struct inode *inode;
-
-	if (!a)
-		return false;
-	inode = BPF_CORE_READ(f, f_inode);
-	struct repeat_key rk = {
-		.ino = BPF_CORE_READ(inode, i_ino),
-		.dev = BPF_CORE_READ(inode, i_sb, s_dev),
-		.gen = BPF_CORE_READ(inode, i_generation),
-		.tgid = tgid,
-		.op = a->op,
-		.flags = a->flags,
-		.test = go_attr(&who, syscall ? syscall_regs() : NULL),
-		.epoch = pr ? pr->epoch : 0,
-	};
-	__u64 *n;
-
-	if (!rk.ino || created)
-		return false;
-	n = bpf_map_lookup_elem(&repeats, &rk);
-	if (!n)
-		return false;
-	__sync_fetch_and_add(n, 1);
-	count(WW_STAT_REPEATS);
-	return true;
-}
-
 /* What emit_write found out before the record: the bits write_record
  * takes. */
 enum {
 	WR_OPENED = 1,	  /* an open that succeeded: judged by the file it opened */
 	WR_CREATED = 2,	  /* and the open made the file */
-	WR_UNWATCHED = 4, /* unwatched_write */
+	WR_UNWATCHED = 4, /* unwatched_write (lib/contents.h) */
 };
 
 /*
@@ -451,11 +253,10 @@ static __always_inline int write_record(struct args *a, long ret, __u16 via, __u
 		e->hdr.epoch = pr->epoch;
 	}
 	/* Later identical writes will be counted under this key (see
-	 * counted_repeat). */
-	struct repeat_key rk = {
-		.ino = e->hdr.ino, .dev = e->hdr.dev, .gen = e->hdr.gen, .tgid = e->hdr.tgid,
-		.op = a->op, .flags = a->flags, .test = e->hdr.test, .epoch = e->hdr.epoch,
-	};
+	 * counted_repeat). Taken before the record is sent: taken after,
+	 * sys_exit verified 6,087 instructions rather than 5,953. */
+	struct repeat_key rk;
+	repeat_key_of(&rk, e, a);
 	pause_for_path(e);
 	count(WW_STAT_EVENTS);
 	if (!send(e, off))
@@ -463,12 +264,7 @@ static __always_inline int write_record(struct args *a, long ret, __u16 via, __u
 	/* Reads of the file it wrote are looked at now (lib/reads.h). */
 	if (f && ret >= 0)
 		note_written(f);
-	if (rk.ino && !e->hdr.truncated) {
-		__u64 zero = 0;
-
-		/* Full map: repeats keep coming as records, nothing is lost. */
-		bpf_map_update_elem(&repeats, &rk, &zero, BPF_NOEXIST);
-	}
+	note_sent(&rk, e);
 	return 0;
 }
 

@@ -296,7 +296,7 @@ func followsLast(ev *tracer.Event) bool {
 // replaced on the way after the call, or a path gone while the process
 // was paused, makes the path the judge finds unsure (Verdict.replaced).
 // The kernel pauses the process of such a record until it is judged
-// (tracer.Event.Paused; bpf/lib/write.h's pause_for_path), but for a
+// (tracer.Event.Paused; bpf/lib/pause.h's pause_for_path), but for a
 // change of both times, common and mostly seen by the witness.
 func unseen(ev *tracer.Event) bool {
 	if ev.Ret < 0 || ev.ViaIOUring {

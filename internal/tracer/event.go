@@ -169,12 +169,13 @@ type Event struct {
 	// Unwatched marks an open for writing or a truncate whose path may
 	// lead elsewhere, made while file contents were not watched: in the
 	// window (a mount namespace of the tree's own, a privileged mount or
-	// chroot) or of a file of another mount namespace (bpf/lib/write.h).
+	// chroot) or of a file of another mount namespace (bpf/lib/contents.h,
+	// unwatched_write).
 	Unwatched bool
 	// Paused marks a write record whose process the kernel paused as it
 	// sent it, so that the path the call followed stays as it was: the
 	// caller sends it SIGCONT (Resume) once it has followed the path
-	// (bpf/lib/write.h, pause_for_path).
+	// (bpf/lib/pause.h, pause_for_path).
 	Paused bool
 
 	present, truncated uint32

@@ -67,8 +67,8 @@ import (
 //     mount is another namespace's); and writes through a shared
 //     mapping or Linux AIO, which the witness never sees, the kernel
 //     found allowed once the writer's view of paths may differ from
-//     writewatch's (bpf/lib/write.h, view_changed): the allowed path may
-//     have led to a protected file: blind.
+//     writewatch's (bpf/lib/contents.h, view_changed): the allowed path
+//     may have led to a protected file: blind.
 //   - FanotifyWritable: fanotify groups whose events hand the tree
 //     descriptors open for writing, of any file the group watches, with
 //     no open call; the kernel makes no fanotify event for writes

@@ -845,8 +845,8 @@ type Stats struct {
 	// until they were: they ran on while the witness did not watch them.
 	ContentsStopErrors uint64
 	// UnwatchedAllowed counts the writes of AllowedInKernel that
-	// Event.Unwatched would mark (bpf/lib/write.h): where their paths
-	// led cannot be told.
+	// Event.Unwatched would mark (bpf/lib/contents.h, unwatched_write):
+	// where their paths led cannot be told.
 	UnwatchedAllowed uint64
 	// URingUnwatched counts the io_uring calls of the tree, before the
 	// io_uring program was attached (it loads beside COMMAND's start),
