@@ -141,7 +141,6 @@ func (b *Builder) Violations() []Violation {
 	return out
 }
 
-
 func compareViolations(a, b Violation) int {
 	if c := cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Op, b.Op), strings.Compare(a.Role, b.Role)); c != 0 {
 		return c

@@ -516,4 +516,3 @@ func marshal(v any) ([]byte, error) {
 
 // NotStarted is Report.CommandExit when COMMAND never ran.
 const NotStarted = -1
-
