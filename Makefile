@@ -31,8 +31,8 @@ build:
 # runs in a copy of the tree at a path of fixed length, under /tmp: every
 # clone then gets the same bytes. check-generate compares that copy's
 # output with the tree's and changes nothing.
-GEN_PKGS  := ./internal/ops/ ./internal/tracer/ ./bench/floor/
-GEN_FILES := bpf/ops.h internal/tracer/*_bpfel.go internal/tracer/*_bpfel.o bench/floor/*_bpfel.go bench/floor/*_bpfel.o
+GEN_PKGS  := ./internal/ops/ ./tracer/ ./bench/floor/
+GEN_FILES := bpf/ops.h tracer/*_bpfel.go tracer/*_bpfel.o bench/floor/*_bpfel.go bench/floor/*_bpfel.o
 GEN_COPY   = gen=$$(mktemp -d /tmp/writewatch-generate.XXXXXXXXXX) && trap 'rm -rf "$$gen"' EXIT && \
 	tar --exclude=./.git --exclude=./bin -cf - . | tar -xf - -C "$$gen" && \
 	(cd "$$gen" && $(GO) generate $(GEN_PKGS))
@@ -145,7 +145,7 @@ demo:
 bench: build
 	@command -v strace >/dev/null || apt-get install -y strace
 	$(GO) run ./bench -writewatch $(BIN)
-	$(GO) test -run '^$$' -bench . -benchmem ./internal/tracer/ ./internal/allowlist/ ./internal/run/ ./internal/live/ ./internal/crosscheck/
+	$(GO) test -run '^$$' -bench . -benchmem ./tracer/ ./internal/allowlist/ ./internal/run/ ./internal/live/ ./internal/crosscheck/
 
 # Static release binaries (no cgo, -trimpath, the git revision stamped
 # in: writewatch --version) in dist/, with SHA-256 sums. A platform is

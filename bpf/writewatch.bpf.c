@@ -84,7 +84,7 @@ int BPF_PROG(sched_exit, struct task_struct *task)
 /* An io_uring request, at submission: no syscall of its own to see. The
  * loader attaches it to io_uring_submit_req, or where the kernel has the
  * older io_uring_submit_sqe (Linux 6.1), there: both pass the request
- * first (internal/tracer/uring.go). */
+ * first (tracer/uring.go). */
 SEC("raw_tracepoint/io_uring_submit_req")
 int uring_submit(struct bpf_raw_tracepoint_args *ctx)
 {

@@ -77,7 +77,7 @@ struct {
 
 /* Set by user space (to 1) while the io_uring program (uring_submit) is
  * not attached yet: outside --enforce it loads beside COMMAND's start
- * (internal/tracer/uring.go). A process of the tree that sets up a ring
+ * (tracer/uring.go). A process of the tree that sets up a ring
  * meanwhile is paused at the exit of io_uring_setup, as for contents
  * (WW_WHY_IO_URING), until it is attached (uring_exited). */
 struct {

@@ -175,7 +175,7 @@ enum {
  * the verifier walks it once, not once for each state of emit_write's
  * that reaches it. That took sys_exit from 11,728 verified instructions
  * to 9,334 and uring_submit from 6,322 to 5,505 (go test -run '^$' -bench
- * LoadProgram ./internal/tracer/).
+ * LoadProgram ./tracer/).
  */
 static __always_inline int write_record(struct args *a, long ret, __u16 via, __u64 file, __u32 bits)
 {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/run"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/report"
 )
 

@@ -25,7 +25,7 @@ import (
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/run"
 	"github.com/writewatch/writewatch/internal/status"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/report"
 )
 

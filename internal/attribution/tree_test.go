@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 func record(t *testing.T, h tracer.RecordHeader, comm string, slots ...[]byte) *tracer.Event {

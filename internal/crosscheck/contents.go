@@ -10,7 +10,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/mountinfo"
 	"github.com/writewatch/writewatch/internal/ops"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/internal/witness"
 )
 

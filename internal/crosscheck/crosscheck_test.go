@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/internal/witness"
 	"github.com/writewatch/writewatch/report"
 	"golang.org/x/sys/unix"

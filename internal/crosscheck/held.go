@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 	"golang.org/x/sys/unix"
 )
 

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/writewatch/writewatch/internal/attribution"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/report"
 )
 

@@ -16,7 +16,7 @@ import (
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/pathwalk"
 	"github.com/writewatch/writewatch/internal/severity"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/report"
 	"golang.org/x/sys/unix"
 )

@@ -7,7 +7,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/ops"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 	"golang.org/x/sys/unix"
 )
 

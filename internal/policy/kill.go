@@ -2,7 +2,7 @@ package policy
 
 import (
 	"github.com/writewatch/writewatch/internal/launch"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 // killTier: the BPF programs kill the writer at the syscall's entry. The

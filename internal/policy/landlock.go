@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/writewatch/writewatch/internal/launch"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 // landlockTier: COMMAND runs under a Landlock ruleset built from the

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/writewatch/writewatch/internal/launch"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 // lsmTier: BPF LSM programs (bpf/enforce.bpf.c) refuse the write in the

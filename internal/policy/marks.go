@@ -6,7 +6,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/pathwalk"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 // ObserveMarks turns the allowlist into inode marks the kernel can check

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 func TestKernelMarks(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/writewatch/writewatch/internal/launch"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 // A Tier is one mechanism that enforces the allowlist. Each tier is one

@@ -9,7 +9,7 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 	"github.com/writewatch/writewatch/internal/launch"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 var (

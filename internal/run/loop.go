@@ -21,7 +21,7 @@ import (
 	"github.com/writewatch/writewatch/internal/runners"
 	"github.com/writewatch/writewatch/internal/severity"
 	"github.com/writewatch/writewatch/internal/stream"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/report"
 	"golang.org/x/sys/unix"
 )

@@ -25,7 +25,7 @@ import (
 	"github.com/writewatch/writewatch/internal/severity"
 	"github.com/writewatch/writewatch/internal/status"
 	"github.com/writewatch/writewatch/internal/stream"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/report"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/writewatch/writewatch/internal/live"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 // The kernel's causes of loss land where live.LostCauses names them.

@@ -5,8 +5,9 @@ import (
 	"strings"
 
 	"github.com/writewatch/writewatch/internal/attribution"
+	"github.com/writewatch/writewatch/internal/gobin"
 	"github.com/writewatch/writewatch/internal/phases"
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 // FollowGoTest attaches the test-boundary uprobes to a Go test binary the
@@ -32,7 +33,7 @@ func FollowPreparedGoTest(tr *tracer.Tracer, tests *attribution.Tests, ev *trace
 
 // goBinary tells tests about the Go test binary ev started, followed
 // with layout lay unless err says why not.
-func goBinary(tests *attribution.Tests, ev *tracer.Event, lay tracer.GoLayout, err error) {
+func goBinary(tests *attribution.Tests, ev *tracer.Event, lay gobin.Layout, err error) {
 	problem := ""
 	if err != nil {
 		problem = err.Error()

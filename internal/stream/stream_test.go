@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 // fake is a source fed through a channel, with a ring buffer's deadline

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/internal/witness"
 	"golang.org/x/sys/unix"
 )

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/writewatch/writewatch/internal/tracer"
+	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/internal/witness"
 )
 

@@ -67,7 +67,7 @@ func TestProgramsLoad(t *testing.T) {
 // count of the instructions it walked (ProgramInfo.VerifiedInstructions);
 // ns/op, the whole load (relocation, verification, JIT). Rerun with
 //
-//	go test -run '^$' -bench LoadProgram ./internal/tracer/
+//	go test -run '^$' -bench LoadProgram ./tracer/
 func BenchmarkLoadProgram(b *testing.B) {
 	eachProgram(b, func(config, name string, one *ebpf.CollectionSpec, maps map[string]*ebpf.Map) {
 		b.Run(config+"/"+name, func(b *testing.B) {

@@ -143,7 +143,7 @@ func BenchmarkDecode(b *testing.B) {
 // which leave no trace in the object's BTF: each Go constant is checked
 // against the header's text.
 func TestRecordFlagsAreTheHeaders(t *testing.T) {
-	data, err := os.ReadFile("../../bpf/writewatch.h")
+	data, err := os.ReadFile("../bpf/writewatch.h")
 	if err != nil {
 		t.Fatal(err)
 	}

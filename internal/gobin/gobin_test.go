@@ -1,4 +1,4 @@
-package tracer
+package gobin
 
 import (
 	"debug/elf"
@@ -10,8 +10,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // buildTestBinary compiles testdata/gotests' test binary with extra go
@@ -45,21 +43,21 @@ func buildTestBinaryWith(t *testing.T, toolchain string, flags ...string) string
 // The per-release table, used for test binaries go test links without
 // DWARF, must match what the DWARF of a binary built by the installed
 // toolchain says.
-func TestGoLayoutTable(t *testing.T) {
+func TestLayoutTable(t *testing.T) {
 	bin := buildTestBinary(t)
-	lay, err := ReadGoLayout(bin)
+	lay, err := Read(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !lay.FromDWARF {
 		t.Fatal("go test -c kept no DWARF")
 	}
-	known, ok := goLayouts[release(runtime.Version())]
+	known, ok := layouts[release(runtime.Version())]
 	if !ok {
-		t.Fatalf("no goLayouts entry for %s; the DWARF says %+v", release(runtime.Version()), lay)
+		t.Fatalf("no layouts entry for %s; the DWARF says %+v", release(runtime.Version()), lay)
 	}
 	if known.GoidOff != lay.GoidOff || known.ParentGoidOff != lay.ParentGoidOff || known.NameOff != lay.NameOff {
-		t.Errorf("goLayouts[%s] = %+v, DWARF says goid %d, parentGoid %d, name %d",
+		t.Errorf("layouts[%s] = %+v, DWARF says goid %d, parentGoid %d, name %d",
 			release(runtime.Version()), known, lay.GoidOff, lay.ParentGoidOff, lay.NameOff)
 	}
 	if lay.Package != "example.com/gotests" {
@@ -73,10 +71,10 @@ func TestGoLayoutTable(t *testing.T) {
 // is: its .text starts with the C runtime's code, and Go's, from which
 // the pclntab counts, after it. Counted from .text, the uprobes landed
 // inside other functions, and the os package's tests faulted.
-func TestGoLayoutLinkedExternally(t *testing.T) {
+func TestLayoutLinkedExternally(t *testing.T) {
 	needCC(t)
 	bin := buildTestBinary(t, "-ldflags=-linkmode=external")
-	lay, err := ReadGoLayout(bin)
+	lay, err := Read(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,12 +83,12 @@ func TestGoLayoutLinkedExternally(t *testing.T) {
 	// As go test links it, without a symbol table: the runtime's module
 	// data says where Go's code begins.
 	stripped := buildTestBinary(t, "-ldflags=-linkmode=external -s -w")
-	slay, err := ReadGoLayout(stripped)
+	slay, err := Read(stripped)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !maps.Equal(slay.funcs, lay.funcs) {
-		t.Errorf("stripped: offsets %v, with its symbols %v", slay.funcs, lay.funcs)
+	if !maps.Equal(slay.Funcs, lay.Funcs) {
+		t.Errorf("stripped: offsets %v, with its symbols %v", slay.Funcs, lay.Funcs)
 	}
 }
 
@@ -120,7 +118,7 @@ func haveCC() bool {
 
 // checkProbeOffsets checks the file offset found for each hooked
 // function against the binary's symbol table.
-func checkProbeOffsets(t *testing.T, bin string, lay GoLayout) {
+func checkProbeOffsets(t *testing.T, bin string, lay Layout) {
 	t.Helper()
 	f, err := elf.Open(bin)
 	if err != nil {
@@ -135,8 +133,8 @@ func checkProbeOffsets(t *testing.T, bin string, lay GoLayout) {
 	for _, s := range syms {
 		addr[s.Name] = s.Value
 	}
-	for _, p := range goProbes {
-		a, ok := addr[p.symbol]
+	for _, symbol := range Hooks {
+		a, ok := addr[symbol]
 		if !ok {
 			continue
 		}
@@ -146,8 +144,8 @@ func checkProbeOffsets(t *testing.T, bin string, lay GoLayout) {
 				want = a - prog.Vaddr + prog.Off
 			}
 		}
-		if got := lay.funcs[p.symbol]; got != want {
-			t.Errorf("%s: file offset %#x, the symbol table says %#x", p.symbol, got, want)
+		if got := lay.Funcs[symbol]; got != want {
+			t.Errorf("%s: file offset %#x, the symbol table says %#x", symbol, got, want)
 		}
 	}
 }
@@ -155,15 +153,15 @@ func checkProbeOffsets(t *testing.T, bin string, lay GoLayout) {
 // Every release in the table, checked against the DWARF of a test
 // binary its own toolchain built (fetched from the Go module proxy), with
 // the functions the uprobes hook present.
-func TestGoLayoutTableReleases(t *testing.T) {
-	for rel, known := range goLayouts {
+func TestLayoutTableReleases(t *testing.T) {
+	for rel, known := range layouts {
 		t.Run(rel, func(t *testing.T) {
 			toolchain := rel + ".0"
 			if rel == release(runtime.Version()) {
-				toolchain = "" // the installed one: TestGoLayoutTable
+				toolchain = "" // the installed one: TestLayoutTable
 			}
 			bin := buildTestBinaryWith(t, toolchain)
-			lay, err := ReadGoLayout(bin)
+			lay, err := Read(bin)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,12 +169,12 @@ func TestGoLayoutTableReleases(t *testing.T) {
 				t.Fatalf("built by %s, DWARF %v", lay.GoVersion, lay.FromDWARF)
 			}
 			if known.GoidOff != lay.GoidOff || known.ParentGoidOff != lay.ParentGoidOff || known.NameOff != lay.NameOff {
-				t.Errorf("goLayouts[%s] = %+v, DWARF says goid %d, parentGoid %d, name %d",
+				t.Errorf("layouts[%s] = %+v, DWARF says goid %d, parentGoid %d, name %d",
 					rel, known, lay.GoidOff, lay.ParentGoidOff, lay.NameOff)
 			}
-			for _, p := range goProbes {
-				if lay.funcs[p.symbol] == 0 {
-					t.Errorf("no %s in a %s test binary", p.symbol, rel)
+			for _, symbol := range Hooks {
+				if lay.Funcs[symbol] == 0 {
+					t.Errorf("no %s in a %s test binary", symbol, rel)
 				}
 			}
 			checkFuncEntries(t, bin, lay)
@@ -185,7 +183,7 @@ func TestGoLayoutTableReleases(t *testing.T) {
 			// must keep; the symbol table checks it.
 			if haveCC() {
 				ext := buildTestBinaryWith(t, toolchain, "-ldflags=-linkmode=external")
-				elay, err := ReadGoLayout(ext)
+				elay, err := Read(ext)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -197,9 +195,9 @@ func TestGoLayoutTableReleases(t *testing.T) {
 
 // A binary linked without DWARF and without a symbol table, as go test
 // links them: offsets from the table, functions from the pclntab.
-func TestGoLayoutStripped(t *testing.T) {
+func TestLayoutStripped(t *testing.T) {
 	bin := buildTestBinary(t, "-ldflags=-s -w")
-	lay, err := ReadGoLayout(bin)
+	lay, err := Read(bin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,12 +205,12 @@ func TestGoLayoutStripped(t *testing.T) {
 		t.Error("found DWARF in a -w binary")
 	}
 	checkFuncEntries(t, bin, lay)
-	for _, p := range goProbes {
-		if lay.funcs[p.symbol] == 0 {
-			t.Errorf("no file offset for %s", p.symbol)
+	for _, symbol := range Hooks {
+		if lay.Funcs[symbol] == 0 {
+			t.Errorf("no file offset for %s", symbol)
 		}
 	}
-	lines := lay.lines()
+	lines := lay.Lines()
 	if lines == nil {
 		t.Fatal("no line table")
 	}
@@ -229,9 +227,9 @@ func TestGoLayoutStripped(t *testing.T) {
 // pclntab only, finds every function of a test binary where debug/gosym
 // does, and that the binary's TestMain was found (testdata/gotests has
 // one).
-func checkFuncEntries(t *testing.T, bin string, lay GoLayout) {
+func checkFuncEntries(t *testing.T, bin string, lay Layout) {
 	t.Helper()
-	lines := lay.lines()
+	lines := lay.Lines()
 	if lines == nil {
 		t.Fatal("no line table")
 	}
@@ -320,8 +318,8 @@ func TestRelease(t *testing.T) {
 }
 
 // What a Go test binary, linked as go test links them, waits for while
-// paused at exec: reading its layout (go test -bench ReadGoLayout).
-func BenchmarkReadGoLayout(b *testing.B) {
+// paused at exec: reading its layout (go test -bench ReadLayout).
+func BenchmarkRead(b *testing.B) {
 	if _, err := exec.LookPath("go"); err != nil {
 		b.Skip("needs the go command")
 	}
@@ -332,22 +330,8 @@ func BenchmarkReadGoLayout(b *testing.B) {
 		b.Fatalf("go test -c: %v\n%s", err, out)
 	}
 	for b.Loop() {
-		if _, err := ReadGoLayout(bin); err != nil {
+		if _, err := Read(bin); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-// A file named by the kernel in an exec record is found again under the
-// name stat gave it.
-func TestKernelFileRoundTrip(t *testing.T) {
-	var st unix.Stat_t
-	if err := unix.Stat("/proc/self/exe", &st); err != nil {
-		t.Fatal(err)
-	}
-	id := fileID{st.Dev, st.Ino}
-	k := id.kernelFile()
-	if got := fileOfKernel(k.Ino, k.Dev); got != id {
-		t.Errorf("%+v → %+v → %+v", id, k, got)
 	}
 }
