@@ -22,9 +22,9 @@ var (
 // loads holds WW_TIER_<NAME> for every registered tier, and nothing else
 // but WW_TIER_NONE.
 func TestTiersMatchTheBPFEnum(t *testing.T) {
-	objs, err := filepath.Glob("../tracer/*_bpfel.o")
+	objs, err := filepath.Glob("../../tracer/*_bpfel.o")
 	if err != nil || len(objs) == 0 {
-		t.Fatalf("no BPF objects in ../tracer: %v", err)
+		t.Fatalf("no BPF objects in ../../tracer: %v", err)
 	}
 	var enum *btf.Enum
 	for _, obj := range objs {
