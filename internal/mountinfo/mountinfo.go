@@ -1,19 +1,21 @@
-// Package mountinfo reads /proc/self/mountinfo: the mounts of this
-// process's mount namespace, with their devices, roots and mount points.
+// Package mountinfo gives the mounts of this process's mount namespace,
+// with their devices, roots and mount points, as the rest of writewatch
+// uses them. github.com/moby/sys/mountinfo reads and parses
+// /proc/thread-self/mountinfo (the namespace writewatch's threads share);
+// this package keeps the fields writewatch uses, the device as st_dev
+// encodes it, and reads an overlay's layers from its options.
 package mountinfo
 
 import (
-	"bufio"
 	"bytes"
-	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
+	moby "github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
 )
 
-// Mount is one line of /proc/self/mountinfo.
+// Mount is one line of mountinfo.
 type Mount struct {
 	ID     int
 	Dev    uint64 // major:minor as st_dev encodes it
@@ -25,58 +27,59 @@ type Mount struct {
 	Options string
 }
 
-// Read parses /proc/self/mountinfo.
+// Read reads the mounts of this mount namespace. A line longer than
+// 64 KiB, which only an overlay of hundreds of layers could write, is an
+// error (the library's line buffer).
 func Read() ([]Mount, error) {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	return Parse(data)
+	return convert(moby.GetMounts(nil))
 }
 
 // Parse parses the text of a mountinfo file; a line it cannot read is an
 // error.
 func Parse(data []byte) ([]Mount, error) {
-	var out []Mount
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		// 36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw
-		pre, post, ok := strings.Cut(line, " - ")
-		f := strings.Fields(pre)
-		g := strings.Fields(post)
-		if !ok || len(f) < 5 || len(g) < 1 {
-			return nil, fmt.Errorf("mountinfo line %q", line)
-		}
-		id, err := strconv.Atoi(f[0])
-		if err != nil {
-			return nil, fmt.Errorf("mountinfo line %q: %w", line, err)
-		}
-		maj, min, ok := strings.Cut(f[2], ":")
-		ma, err1 := strconv.ParseUint(maj, 10, 32)
-		mi, err2 := strconv.ParseUint(min, 10, 32)
-		if !ok || err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("mountinfo line %q: device %q", line, f[2])
-		}
-		m := Mount{
-			ID:     id,
-			Dev:    unix.Mkdev(uint32(ma), uint32(mi)),
-			Root:   Unescape(f[3]),
-			Point:  Unescape(f[4]),
-			FSType: g[0],
-		}
-		if len(g) >= 3 {
-			m.Options = g[2]
-		}
-		out = append(out, m)
-	}
-	return out, sc.Err()
+	return convert(moby.GetMountsFromReader(bytes.NewReader(data), nil))
 }
 
-// Unescape undoes the octal escapes (\040 for a space) mountinfo writes
-// for space, tab, newline and backslash.
-func Unescape(s string) string {
+func convert(infos []*moby.Info, err error) ([]Mount, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Mount, len(infos))
+	for i, m := range infos {
+		out[i] = Mount{
+			ID:      m.ID,
+			Dev:     unix.Mkdev(uint32(m.Major), uint32(m.Minor)),
+			Root:    m.Root,
+			Point:   m.Mountpoint,
+			FSType:  m.FSType,
+			Options: m.VFSOptions,
+		}
+	}
+	return out, nil
+}
+
+// OverlayLayers are the directories an overlay mount writes: its upper
+// and work directories (upperdir=, workdir=), as the process that
+// mounted it named them; none for another filesystem or a read-only
+// overlay.
+func (m Mount) OverlayLayers() []string {
+	if m.FSType != "overlay" {
+		return nil
+	}
+	var out []string
+	for opt := range strings.SplitSeq(m.Options, ",") {
+		k, v, _ := strings.Cut(opt, "=")
+		if (k == "upperdir" || k == "workdir") && v != "" {
+			out = append(out, unescape(v))
+		}
+	}
+	return out
+}
+
+// unescape undoes the octal escapes (\054 for a comma, \040 for a space)
+// the kernel writes in an option's value: the library undoes them in
+// paths, not in options.
+func unescape(s string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
@@ -92,22 +95,4 @@ func Unescape(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
-}
-
-// OverlayLayers are the directories an overlay mount writes: its upper
-// and work directories (upperdir=, workdir=), as the process that
-// mounted it named them; none for another filesystem or a read-only
-// overlay.
-func (m Mount) OverlayLayers() []string {
-	if m.FSType != "overlay" {
-		return nil
-	}
-	var out []string
-	for opt := range strings.SplitSeq(m.Options, ",") {
-		k, v, _ := strings.Cut(opt, "=")
-		if (k == "upperdir" || k == "workdir") && v != "" {
-			out = append(out, Unescape(v))
-		}
-	}
-	return out
 }

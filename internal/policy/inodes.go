@@ -34,7 +34,7 @@ type inodes struct {
 	want   map[string]int // directory -> how many paths looked up lie in it
 	dirs   map[string]*listing
 	reals  realDirs
-	mounts map[string]bool // mount points, from /proc/self/mountinfo; nil until needed
+	mounts map[string]bool // mount points, from mountinfo; nil until needed
 }
 
 type listing struct {

@@ -76,7 +76,7 @@ type Options struct {
 type Filesystem struct {
 	// Paths are the given paths that lie on it.
 	Paths []string
-	// Dev is its st_dev; Type its type as /proc/self/mountinfo names it.
+	// Dev is its st_dev; Type its type as mountinfo names it.
 	Dev  uint64
 	Type string
 	// Mounts are the mount points its handles are resolved through, in
