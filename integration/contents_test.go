@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 // The contents suite: COMMAND runs as a normal user (writewatch as root,

@@ -22,7 +22,9 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 )
@@ -516,3 +518,11 @@ func marshal(v any) ([]byte, error) {
 
 // NotStarted is Report.CommandExit when COMMAND never ran.
 const NotStarted = -1
+
+// SortBySeverity orders violations by severity, worst first (see
+// SeverityRank), keeping the order of those of the same severity.
+func SortBySeverity(vs []Violation) {
+	slices.SortStableFunc(vs, func(a, b Violation) int {
+		return cmp.Compare(SeverityRank(a.Severity), SeverityRank(b.Severity))
+	})
+}

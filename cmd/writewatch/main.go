@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -25,8 +26,8 @@ import (
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/run"
 	"github.com/writewatch/writewatch/internal/status"
-	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 func main() {
@@ -314,7 +315,10 @@ func (inv *invocation) run(counters *live.Counters, enf *policy.Enforcement) (*r
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 	cfg := inv.cfg
+	record, closeRecord := inv.recording()
+	defer closeRecord()
 	return run.Run(run.Config{
+		Record:          record,
 		Args:            cfg.Args,
 		Mode:            cfg.reportMode(),
 		Allow:           inv.list,
@@ -334,6 +338,26 @@ func (inv *invocation) run(counters *live.Counters, enf *policy.Enforcement) (*r
 		Enforce:         enf,
 		Launched:        inv.launched,
 	})
+}
+
+// recordEnv names the file a run's recording goes to, for a replay with
+// no kernel (docs/development.md); COMMAND does not inherit it.
+const recordEnv = "WRITEWATCH_RECORD"
+
+// recording opens the file recordEnv names, if any; a file that cannot
+// be written is said, and the run goes on unrecorded.
+func (inv *invocation) recording() (io.Writer, func()) {
+	path := os.Getenv(recordEnv)
+	inv.env = slices.DeleteFunc(inv.env, func(kv string) bool { return strings.HasPrefix(kv, recordEnv+"=") })
+	if path == "" {
+		return nil, func() {}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		fmt.Fprintf(inv.stderr, "writewatch: %s: %v; the run is not recorded\n", recordEnv, err)
+		return nil, func() {}
+	}
+	return f, func() { f.Close() }
 }
 
 // outcome is what the run came to, said on stderr when it went wrong.

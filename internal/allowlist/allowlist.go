@@ -617,3 +617,23 @@ func (l *List) Allowed(path string) bool {
 	ok, _ := l.Match(path)
 	return ok
 }
+
+// FromEntries makes the list whose entries are entries, as Entries
+// returned them (symlinked prefixes already resolved, defaults and the
+// project's carve-out included), for a run replayed from its recording:
+// nothing is read from the filesystem. configFile and project are what
+// ConfigFile and Project return.
+func FromEntries(configFile, project string, entries []Entry) (*List, error) {
+	b := &builder{}
+	for _, e := range entries {
+		p, err := compile(e.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s %q: %w", ErrBadPattern, e.Kind, e.Pattern, err)
+		}
+		b.entries = append(b.entries, e)
+		b.pats = append(b.pats, p)
+	}
+	l := &List{configFile: configFile, searchDir: project, projectDir: project}
+	b.fill(l)
+	return l, nil
+}

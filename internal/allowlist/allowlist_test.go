@@ -687,3 +687,30 @@ func TestManyEntriesInOneDirectory(t *testing.T) {
 		t.Errorf("%d entries, want %d", n, 3*listAfter+2)
 	}
 }
+
+// A list made again from its entries matches as the list did.
+func TestFromEntries(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, ".writewatch.yaml")
+	if err := os.WriteFile(cfg, []byte("allow:\n  - tests/**\ndeny:\n  - tests/golden/**\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Load(Options{WorkDir: dir, Home: "/home/u", Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := FromEntries(l.ConfigFile(), l.Project(), l.Entries())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.ConfigFile() != l.ConfigFile() || again.Project() != l.Project() {
+		t.Errorf("config %q project %q, want %q %q", again.ConfigFile(), again.Project(), l.ConfigFile(), l.Project())
+	}
+	for _, p := range []string{dir + "/tests/a", dir + "/tests/golden/x", dir + "/config.toml", "/tmp/x", "/home/u/.cache/go-build/x", "/etc/hosts"} {
+		ok1, e1 := l.Match(p)
+		ok2, e2 := again.Match(p)
+		if ok1 != ok2 || (e1 == nil) != (e2 == nil) || e1 != nil && *e1 != *e2 {
+			t.Errorf("%s: %v %+v, made again %v %+v", p, ok1, e1, ok2, e2)
+		}
+	}
+}

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 // Test is one test seen in the run.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 const (

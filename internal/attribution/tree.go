@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 // Proc is what is known of one process of the tree.

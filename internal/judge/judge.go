@@ -13,11 +13,12 @@ import (
 	"unsafe"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/host"
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/pathwalk"
 	"github.com/writewatch/writewatch/internal/severity"
-	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
 	"golang.org/x/sys/unix"
 )
 
@@ -87,14 +88,16 @@ type Judge struct {
 	Landlock bool
 
 	allow    *allowlist.List
+	host     host.Host
 	bufs     [2][]byte
 	n        int // the next buffer to use
 	paths    []Verdict
 	verdicts []Verdict
 }
 
-// New returns a Judge for the allowlist.
-func New(allow *allowlist.List) *Judge { return &Judge{allow: allow} }
+// New returns a Judge for the allowlist, which follows paths on h as
+// they are now.
+func New(allow *allowlist.List, h host.Host) *Judge { return &Judge{allow: allow, host: h} }
 
 // Record returns the paths of a write record the run reports: those
 // outside the allowlist, those cut too short to be judged for sure, and,
@@ -190,14 +193,14 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 			if follow && unseen(ev) {
 				old.since, old.paused = ev.Time, ev.Paused
 			}
-			old = old.resolved(pathwalk.Entry)
+			old = old.resolved(j.host, pathwalk.Entry)
 			if follow {
-				old = old.followed()
+				old = old.followed(j.host)
 			}
 			out = append(out, old)
-			return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved(pathwalk.Entry))
+			return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved(j.host, pathwalk.Entry))
 		}
-		linked := j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved(pathwalk.Entry)
+		linked := j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved(j.host, pathwalk.Entry)
 		switch {
 		case ev.Ret < 0 || ev.ViaIOUring:
 		case ev.Has(tracer.SlotResolved):
@@ -216,7 +219,7 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 		}
 		return append(out, linked)
 	case ops.Symlink:
-		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath, tracer.SlotDir).resolved(pathwalk.Entry))
+		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath, tracer.SlotDir).resolved(j.host, pathwalk.Entry))
 	}
 	// A call on a file descriptor (fchmod, fsetxattr, futimens...) acts on
 	// the file the kernel found behind it, and so does a metadata change
@@ -259,11 +262,11 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 	if unseen(ev) {
 		t.since, t.paused = ev.Time, ev.Paused
 	}
-	t = t.resolved(last)
+	t = t.resolved(j.host, last)
 	// chmod and the like, truncate, and an open that failed or was an
 	// io_uring request follow a symlink in the last component too.
 	if followsLast(ev) {
-		t = t.followed()
+		t = t.followed(j.host)
 	}
 	return append(out, t)
 }
@@ -318,26 +321,35 @@ func unseen(ev *tracer.Event) bool {
 // /dev, whose links (/proc/self, /dev/stdin) would name writewatch's own
 // files here: the kernel resolved the descriptor links it knows (see
 // written).
-func (t Verdict) followed() Verdict {
+func (t Verdict) followed(h host.Host) Verdict {
 	if t.Truncated || strings.HasPrefix(t.Path, "/proc/") || strings.HasPrefix(t.Path, "/dev/") {
 		return t
 	}
-	if real, err := pathwalk.Resolve(t.Path, t.walk(pathwalk.Follow)); err == nil || errors.Is(err, fs.ErrNotExist) {
-		t.Path = real
+	if w := t.walk(h, pathwalk.Follow); w.Err == nil || errors.Is(w.Err, fs.ErrNotExist) {
+		t.Path = w.Path
 	}
-	t.settle()
+	t.settle(h)
 	return t
 }
 
-// walk is the walk of t's path, the last component as last says,
-// watching its symlinks for a path that may have changed since the call
-// (since).
-func (t *Verdict) walk(last pathwalk.Last) pathwalk.Options {
+// walk walks t's path, the last component as last says, watching its
+// symlinks for a path that may have changed since the call (since).
+func (t *Verdict) walk(h host.Host, last pathwalk.Last) host.Walk {
 	o := pathwalk.Options{Last: last}
-	if !t.since.IsZero() {
-		o.Links, o.Gone = &t.links, &t.gone
+	watch := !t.since.IsZero()
+	if watch {
+		var links time.Time
+		var gone bool
+		o.Links, o.Gone = &links, &gone
 	}
-	return o
+	w := h.Resolve(t.Path, o)
+	if watch {
+		if w.Links.After(t.links) {
+			t.links = w.Links
+		}
+		t.gone = t.gone || w.Gone
+	}
+	return w
 }
 
 // ChangeSlack is how long before a call a symlink's change still counts
@@ -356,7 +368,7 @@ const ChangeSlack = 50 * time.Millisecond
 // link replaced after the call does not, unless the file it now leads to
 // changed after it too. The process stays paused until then
 // (tracer.Event.Paused): it cannot change the path meanwhile.
-func (t *Verdict) settle() {
+func (t *Verdict) settle(h host.Host) {
 	if t.since.IsZero() || t.replaced {
 		return
 	}
@@ -370,8 +382,7 @@ func (t *Verdict) settle() {
 	if !t.links.After(t.since.Add(-ChangeSlack)) {
 		return
 	}
-	var st unix.Stat_t
-	if unix.Stat(t.Path, &st) != nil || time.Unix(st.Ctim.Unix()).Before(t.links) {
+	if f, err := h.Stat(t.Path); err != nil || f.Ctime.Before(t.links) {
 		t.replaced = true
 	}
 }
@@ -400,12 +411,12 @@ func (j *Judge) target(ev *tracer.Event, op, role string, ps, ds tracer.Slot) Ve
 // longer exists, the rest is cleaned as text, the best guess left; and
 // paths under /proc are cleaned as text, since /proc/self there would
 // name writewatch. A cut path is only cleaned.
-func (t Verdict) resolved(last pathwalk.Last) Verdict {
+func (t Verdict) resolved(h host.Host, last pathwalk.Last) Verdict {
 	if t.Truncated {
 		t.Path = filepath.Clean(t.Path)
 		return t
 	}
-	t.Path, _ = pathwalk.Resolve(t.Path, t.walk(last))
+	t.Path = t.walk(h, last).Path
 	return t
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/host"
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/tracer"
 	"golang.org/x/sys/unix"
@@ -121,7 +122,7 @@ type targetCase struct {
 
 func checkTargets(t *testing.T, cases []targetCase) {
 	t.Helper()
-	var j Judge
+	j := Judge{host: host.Live{}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := j.written(tc.ev, nil)
@@ -248,7 +249,7 @@ func TestRecord(t *testing.T) {
 		path, deniedBy, notEnforced string
 		truncated                   bool
 	}
-	j := New(list)
+	j := New(list, host.Live{})
 	for _, tc := range []struct {
 		name string
 		ev   *tracer.Event
@@ -300,7 +301,7 @@ func TestRecordSymlinkThenDotDot(t *testing.T) {
 	for d := proj; d != "/"; d = filepath.Dir(d) {
 		dirSlot = append(dirSlot, filepath.Base(d))
 	}
-	got := New(list).Record(event(t, ops.Unlink, 0, 0, []byte("tests/x/../config.toml\x00"), comps(dirSlot...)))
+	got := New(list, host.Live{}).Record(event(t, ops.Unlink, 0, 0, []byte("tests/x/../config.toml\x00"), comps(dirSlot...)))
 	if len(got) != 1 || got[0].Path != proj+"/config.toml" {
 		t.Fatalf("verdicts %+v, want one for %s/config.toml", got, proj)
 	}
@@ -311,7 +312,7 @@ func TestRecordSymlinkThenDotDot(t *testing.T) {
 // name (an O_TMPFILE), only the new name is.
 func TestHeldOpenLink(t *testing.T) {
 	ev := event(t, ops.Link, 0, 0x400, []byte("/proc/self/fd/3\x00"), nil, []byte("/proj/tests/h\x00"))
-	var j Judge
+	j := Judge{host: host.Live{}}
 	if got := j.written(ev, nil); len(got) != 1 || got[0].Path != "/proj/tests/h" {
 		t.Errorf("without Held: %+v", got)
 	}
@@ -377,7 +378,7 @@ func TestRecordRefusedThroughSymlink(t *testing.T) {
 		{"O_NOFOLLOW", true, event(t, ops.Open, -13, unix.O_WRONLY|unix.O_NOFOLLOW, path("out")), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			j := New(list)
+			j := New(list, host.Live{})
 			j.Landlock = tc.landlock
 			got := j.Record(tc.ev)
 			if blocked := tc.ev.Action&tracer.ActionBlocked != 0; blocked != tc.blocked {

@@ -2,8 +2,8 @@ package policy
 
 import (
 	"github.com/writewatch/writewatch/internal/launch"
-	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
 	"golang.org/x/sys/unix"
 )
 

@@ -7,7 +7,7 @@ package reporttest
 import (
 	"time"
 
-	"github.com/writewatch/writewatch/internal/crossread"
+	"github.com/writewatch/writewatch/internal/session"
 	"github.com/writewatch/writewatch/report"
 )
 
@@ -41,7 +41,7 @@ func Empty() *report.Report {
 
 // Rich has one violation of each interesting kind.
 func Rich() *report.Report {
-	b := report.NewBuilder()
+	b := session.NewGroups()
 	chain := []report.Proc{GoTest, MakeTest}
 	by := func(v report.Violation) report.Violation {
 		v.PID, v.PPID, v.Comm, v.Cmdline, v.Chain = PkgTest.PID, PkgTest.PPID, PkgTest.Comm, PkgTest.Cmdline, chain
@@ -278,8 +278,8 @@ func GoTestAccess(test, op string, at time.Duration) report.Access {
 
 // Two files the tests of CrossTest write and read.
 var (
-	StateFile = crossread.FileID{Dev: 8<<20 | 1, Ino: 4242}
-	CacheFile = crossread.FileID{Dev: 8<<20 | 1, Ino: 4343}
+	StateFile = session.FileID{Dev: 8<<20 | 1, Ino: 4242}
+	CacheFile = session.FileID{Dev: 8<<20 | 1, Ino: 4343}
 )
 
 // CrossTest is a Go and a pytest suite whose tests read what other
@@ -288,7 +288,7 @@ var (
 func CrossTest() *report.Report {
 	r := Empty()
 	r.ExitCode = 86
-	var c crossread.CrossReads
+	var c session.CrossReads
 	c.Wrote(StateFile, GoTestAccess("TestA", "open", time.Second))
 	c.Read(StateFile, "/home/dev/proj/state.json", GoTestAccess("TestB", "", 2*time.Second))
 	for i, name := range []string{"TestC", "TestD", "TestE", "TestF", "TestG"} {
@@ -305,7 +305,7 @@ func CrossTest() *report.Report {
 
 	py := report.Access{Who: report.Who{Runner: report.RunnerPytest, Package: "tests/test_state.py", Test: "tests/test_state.py::test_b", Phase: "call"},
 		PID: 5100, Comm: "python3", First: T0.Add(11 * time.Second)}
-	pyFile := crossread.FileID{Dev: 8<<20 | 1, Ino: 5151}
+	pyFile := session.FileID{Dev: 8<<20 | 1, Ino: 5151}
 	w := py
 	w.Op, w.Test, w.First = "open", "tests/test_state.py::test_a", T0.Add(10*time.Second)
 	c.Wrote(pyFile, w)

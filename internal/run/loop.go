@@ -1,295 +1,338 @@
 package run
 
 import (
-	"bytes"
 	"errors"
+	"fmt"
 	"os"
-	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/writewatch/writewatch/internal/attribution"
-	"github.com/writewatch/writewatch/internal/crosscheck"
-	"github.com/writewatch/writewatch/internal/crossread"
-	"github.com/writewatch/writewatch/internal/judge"
 	"github.com/writewatch/writewatch/internal/launch"
-	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/metaguard"
-	"github.com/writewatch/writewatch/internal/ops"
-	"github.com/writewatch/writewatch/internal/policy"
+	"github.com/writewatch/writewatch/internal/phases"
 	"github.com/writewatch/writewatch/internal/runners"
-	"github.com/writewatch/writewatch/internal/severity"
+	"github.com/writewatch/writewatch/internal/session"
 	"github.com/writewatch/writewatch/internal/stream"
+	"github.com/writewatch/writewatch/internal/witness"
 	"github.com/writewatch/writewatch/tracer"
-	"github.com/writewatch/writewatch/report"
-	"golang.org/x/sys/unix"
 )
 
-// group names one violation group.
-type group struct{ op, path, role, who string }
-
-// session is one run from COMMAND's start to its report.
-type session struct {
-	// repeatOf maps a sent write's repeat key to the violations it made,
-	// so the kernel's counts of its repeats can be added at the end.
-	repeatOf map[tracer.RepeatKey][]group
-	cfg      Config
-	live     *live.Counters
-	tr       *tracer.Tracer
-	events   *stream.Stream // the tracer's records, and the witness's changes
-	fs       *crosscheck.Watch
-	settled  bool // the witness handed over every change of the tree
-	proc     *launch.Process
-	guard    *metaguard.Guard // nil: no metadata guard
-	tee      *runners.GoJSON  // nil: not go test -json
-	gobins   runners.GoBinaries
-	tree     *attribution.Tree
-	tests    *attribution.Tests
-	builder  *report.Builder
-	xreads   *crossread.Tracker // reads of files another test wrote
-	severity *severity.Tracker
-	judge    *judge.Judge
-	writes   uint64
-	// refused counts the records of writes enforcement acted on.
-	refused policy.Refusals
-	seen    int // processes, as last stored in the live counters
-	exit    int
+// runner is one run's lifecycle: the tracer, the filesystem witness,
+// COMMAND, and the pump that hands what they tell to the session.
+type runner struct {
+	cfg    Config
+	tr     *tracer.Tracer
+	sess   *session.Session
+	events *stream.Stream // the tracer's records, and the witness's changes
+	fs     *witness.Watch
+	proc   *launch.Process
+	guard  *metaguard.Guard // nil: no metadata guard
+	tee    *runners.GoJSON  // nil: not go test -json
+	gobins runners.GoBinaries
+	exit   int
+	// early holds what the session is told before COMMAND starts.
+	early []session.Item
 }
 
-// loop reads records until COMMAND has exited and its tree is empty (or
+// settlePatience is how long the end of a run waits for the witness to
+// hand over the changes queued before COMMAND's tree was done.
+const settlePatience = 30 * time.Second
+
+// startWatch starts the filesystem witness on the filesystems that hold
+// what the allowlist protects, before COMMAND runs. It returns a function
+// removing the run's private directory.
+func (r *runner) startWatch() func() {
+	defer phases.Start("witness")()
+	rs := roots(r.cfg)
+	opts := witness.WatchOptions{
+		Checker: r.sess.Checker(), Allow: r.cfg.Allow,
+		// No trampoline: contents on demand (witness's watchcontents.go).
+		ContentsLater: r.cfg.Enforce == nil, Inherited: launch.InheritedFDs(r.cfg.Stdin, r.cfg.Stdout, r.cfg.Stderr),
+		Later: r.tr.ContentsLater, Watched: r.tr.ContentsWatched,
+		Incomplete: func(reason string) { r.tell(session.Item{Incomplete: reason}) },
+	}
+	private, err := os.MkdirTemp("", "writewatch-run-")
+	if err != nil {
+		private = ""
+	}
+	r.fs = witness.StartWatch(opts, witness.WatchPaths(r.cfg.Allow, rs[0], rs[1]), private)
+	r.sess.Watching(r.fs.Active())
+	if r.fs.Active() {
+		r.events = stream.New(&stream.Tracer{Tracer: r.tr}, &stream.Witness{Queue: r.fs.Queue})
+	} else {
+		r.events = stream.New(&stream.Tracer{Tracer: r.tr})
+	}
+	return func() { os.RemoveAll(private) } // "" removes nothing
+}
+
+// tell hands the session an item of the run's own, stamped now; before
+// COMMAND starts, it waits for it.
+func (r *runner) tell(it session.Item) {
+	if r.proc == nil {
+		r.early = append(r.early, it)
+		return
+	}
+	r.handle(&it)
+}
+
+// launch starts COMMAND as the root of the traced tree, with the metadata
+// guard answering its calls when e says so.
+func (r *runner) launch(path string, landlock *launch.Landlock, e *tracer.EnforceOptions) error {
+	if err := r.tr.Arm(); err != nil {
+		return err
+	}
+	// With go test -json, each test's own result is read from COMMAND's
+	// stdout on its way through, unchanged, for the JUnit report.
+	stdout := r.cfg.Stdout
+	if r.tee = runners.NewGoJSON(r.cfg.Args, r.cfg.Stdout); r.tee != nil {
+		stdout = r.tee.Writer()
+	}
+	proc, err := launch.Start(path, launch.Spec{
+		Args: r.cfg.Args, Env: r.cfg.Env, Dir: r.cfg.WorkDir,
+		Stdin: r.cfg.Stdin, Stdout: stdout, Stderr: r.cfg.Stderr,
+		User: r.cfg.User, Landlock: landlock, MetadataGuard: e != nil && e.MetadataGuarded,
+		NoIOURing: e != nil && e.MetadataGuarded && e.NoIOURing,
+	})
+	if r.tee != nil {
+		r.tee.Started(err == nil)
+	}
+	if derr := r.tr.Disarm(); err == nil && derr != nil {
+		proc.Signal(syscall.SIGKILL)
+		proc.Wait()
+		return derr
+	}
+	if err != nil {
+		return err
+	}
+	if l := proc.MetadataListener(); l != nil {
+		if r.guard, err = metaguard.Start(l, r.cfg.Enforce.Plan.Allows()); err != nil {
+			proc.Signal(syscall.SIGKILL)
+			proc.Wait()
+			return err
+		}
+	}
+	r.proc = proc
+	r.handle(&session.Item{Launched: &session.Launched{PID: uint32(proc.Pid()), Launcher: uint32(os.Getpid())}})
+	for i := range r.early {
+		r.handle(&r.early[i])
+	}
+	r.early = nil
+	return nil
+}
+
+// follow reads the tree's items until COMMAND has exited and its tree
+// is empty, or the grace period for survivors is over, passing signals
+// on to COMMAND.
+func (r *runner) follow() error {
+	exited := make(chan int, 1)
+	go func() {
+		code, err := r.proc.Wait()
+		if err != nil {
+			code = 128 + int(syscall.SIGKILL)
+		}
+		exited <- code
+		r.events.Wake()
+	}()
+	signals := make(chan os.Signal, 4)
+	go func() {
+		for sig := range r.cfg.Signals {
+			signals <- sig
+			r.events.Wake()
+		}
+	}()
+	err := r.loop(exited, signals)
+	if r.guard != nil {
+		// Survivors' metadata changes fail from now on (ENOSYS).
+		err = errors.Join(err, r.guard.Close())
+	}
+	return err
+}
+
+// loop reads items until COMMAND has exited and its tree is empty (or
 // the grace period for survivors is over), then drains what is left.
-func (s *session) loop(exited <-chan int, signals <-chan os.Signal) error {
+func (r *runner) loop(exited <-chan int, signals <-chan os.Signal) error {
 	var (
-		ev        tracer.Event
+		it        session.Item
 		done      bool
 		graceEnds time.Time
 	)
 	stats := time.NewTicker(statsEvery)
 	defer stats.Stop()
-	s.events.SetDeadline(time.Now().Add(poll))
+	r.events.SetDeadline(time.Now().Add(poll))
 	for {
-		err := s.events.Next(&ev)
+		err := r.events.Next(&it)
 		switch {
 		case err == nil:
-			s.handle(&ev)
+			r.handle(&it)
 		case errors.Is(err, tracer.ErrTimeout):
-			s.tick()
-			s.events.SetDeadline(time.Now().Add(poll))
+			r.tick()
+			r.events.SetDeadline(time.Now().Add(poll))
 		default:
 			return err
 		}
 		select {
 		case sig := <-signals:
-			s.proc.Signal(sig)
+			r.proc.Signal(sig)
 		case <-stats.C:
-			if st, err := s.tr.Stats(); err == nil {
-				s.live.SetKernel(kernelCounters(st))
+			if st, err := r.tr.Stats(); err == nil {
+				r.cfg.Live.SetKernel(session.KernelCounters(st))
 			}
-			s.tick()
+			r.tick()
 		case code := <-exited:
-			done, s.exit = true, code
-			graceEnds = time.Now().Add(s.cfg.Grace)
+			done, r.exit = true, code
+			graceEnds = time.Now().Add(r.cfg.Grace)
 			// Look at the tree as soon as the ring buffer is empty.
-			s.events.SetDeadline(time.Now())
+			r.events.SetDeadline(time.Now())
 		default:
 		}
 		if !done || err == nil {
 			continue
 		}
-		alive, terr := s.tr.Tracked()
+		alive, terr := r.tr.Tracked()
 		if terr != nil {
 			return terr
 		}
 		if len(alive) == 0 || time.Now().After(graceEnds) {
-			return s.drain(&ev)
+			return r.drain(&it)
 		}
 	}
 }
 
-// drain handles the records already waiting, and the witness's changes
-// up to the end of the tree.
-func (s *session) drain(ev *tracer.Event) error {
-	if s.fs.Active() {
-		if err := s.settle(ev); err != nil {
+// drain handles the items already waiting, and the witness's changes up
+// to the end of the tree.
+func (r *runner) drain(it *session.Item) error {
+	if r.fs.Active() {
+		if err := r.settle(it); err != nil {
 			return err
 		}
 	}
-	s.events.SetDeadline(time.Now())
+	r.events.SetDeadline(time.Now())
 	for {
-		err := s.events.Next(ev)
+		err := r.events.Next(it)
 		if errors.Is(err, tracer.ErrTimeout) {
-			s.found(s.fs.Flush())
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		s.handle(ev)
+		r.handle(it)
 	}
 }
 
-// markerPrefix starts the path of a test-boundary announcement.
-var markerPrefix = []byte(attribution.MarkerPrefix)
-
-// handle takes one record, or one change the witness saw, into account.
-func (s *session) handle(ev *tracer.Event) {
-	if ev.Kind == stream.KindFilesystem {
-		s.witnessed(ev)
-		return
-	}
-	if ev.Kind == tracer.KindRead {
-		s.tree.Observe(ev)
-		s.xreads.Read(s.tree, s.tests, ev)
-		return
-	}
-	if s.observe(ev) {
-		s.write(ev)
-	}
-	if s.fs.Active() {
-		s.found(s.fs.Caught(ev.BootNS))
-	}
-}
-
-// observe follows the process tree and the tests through a record, and
-// reports whether it is a write to judge.
-func (s *session) observe(ev *tracer.Event) bool {
-	if ev.Kind == tracer.KindFork && ev.Flags == 1 {
-		s.tree.SetRoot(ev.TGID)
-		if s.fs.Active() {
-			s.fs.Joined(ev.TGID, uint32(s.proc.Pid()))
-		}
-		return false
-	}
-	s.tree.Observe(ev)
-	s.member(ev)
-	if n := s.tree.Seen(); n != s.seen {
-		s.seen = n
-		s.live.SetProcesses(n)
-	}
-	switch ev.Kind {
-	case tracer.KindWrite:
-		// A test boundary is not a write. Only an announcement's path is
-		// copied for Marker, which keeps parts of it.
-		return ev.Op != ops.Open || !bytes.HasPrefix(ev.Bytes(tracer.SlotPath), markerPrefix) ||
-			!s.tests.Marker(ev.TGID, ev.String(tracer.SlotPath))
-	case tracer.KindExec:
-		s.fs.Contents(ev)
-		s.gobins.Exec(s.tr, s.tests, ev)
-	case tracer.KindContents:
-		return s.fs.Contents(ev)
-	case tracer.KindExit:
-		s.tests.Observe(ev, nil)
-		s.gobins.Exit(s.tr, ev)
-	default:
-		s.tests.Observe(ev, s.tr.GoTestSource)
-	}
-	return false
-}
-
-// member tells the witness's Checker who joins and leaves the tree.
-func (s *session) member(ev *tracer.Event) {
-	if !s.fs.Active() {
-		return
-	}
-	switch ev.Kind {
-	case tracer.KindFork:
-		s.fs.Joined(ev.TGID, ev.NSTGID)
-	case tracer.KindExit:
-		if p := s.tree.Proc(ev.TGID); p != nil {
-			s.fs.Left(ev.TGID, p.NSTGID)
-		}
-	}
-}
-
-// write judges a write record, and counts and reports each path it wrote
-// outside the allowlist; then the witness's Checker keeps it to explain
-// the changes it made.
-func (s *session) write(ev *tracer.Event) {
-	s.writes++
-	s.live.AddEvent()
-	s.refused.Count(ev.Action)
-	verdicts := s.judge.Record(ev)
-	if ev.Paused { // the judge followed its path: the process may change it now
-		ev.Resume()
-	}
-	s.fs.Unsettled(ev, len(verdicts))
-	s.report(ev, verdicts)
-	if s.fs.Active() {
-		s.found(s.fs.Record(ev))
-	}
-}
-
-// report counts and reports the verdicts of a write record.
-func (s *session) report(ev *tracer.Event, verdicts []judge.Verdict) {
-	if len(verdicts) == 0 {
-		return
-	}
-	who := s.tests.Attribute(ev)
-	whoKey := who.Key()
-	act := policy.Action(ev.Action)
-	rk, repeatable := ev.RepeatKey()
-	for i := range verdicts {
-		v := &verdicts[i]
-		if s.fs.Active() {
-			s.fs.Noted(ev.TGID, crosscheck.Group{Op: v.Op, Path: v.Path, Role: v.Role, Who: whoKey}, false)
-		}
-		if !s.builder.Full() || s.builder.Has(v.Op, v.Path, v.Role, whoKey) {
-			s.severity.Observe(v.Occurrence(ev, whoKey))
-		}
+// settle reads the stream until the witness has handed over every change
+// the kernel queued before the tree was done.
+func (r *runner) settle(it *session.Item) error {
+	placed := r.fs.Finish(settlePatience)
+	deadline := time.Now().Add(settlePatience + time.Second)
+	for !r.sess.Settled() {
+		r.events.SetDeadline(time.Now().Add(poll))
+		err := r.events.Next(it)
 		switch {
-		case s.builder.Repeat(v.Op, v.Path, v.Role, whoKey):
-			s.live.Violation(v.Op, act, false)
-			if repeatable && !slices.Contains(s.repeatOf[rk], group{v.Op, v.Path, v.Role, whoKey}) {
-				s.repeatOf[rk] = append(s.repeatOf[rk], group{v.Op, strings.Clone(v.Path), v.Role, whoKey})
+		case err == nil:
+			r.handle(it)
+			continue
+		case !errors.Is(err, tracer.ErrTimeout):
+			return err
+		}
+		r.tick()
+		select {
+		case err := <-placed:
+			if err != nil {
+				r.tell(session.Item{Incomplete: fmt.Sprintf("the filesystem witness could not account for the end of the run: %v", err)})
+				return nil
 			}
-		case s.builder.Full():
-			s.builder.Unlisted++
-			s.live.Violation(v.Op, act, false)
 		default:
-			// A new violation: keep copies of the strings, which are
-			// views of buffers the next record reuses.
-			viol := s.violation(ev, v)
-			viol.Who = who
-			if repeatable {
-				s.repeatOf[rk] = append(s.repeatOf[rk], group{viol.Op, viol.Path, viol.Role, whoKey})
-			}
-			s.builder.Add(viol)
-			s.live.Violation(viol.Op, viol.Action, true)
+		}
+		if time.Now().After(deadline) {
+			r.tell(session.Item{Incomplete: "the filesystem witness had not handed over every change " + settlePatience.String() + " after the run"})
+			return nil
 		}
 	}
-	s.xreads.Wrote(s.tree, ev, who, verdicts[0].Op)
+	return nil
 }
 
-// violation describes a new violation: the path judged, and the process
-// that wrote it.
-func (s *session) violation(ev *tracer.Event, v *judge.Verdict) report.Violation {
-	p := s.tree.Report(ev.TGID)
-	viol := report.Violation{
-		Op:            v.Op,
-		Path:          strings.Clone(v.Path),
-		RequestedPath: strings.Clone(v.Requested),
-		Role:          v.Role,
-		Truncated:     v.Truncated,
-		PID:           p.PID,
-		PPID:          p.PPID,
-		Comm:          string(ev.Comm),
-		Cmdline:       p.Cmdline,
-		Chain:         s.tree.Chain(ev.TGID),
-		First:         ev.Time,
-		Action:        policy.Action(ev.Action),
-		Exe:           p.Exe,
-		DeniedBy:      v.DeniedBy(),
-		NotEnforced:   v.NotEnforced(),
-		SeenBy:        []string{report.SeenBySyscall},
+// tick tells the session that time passed, so that the witness's held
+// changes go when they waited enough, and places the barrier that lets
+// processes that left go.
+func (r *runner) tick() {
+	if !r.fs.Active() {
+		return
 	}
-	if ev.Op == ops.Open || ev.Op == ops.Creat {
-		viol.Flags = judge.OpenFlags(ev.Flags)
+	r.handle(&session.Item{Tick: true, Boot: witness.BootNow()})
+	r.fs.PlaceBarrier()
+}
+
+// handle hands one item to the session, stamped now, then does what the
+// kernel waits for after a record: contents watched and the process let
+// go, a Go test binary followed.
+func (r *runner) handle(it *session.Item) {
+	it.Now = time.Now()
+	r.sess.Handle(it)
+	ev := it.Record
+	if ev == nil {
+		return
 	}
-	if ev.ViaIOUring {
-		viol.Via = report.ViaIOUring
-	} else if ev.Ret < 0 {
-		viol.Errno = unix.ErrnoName(syscall.Errno(-ev.Ret))
+	switch ev.Kind {
+	case tracer.KindExec:
+		r.fs.Contents(ev)
+		r.gobins.Exec(r.tr, goBinaries{r}, ev)
+	case tracer.KindContents:
+		r.fs.Contents(ev)
+	case tracer.KindExit:
+		r.gobins.Exit(r.tr, ev)
 	}
-	return viol
+}
+
+// goBinaries tells the session of the Go test binaries the run follows.
+type goBinaries struct{ r *runner }
+
+// GoBinary hands the session a Go test binary followed.
+func (g goBinaries) GoBinary(tgid uint32, pid int, pkg string, follow bool, problem string, testMain bool) {
+	g.r.tell(session.Item{GoBinary: &session.GoBinary{TGID: tgid, PID: pid, Package: pkg, Followed: follow, Problem: problem, TestMain: testMain}})
+}
+
+// end is what the run knows once COMMAND and its tree are done, killing
+// the survivors when asked to.
+func (r *runner) end() (session.End, error) {
+	alive, err := r.tr.Tracked()
+	if err == nil && r.cfg.KillSurvivors {
+		for _, tgid := range alive {
+			syscall.Kill(int(tgid), syscall.SIGKILL)
+		}
+	}
+	e := session.End{CommandExit: r.exit, Alive: alive, Witness: r.fs.Info()}
+	rerr := r.tr.Repeats(func(k tracer.RepeatKey, n uint64) {
+		if r.sess.Repeated(k) {
+			e.Repeats = append(e.Repeats, session.Repeat{Key: k, N: n})
+		}
+	})
+	stats, serr := r.tr.Stats()
+	stats.Programs = r.tr.ProgramStats()
+	e.Stats = stats
+	if serr != nil {
+		e.StatsErr = serr.Error()
+	}
+	if r.tee != nil {
+		e.TestResults = r.tee.Results(time.Second)
+	}
+	e.PeakRSS = PeakRSS()
+	e.Finished = time.Now()
+	return e, errors.Join(err, rerr, serr)
+}
+
+// PeakRSS is this process's peak resident set size (VmHWM), in bytes.
+func PeakRSS() uint64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }

@@ -6,27 +6,22 @@ package run
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"strconv"
-	"strings"
-	"syscall"
+	"path/filepath"
 	"time"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
-	"github.com/writewatch/writewatch/internal/attribution"
-	"github.com/writewatch/writewatch/internal/crossread"
-	"github.com/writewatch/writewatch/internal/judge"
+	"github.com/writewatch/writewatch/internal/host"
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/live"
-	"github.com/writewatch/writewatch/internal/metaguard"
 	"github.com/writewatch/writewatch/internal/phases"
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/runners"
-	"github.com/writewatch/writewatch/internal/severity"
-	"github.com/writewatch/writewatch/internal/status"
-	"github.com/writewatch/writewatch/internal/stream"
-	"github.com/writewatch/writewatch/tracer"
+	"github.com/writewatch/writewatch/internal/session"
+	"github.com/writewatch/writewatch/internal/witness"
 	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 // Config describes one run.
@@ -63,6 +58,9 @@ type Config struct {
 	// Launched, when not nil, is called once COMMAND has started, or
 	// failed to start, before the run follows it.
 	Launched func()
+	// Record, when not nil, receives a recording of the run's items, for
+	// a replay with no kernel (session.ReadRecording).
+	Record io.Writer
 }
 
 // ErrTracer wraps a failure to start tracing: no privileges, an
@@ -99,36 +97,21 @@ func Run(cfg Config) (*report.Report, error) {
 		return nil, fmt.Errorf("%w: %w", ErrTracer, err)
 	}
 	defer tr.Close()
-
-	rep := newReport(cfg)
 	if cfg.Live == nil {
 		cfg.Live = new(live.Counters)
 	}
-	cfg.Live.Start(rep.Started)
-	s := &session{
-		cfg:      cfg,
-		live:     cfg.Live,
-		tr:       tr,
-		events:   stream.New(tr),
-		judge:    judge.New(cfg.Allow),
-		builder:  &report.Builder{Limit: cfg.MaxViolations},
-		xreads:   crossread.New(cfg.MaxViolations),
-		severity: severity.New(rep.Started),
-		repeatOf: map[tracer.RepeatKey][]group{},
+	r := &runner{cfg: cfg, tr: tr}
+	sess, err := session.New(sessionConfig(cfg, goflags, tr), host.Live{Source: tr.GoTestSource})
+	if err != nil {
+		return nil, err
 	}
+	r.sess = sess
 	// The filesystem witness watches from before COMMAND runs.
-	fs, removePrivate := startWatch(cfg, tr)
+	removePrivate := r.startWatch()
 	defer removePrivate()
-	defer fs.Close()
-	s.fs, s.judge.Held, s.judge.Landlock = fs, fs.HeldFile, landlock != nil
-	s.judge.Replaced = func(*tracer.Event, string) {
-		fs.Incompletely("a truncate, a change of a file's times or a hard link followed a path whose symlink was replaced after the call, or that was gone when writewatch followed it: writewatch could not tell which file it changed")
-	}
-	if fs.Active() {
-		s.events = stream.New(tr, fs.Source)
-	}
+	defer r.fs.Close()
 	end = phases.Start("launch")
-	err = s.launch(path, landlock, opts.Enforce)
+	err = r.launch(path, landlock, opts.Enforce)
 	end()
 	if cfg.Launched != nil {
 		cfg.Launched()
@@ -137,13 +120,39 @@ func Run(cfg Config) (*report.Report, error) {
 		return nil, err
 	}
 	end = phases.Start("follow and finish")
-	loopErr := s.follow()
-	err = s.finish(rep)
+	loopErr := r.follow()
+	last, err := r.end()
+	rep := sess.Finish(last)
 	end()
-	if s.tree != nil {
-		rep.Notes = append(rep.Notes, goflags.Notes(runners.GoTests(s.tree.Cmdlines()))...)
+	return rep, errors.Join(loopErr, err, sess.RecordErr())
+}
+
+// sessionConfig is what the run's session knows before COMMAND starts.
+func sessionConfig(cfg Config, goflags runners.GoFlags, tr *tracer.Tracer) session.Config {
+	sc := session.Config{
+		Mode: cfg.Mode, Command: cfg.Args, WorkDir: cfg.WorkDir, Home: launch.Getenv(cfg.Env, "HOME"), Started: time.Now(),
+		Allow: cfg.Allow, MaxViolations: cfg.MaxViolations, KillSurvivors: cfg.KillSurvivors,
+		InitialPIDNS: witness.InitialPIDNamespace(), Self: int32(os.Getpid()), Roots: roots(cfg),
+		GoFlags: goflags, Live: cfg.Live, Tracked: tr.IsTracked, Record: cfg.Record,
+		Resume: func(ev *tracer.Event) { ev.Resume() },
 	}
-	return rep, errors.Join(loopErr, err)
+	if cfg.Enforce != nil {
+		sc.Tier = cfg.Enforce.Tier.String()
+	}
+	return sc
+}
+
+// roots are where the run's files lie: the project, the home directory.
+func roots(cfg Config) []string {
+	project := cfg.WorkDir
+	if cfg.Allow != nil && cfg.Allow.ConfigFile() != "" {
+		project = filepath.Dir(cfg.Allow.ConfigFile())
+	}
+	home := launch.Getenv(cfg.Env, "HOME")
+	if cfg.User != nil && cfg.User.Home != "" {
+		home = cfg.User.Home
+	}
+	return []string{project, home}
 }
 
 // tracerOptions are the kernel's settings for the run, and the Landlock
@@ -163,189 +172,4 @@ func tracerOptions(cfg Config) (tracer.Options, *launch.Landlock) {
 		opts.MarksLater = func() []tracer.Mark { return policy.ObserveMarks(cfg.Allow.Entries()) }
 	}
 	return opts, landlock
-}
-
-// newReport starts the run's report.
-func newReport(cfg Config) *report.Report {
-	rep := &report.Report{
-		Version: report.SchemaVersion,
-		Mode:    cfg.Mode,
-		Command: cfg.Args,
-		WorkDir: cfg.WorkDir,
-		Home:    launch.Getenv(cfg.Env, "HOME"),
-		Started: time.Now(),
-	}
-	if cfg.Enforce != nil {
-		rep.Enforcement = cfg.Enforce.Tier.String()
-		rep.EnforcementNote = cfg.Enforce.Tier.Note()
-	}
-	if cfg.Allow != nil {
-		rep.ConfigFile = cfg.Allow.ConfigFile()
-	}
-	return rep
-}
-
-// launch starts COMMAND as the root of the traced tree, with the metadata
-// guard answering its calls when e says so.
-func (s *session) launch(path string, landlock *launch.Landlock, e *tracer.EnforceOptions) error {
-	if err := s.tr.Arm(); err != nil {
-		return err
-	}
-	// With go test -json, each test's own result is read from COMMAND's
-	// stdout on its way through, unchanged, for the JUnit report.
-	stdout := s.cfg.Stdout
-	if s.tee = runners.NewGoJSON(s.cfg.Args, s.cfg.Stdout); s.tee != nil {
-		stdout = s.tee.Writer()
-	}
-	proc, err := launch.Start(path, launch.Spec{
-		Args: s.cfg.Args, Env: s.cfg.Env, Dir: s.cfg.WorkDir,
-		Stdin: s.cfg.Stdin, Stdout: stdout, Stderr: s.cfg.Stderr,
-		User: s.cfg.User, Landlock: landlock, MetadataGuard: e != nil && e.MetadataGuarded,
-		NoIOURing: e != nil && e.MetadataGuarded && e.NoIOURing,
-	})
-	if s.tee != nil {
-		s.tee.Started(err == nil)
-	}
-	if derr := s.tr.Disarm(); err == nil && derr != nil {
-		proc.Signal(syscall.SIGKILL)
-		proc.Wait()
-		return derr
-	}
-	if err != nil {
-		return err
-	}
-	if l := proc.MetadataListener(); l != nil {
-		if s.guard, err = metaguard.Start(l, s.cfg.Enforce.Plan.Allows()); err != nil {
-			proc.Signal(syscall.SIGKILL)
-			proc.Wait()
-			return err
-		}
-	}
-	s.proc = proc
-	if s.fs.Active() {
-		s.fs.Joined(0, uint32(proc.Pid()))
-	}
-	s.tree = attribution.NewTree(uint32(proc.Pid()), uint32(os.Getpid()), s.cfg.Args)
-	s.tests = attribution.NewTests(s.tree)
-	s.tests.OnCurrent = func(running []string) { s.live.SetTest(status.Running(running)) }
-	s.seen = s.tree.Seen()
-	s.live.SetProcesses(s.seen)
-	return nil
-}
-
-// follow reads the tree's events until COMMAND has exited and its tree
-// is empty, or the grace period for survivors is over, passing signals
-// on to COMMAND.
-func (s *session) follow() error {
-	exited := make(chan int, 1)
-	go func() {
-		code, err := s.proc.Wait()
-		if err != nil {
-			code = 128 + int(syscall.SIGKILL)
-		}
-		exited <- code
-		s.events.Wake()
-	}()
-	signals := make(chan os.Signal, 4)
-	go func() {
-		for sig := range s.cfg.Signals {
-			signals <- sig
-			s.events.Wake()
-		}
-	}()
-	err := s.loop(exited, signals)
-	if s.guard != nil {
-		// Survivors' metadata changes fail from now on (ENOSYS).
-		err = errors.Join(err, s.guard.Close())
-	}
-	return err
-}
-
-// finish ends the run, killing the survivors when asked to, and fills in
-// the report.
-func (s *session) finish(rep *report.Report) error {
-	alive, err := s.tr.Tracked()
-	if err == nil && s.cfg.KillSurvivors {
-		for _, tgid := range alive {
-			syscall.Kill(int(tgid), syscall.SIGKILL)
-		}
-	}
-	rerr := s.tr.Repeats(func(k tracer.RepeatKey, n uint64) {
-		for _, g := range s.repeatOf[k] {
-			s.builder.RepeatN(g.op, g.path, g.role, g.who, int(n))
-		}
-	})
-	stats, serr := s.tr.Stats()
-	stats.Programs = s.tr.ProgramStats()
-	rep.Finished = time.Now()
-	rep.CommandExit = s.exit
-	rep.Processes = s.tree.Seen()
-	rep.Events = s.writes + stats.AllowedInKernel + stats.Repeats
-	rep.Violations = s.builder.Violations()
-	s.severity.Survivors = len(alive) > 0
-	s.severity.Assign(rep.Violations)
-	report.SortBySeverity(rep.Violations)
-	rep.UnlistedViolations = s.builder.Unlisted
-	s.xreads.Fill(rep)
-	rep.Survivors = s.tree.Survivors(alive)
-	rep.SurvivorsKilled = s.cfg.KillSurvivors && len(alive) > 0
-	rep.PeakRSS = PeakRSS()
-	for _, p := range stats.Programs {
-		if p.Runs > 0 || p.Missed > 0 {
-			rep.Programs = append(rep.Programs, report.ProgramStat{Name: p.Name, Runs: p.Runs, RunNS: uint64(p.Runtime), Missed: p.Missed})
-		}
-	}
-	if serr == nil {
-		s.live.SetKernel(kernelCounters(stats))
-		rep.LostEvents = stats.Lost()
-		rep.LostWrites = stats.LostWrites
-		rep.Lost = stats.LostByCause()
-		rep.TruncatedPaths = stats.Truncated
-		rep.AllowedInKernel = stats.AllowedInKernel
-		if u := stats.Unattributed(); len(u) > 0 {
-			rep.Unattributed = u
-		}
-		if s.cfg.Enforce != nil {
-			rep.LostRefusals = s.cfg.Enforce.Tier.LostRefusals(stats, s.refused)
-		}
-		rep.Incomplete = stats.Incomplete(s.cfg.Enforce != nil, s.fs.Active())
-		if stats.LostReads > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%d reads of files the run wrote were not seen (the kernel's ring buffer was full): cross-test reads among them are not listed", stats.LostReads))
-		}
-		if stats.WrittenFull > 0 {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%d written files were not watched for reads by other tests (the kernel's set of written files was full): cross-test reads of them are not listed", stats.WrittenFull))
-		}
-	}
-	if s.tee != nil {
-		s.tee.Results(time.Second, s.tests)
-	}
-	rep.Tests = s.tests.Results()
-	rep.Notes = append(rep.Notes, s.tests.Notes()...)
-	rep.Packages = s.tests.Packages()
-	s.witnessReport(rep)
-	return errors.Join(err, rerr, serr)
-}
-
-// kernelCounters are the kernel's counters the live counters show.
-func kernelCounters(st tracer.Stats) live.Kernel {
-	return live.Kernel{
-		Lost:      [len(live.LostCauses)]uint64{st.RingbufFull, st.ProcMapFull},
-		Truncated: st.Truncated,
-		Settled:   st.AllowedInKernel + st.Repeats,
-	}
-}
-
-// PeakRSS is this process's peak resident set size (VmHWM), in bytes.
-func PeakRSS() uint64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/writewatch/writewatch/internal/attribution"
 	"github.com/writewatch/writewatch/report"
 )
 
@@ -77,11 +76,14 @@ func (t *GoJSON) Started(ok bool) {
 }
 
 // Results waits up to wait for the output to end (processes COMMAND left
-// behind may hold it open), then gives each test's result read to tests.
-func (t *GoJSON) Results(wait time.Duration, tests *attribution.Tests) {
+// behind may hold it open), then returns each test's result read.
+func (t *GoJSON) Results(wait time.Duration) []report.TestResult {
+	var out []report.TestResult
 	for _, res := range t.finish(wait) {
-		tests.Result(report.RunnerGo, res.pkg, res.test, res.outcome, res.seconds, res.output)
+		out = append(out, report.TestResult{Runner: report.RunnerGo, Package: res.pkg, ID: res.test,
+			Outcome: res.outcome, Seconds: res.seconds, Message: res.output})
 	}
+	return out
 }
 
 func (t *GoJSON) copy(out io.Writer) {

@@ -4,16 +4,22 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/writewatch/writewatch/internal/attribution"
 	"github.com/writewatch/writewatch/internal/gobin"
 	"github.com/writewatch/writewatch/internal/phases"
 	"github.com/writewatch/writewatch/tracer"
 )
 
+// Teller is told of each Go test binary the tree runs: followed, with
+// its package and whether it has TestMain, or why not
+// (attribution.Tests.GoBinary, or what carries it to the run's session).
+type Teller interface {
+	GoBinary(tgid uint32, pid int, pkg string, follow bool, problem string, testMain bool)
+}
+
 // FollowGoTest attaches the test-boundary uprobes to a Go test binary the
 // kernel paused at exec (ev, a KindExec record with tracer.ExecStopped),
 // tells tests about it, then lets it run. It always lets it run.
-func FollowGoTest(tr *tracer.Tracer, tests *attribution.Tests, ev *tracer.Event) {
+func FollowGoTest(tr *tracer.Tracer, tests Teller, ev *tracer.Event) {
 	end := phases.Start("Go test binary: uprobes")
 	lay, err := tr.FollowGoTest(ev.TGID, ev.LocalTGID())
 	end()
@@ -26,14 +32,14 @@ func FollowGoTest(tr *tracer.Tracer, tests *attribution.Tests, ev *tracer.Event)
 // FollowPreparedGoTest tells tests about a Go test binary whose file had
 // its uprobes when it started (ev, a KindExec record with
 // tracer.ExecPrepared): the kernel did not pause it.
-func FollowPreparedGoTest(tr *tracer.Tracer, tests *attribution.Tests, ev *tracer.Event) {
+func FollowPreparedGoTest(tr *tracer.Tracer, tests Teller, ev *tracer.Event) {
 	lay, err := tr.FollowPreparedGoTest(ev.TGID, ev.Ino, ev.Dev)
 	goBinary(tests, ev, lay, err)
 }
 
 // goBinary tells tests about the Go test binary ev started, followed
 // with layout lay unless err says why not.
-func goBinary(tests *attribution.Tests, ev *tracer.Event, lay gobin.Layout, err error) {
+func goBinary(tests Teller, ev *tracer.Event, lay gobin.Layout, err error) {
 	problem := ""
 	if err != nil {
 		problem = err.Error()
@@ -56,7 +62,7 @@ type GoBinaries struct {
 
 // Exec follows an exec record: a test binary the kernel paused, or the
 // Go linker starting.
-func (g *GoBinaries) Exec(tr *tracer.Tracer, tests *attribution.Tests, ev *tracer.Event) {
+func (g *GoBinaries) Exec(tr *tracer.Tracer, tests Teller, ev *tracer.Event) {
 	switch {
 	case ev.Flags&tracer.ExecStopped != 0:
 		FollowGoTest(tr, tests, ev)

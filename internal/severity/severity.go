@@ -24,11 +24,13 @@
 package severity
 
 import (
-	"os"
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/writewatch/writewatch/internal/host"
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/report"
 )
@@ -90,11 +92,13 @@ type Tracker struct {
 	// written after the end, so its change time tells nothing.
 	Survivors bool
 	paths     map[string]*pathState
+	host      host.Host
 }
 
-// New returns a Tracker for a run that started at start.
-func New(start time.Time) *Tracker {
-	return &Tracker{Start: start, paths: map[string]*pathState{}}
+// New returns a Tracker for a run that started at start, which looks at
+// what is on h at the end.
+func New(start time.Time, h host.Host) *Tracker {
+	return &Tracker{Start: start, paths: map[string]*pathState{}, host: h}
 }
 
 // ctimeSlack is how much older than the run a file's change time can be
@@ -289,12 +293,11 @@ func (t *Tracker) judge(s seen, path string, truncated bool, cache map[string]on
 
 // look lstats path.
 func (t *Tracker) look(path string) onDisk {
-	var st syscall.Stat_t
-	err := syscall.Lstat(path, &st)
+	f, err := t.host.Lstat(path)
 	switch {
 	case err == nil:
-		return onDisk{there: true, changed: !time.Unix(st.Ctim.Unix()).Before(t.Start.Add(-ctimeSlack))}
-	case os.IsNotExist(err):
+		return onDisk{there: true, changed: !f.Ctime.Before(t.Start.Add(-ctimeSlack))}
+	case errors.Is(err, fs.ErrNotExist):
 		return onDisk{}
 	}
 	return onDisk{there: true, changed: true} // cannot tell: assume the worst

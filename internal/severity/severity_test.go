@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/writewatch/writewatch/internal/host"
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/report"
 )
@@ -72,7 +73,7 @@ func TestSeverity(t *testing.T) {
 		// An existing file opened for appending, left unchanged.
 		{open("old", wrAppend, false, "d"), report.SeverityAttempt},
 	}
-	tr := New(time.Now().Add(time.Hour)) // every file's change time is older than the run
+	tr := New(time.Now().Add(time.Hour), host.Live{}) // every file's change time is older than the run
 	var vs []report.Violation
 	for _, s := range steps {
 		v := violationOf(s.o)
@@ -88,7 +89,7 @@ func TestSeverity(t *testing.T) {
 
 	// The same append, with the file changed during the run: its data
 	// may be lost.
-	tr = New(time.Now().Add(-time.Hour))
+	tr = New(time.Now().Add(-time.Hour), host.Live{})
 	o := open("old", wrAppend, false, "d")
 	tr.Observe(keyed(o))
 	v := []report.Violation{violationOf(o)}
@@ -134,7 +135,7 @@ func TestSeverityOpenedForWriting(t *testing.T) {
 		// the end.
 		{"unchanged, with processes of the run left running", ctime.Add(time.Hour), true, report.SeverityDataLoss},
 	} {
-		tr := New(c.start)
+		tr := New(c.start, host.Live{})
 		tr.Survivors = c.survivors
 		tr.Observe(keyed(o))
 		v := []report.Violation{violationOf(o)}

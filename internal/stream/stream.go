@@ -1,10 +1,9 @@
-// Package stream merges the sources of a run's events into the one
-// stream the run reads, ordered by kernel time.
+// Package stream merges the sources of a run's items into the one
+// stream the run hands to its session, ordered by kernel time.
 //
-// A source is anything that delivers tracer.Events stamped with the
-// kernel's CLOCK_BOOTTIME (Event.BootNS, and Event.Time on the wall
-// clock): the syscall tracepoints' ring buffer (tracer.Tracer) is one,
-// the filesystem witness's notifications (WitnessSource) another.
+// A source is anything that delivers session.Items stamped with the
+// kernel's CLOCK_BOOTTIME (Item.Boot): the tracer's records (Tracer) are
+// one, the filesystem witness's changes and barriers (Witness) another.
 // Programs with a ring buffer of their own, or the metadata guard's
 // refusals, would each be one more; a source that learns of an event in
 // user space stamps it with CLOCK_BOOTTIME when it does.
@@ -16,17 +15,19 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/writewatch/writewatch/internal/session"
+	"github.com/writewatch/writewatch/internal/witness"
 	"github.com/writewatch/writewatch/tracer"
 )
 
 // Source is one producer of events.
 type Source interface {
-	// Next reads the source's next event into ev. ev's byte slices may
-	// point into the source's buffers until its next call to Next. Next
+	// Next reads the source's next item into it. What it points to may
+	// be the source's buffers until its next call to Next. Next
 	// waits until the deadline, then returns tracer.ErrTimeout; it
 	// returns tracer.ErrTimeout too once Wake was called and the events
 	// waiting then were read. Other errors end the stream.
-	Next(ev *tracer.Event) error
+	Next(it *session.Item) error
 	// SetDeadline bounds how long Next waits. A zero time waits forever;
 	// a time passed reads only the events already waiting.
 	SetDeadline(t time.Time)
@@ -46,7 +47,7 @@ type Source interface {
 // goroutine; Wake is for any.
 type Stream struct {
 	srcs     []Source
-	heads    []tracer.Event // the next event of each source, where has
+	heads    []session.Item // the next item of each source, where has
 	has      []bool
 	deadline time.Time
 	woken    atomic.Bool
@@ -54,7 +55,7 @@ type Stream struct {
 
 // New merges the sources, of which there is at least one.
 func New(srcs ...Source) *Stream {
-	return &Stream{srcs: srcs, heads: make([]tracer.Event, len(srcs)), has: make([]bool, len(srcs))}
+	return &Stream{srcs: srcs, heads: make([]session.Item, len(srcs)), has: make([]bool, len(srcs))}
 }
 
 // SetDeadline bounds how long Next waits (see Source).
@@ -76,10 +77,10 @@ func (s *Stream) Wake() error {
 	return errors.Join(errs...)
 }
 
-// Next reads the next event of the stream into ev (see Source).
-func (s *Stream) Next(ev *tracer.Event) error {
+// Next reads the next item of the stream into it (see Source).
+func (s *Stream) Next(it *session.Item) error {
 	if len(s.srcs) == 1 {
-		return s.srcs[0].Next(ev)
+		return s.srcs[0].Next(it)
 	}
 	if err := s.poll(); err != nil {
 		return err
@@ -94,7 +95,7 @@ func (s *Stream) Next(ev *tracer.Event) error {
 		}
 		i = s.earliest()
 	}
-	*ev = s.heads[i]
+	*it = s.heads[i]
 	s.has[i] = false
 	return nil
 }
@@ -164,9 +165,39 @@ func (s *Stream) read(i int) error {
 func (s *Stream) earliest() int {
 	best := -1
 	for i := range s.srcs {
-		if s.has[i] && (best < 0 || s.heads[i].BootNS < s.heads[best].BootNS) {
+		if s.has[i] && (best < 0 || s.heads[i].Boot < s.heads[best].Boot) {
 			best = i
 		}
 	}
 	return best
+}
+
+// Tracer is the tracer's records as a Source.
+type Tracer struct {
+	*tracer.Tracer
+	ev tracer.Event
+}
+
+// Next reads the next record: it.Record is valid until the next call.
+func (t *Tracer) Next(it *session.Item) error {
+	if err := t.Tracer.Next(&t.ev); err != nil {
+		return err
+	}
+	*it = session.Item{Boot: t.ev.BootNS, Record: &t.ev}
+	return nil
+}
+
+// Witness is the filesystem witness's changes and barriers as a Source.
+type Witness struct {
+	*witness.Queue
+	st witness.Stamped
+}
+
+// Next reads the next change or barrier.
+func (w *Witness) Next(it *session.Item) error {
+	if err := w.Queue.Next(&w.st); err != nil {
+		return err
+	}
+	*it = session.Item{Boot: w.st.Boot, Time: w.st.Wall, Change: w.st.Change, Barrier: w.st.Barrier}
+	return nil
 }

@@ -2,17 +2,20 @@ package stream
 
 import (
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/writewatch/writewatch/internal/session"
+	"github.com/writewatch/writewatch/internal/witness"
 	"github.com/writewatch/writewatch/tracer"
 )
 
 // fake is a source fed through a channel, with a ring buffer's deadline
 // and wake-up semantics: events already waiting come first.
 type fake struct {
-	ch   chan tracer.Event
+	ch   chan session.Item
 	wake chan struct{}
 	err  error
 
@@ -21,9 +24,9 @@ type fake struct {
 }
 
 func newFake(stamps ...uint64) *fake {
-	f := &fake{ch: make(chan tracer.Event, 64), wake: make(chan struct{}, 1)}
+	f := &fake{ch: make(chan session.Item, 64), wake: make(chan struct{}, 1)}
 	for _, ts := range stamps {
-		f.ch <- tracer.Event{BootNS: ts}
+		f.ch <- session.Item{Boot: ts}
 	}
 	return f
 }
@@ -42,7 +45,7 @@ func (f *fake) Wake() error {
 	return nil
 }
 
-func (f *fake) Next(ev *tracer.Event) error {
+func (f *fake) Next(ev *session.Item) error {
 	if f.err != nil {
 		return f.err
 	}
@@ -75,7 +78,7 @@ func read(t *testing.T, s *Stream) []uint64 {
 	t.Helper()
 	var (
 		got []uint64
-		ev  tracer.Event
+		ev  session.Item
 	)
 	s.SetDeadline(time.Now())
 	for {
@@ -86,7 +89,7 @@ func read(t *testing.T, s *Stream) []uint64 {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, ev.BootNS)
+		got = append(got, ev.Boot)
 	}
 }
 
@@ -120,14 +123,14 @@ func TestWaitsForAnySource(t *testing.T) {
 	s.SetDeadline(time.Now().Add(time.Minute))
 	go func() {
 		time.Sleep(10 * time.Millisecond)
-		b.ch <- tracer.Event{BootNS: 42}
+		b.ch <- session.Item{Boot: 42}
 	}()
-	var ev tracer.Event
-	if err := s.Next(&ev); err != nil || ev.BootNS != 42 {
-		t.Fatalf("Next: %v, event %d; want the event of the second source", err, ev.BootNS)
+	var ev session.Item
+	if err := s.Next(&ev); err != nil || ev.Boot != 42 {
+		t.Fatalf("Next: %v, event %d; want the event of the second source", err, ev.Boot)
 	}
 	// The first source was woken, and the stream reads on.
-	a.ch <- tracer.Event{BootNS: 50}
+	a.ch <- session.Item{Boot: 50}
 	if got := read(t, s); len(got) != 1 || got[0] != 50 {
 		t.Errorf("then %v", got)
 	}
@@ -136,7 +139,7 @@ func TestWaitsForAnySource(t *testing.T) {
 func TestDeadlineAndWake(t *testing.T) {
 	s := New(newFake(), newFake())
 	s.SetDeadline(time.Now().Add(10 * time.Millisecond))
-	var ev tracer.Event
+	var ev session.Item
 	if err := s.Next(&ev); !errors.Is(err, tracer.ErrTimeout) {
 		t.Errorf("past the deadline: %v", err)
 	}
@@ -151,10 +154,10 @@ func TestDeadlineAndWake(t *testing.T) {
 	// A wake-up while no Next waits makes the next one return once
 	// the events waiting are read.
 	s.SetDeadline(time.Time{})
-	s.srcs[0].(*fake).ch <- tracer.Event{BootNS: 1}
+	s.srcs[0].(*fake).ch <- session.Item{Boot: 1}
 	s.Wake()
-	if err := s.Next(&ev); err != nil || ev.BootNS != 1 {
-		t.Errorf("after a wake-up, the event waiting: %v, %d", err, ev.BootNS)
+	if err := s.Next(&ev); err != nil || ev.Boot != 1 {
+		t.Errorf("after a wake-up, the event waiting: %v, %d", err, ev.Boot)
 	}
 	if err := s.Next(&ev); !errors.Is(err, tracer.ErrTimeout) {
 		t.Errorf("after a wake-up, then: %v", err)
@@ -165,8 +168,31 @@ func TestSourceErrorEndsTheStream(t *testing.T) {
 	broken := newFake()
 	broken.err = errors.New("ring buffer gone")
 	s := New(newFake(1), broken)
-	var ev tracer.Event
+	var ev session.Item
 	if err := s.Next(&ev); err != broken.err {
 		t.Errorf("Next: %v, want the source's error", err)
+	}
+}
+
+// Merged with records, the witness's changes take their place by stamp:
+// a record stamped before a change comes before it.
+func TestWitnessInStream(t *testing.T) {
+	q := witness.NewQueue()
+	fork := witness.BootNow()
+	q.Handle(witness.Event{Pid: 9, Path: "/p/a"})
+	later := witness.BootNow() + uint64(time.Second)
+	s := New(newFake(fork, later), &Witness{Queue: q})
+	var it session.Item
+	s.SetDeadline(time.Now())
+	var kinds []string
+	for s.Next(&it) == nil {
+		if it.Change != nil {
+			kinds = append(kinds, "change")
+		} else {
+			kinds = append(kinds, "record")
+		}
+	}
+	if strings.Join(kinds, " ") != "record change record" {
+		t.Errorf("%v: want record, change, record", kinds)
 	}
 }

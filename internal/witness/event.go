@@ -1,6 +1,11 @@
 package witness
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/writewatch/writewatch/tracer"
+)
 
 // Op is a set of changes one event reports. The kernel merges an event
 // into one still queued when the same process did something to the same
@@ -123,4 +128,37 @@ type Event struct {
 	// that also tells apart two files that reused one inode number.
 	// Empty when the kernel sent none.
 	Handle string
+}
+
+// jsonEvent is an Event as a recording of a run keeps it: its names as
+// tracer.Bytes, which keeps a name that is not UTF-8 as it is.
+type jsonEvent struct {
+	Seq     uint64       `json:"seq,omitempty"`
+	Pid     int32        `json:"pid"`
+	Op      Op           `json:"op"`
+	IsDir   bool         `json:"dir,omitempty"`
+	Path    tracer.Bytes `json:"path,omitempty"`
+	OldPath tracer.Bytes `json:"old_path,omitempty"`
+	Source  Source       `json:"source,omitempty"`
+	Dev     uint64       `json:"dev,omitempty"`
+	Ino     uint64       `json:"ino,omitempty"`
+	DirIno  uint64       `json:"dir_ino,omitempty"`
+	Name    tracer.Bytes `json:"name,omitempty"`
+	Handle  tracer.Bytes `json:"handle,omitempty"`
+}
+
+// MarshalJSON writes the change as a recording keeps it.
+func (e *Event) MarshalJSON() ([]byte, error) {
+	return json.Marshal(jsonEvent{e.Seq, e.Pid, e.Op, e.IsDir, tracer.Bytes(e.Path), tracer.Bytes(e.OldPath), e.Source,
+		e.Dev, e.Ino, e.DirIno, tracer.Bytes(e.Name), tracer.Bytes(e.Handle)})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (e *Event) UnmarshalJSON(data []byte) error {
+	var j jsonEvent
+	if err := json.Unmarshal(data, &j); err != nil {
+		return err
+	}
+	*e = Event{j.Seq, j.Pid, j.Op, j.IsDir, string(j.Path), string(j.OldPath), j.Source, j.Dev, j.Ino, j.DirIno, string(j.Name), string(j.Handle)}
+	return nil
 }

@@ -1,8 +1,7 @@
-package crosscheck
+package witness
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -222,23 +221,4 @@ func running(pid int32) bool {
 	}
 	flags, err := strconv.ParseUint(f[6], 10, 64)
 	return err == nil && flags&pfExiting == 0
-}
-
-// parentOf is process pid's parent in this PID namespace, from
-// /proc/PID/stat.
-func parentOf(pid int32) (int32, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	fields := bytes.Fields(data[i+1:])
-	if len(fields) < 2 {
-		return 0, fmt.Errorf("/proc/%d/stat: short", pid)
-	}
-	ppid, err := strconv.Atoi(string(fields[1]))
-	return int32(ppid), err
 }

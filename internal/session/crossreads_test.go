@@ -1,19 +1,19 @@
-package crossread_test
+package session_test
 
 import (
 	"reflect"
 	"testing"
 	"time"
 
-	"github.com/writewatch/writewatch/internal/crossread"
 	"github.com/writewatch/writewatch/internal/reporttest"
+	"github.com/writewatch/writewatch/internal/session"
 	"github.com/writewatch/writewatch/report"
 )
 
 func TestCrossReads(t *testing.T) {
 	a, b := reporttest.GoTestAccess("TestA", "open", time.Second), reporttest.GoTestAccess("TestB", "", 2*time.Second)
 	t.Run("another test's write", func(t *testing.T) {
-		var c crossread.CrossReads
+		var c session.CrossReads
 		c.Wrote(reporttest.StateFile, a)
 		if !c.Read(reporttest.StateFile, "/p/state.json", b) {
 			t.Fatal("TestB's read of TestA's file is not a cross-test read")
@@ -24,7 +24,7 @@ func TestCrossReads(t *testing.T) {
 		}
 	})
 	t.Run("its own write", func(t *testing.T) {
-		var c crossread.CrossReads
+		var c session.CrossReads
 		c.Wrote(reporttest.StateFile, a)
 		cleanup := a
 		cleanup.Op, cleanup.Phase = "", report.PhaseCleanup
@@ -40,7 +40,7 @@ func TestCrossReads(t *testing.T) {
 		}
 	})
 	t.Run("once per reader", func(t *testing.T) {
-		var c crossread.CrossReads
+		var c session.CrossReads
 		c.Wrote(reporttest.StateFile, a)
 		c.Wrote(reporttest.StateFile, a) // a repeat adds no writer
 		for range 3 {
@@ -52,7 +52,7 @@ func TestCrossReads(t *testing.T) {
 		}
 	})
 	t.Run("a new file with the inode number", func(t *testing.T) {
-		var c crossread.CrossReads
+		var c session.CrossReads
 		c.Wrote(reporttest.StateFile, a)
 		c.Created(reporttest.StateFile)
 		if c.Written(reporttest.StateFile) || c.Read(reporttest.StateFile, "/p/other", b) {
@@ -60,7 +60,7 @@ func TestCrossReads(t *testing.T) {
 		}
 	})
 	t.Run("another generation of the inode number", func(t *testing.T) {
-		var c crossread.CrossReads
+		var c session.CrossReads
 		c.Wrote(reporttest.StateFile, a)
 		later := reporttest.StateFile
 		later.Gen++
@@ -69,7 +69,7 @@ func TestCrossReads(t *testing.T) {
 		}
 	})
 	t.Run("no test", func(t *testing.T) {
-		var c crossread.CrossReads
+		var c session.CrossReads
 		pkg := a
 		pkg.Test, pkg.Phase = "", report.PhaseSetup
 		c.Wrote(reporttest.StateFile, pkg)
@@ -82,7 +82,7 @@ func TestCrossReads(t *testing.T) {
 		}
 	})
 	t.Run("limit", func(t *testing.T) {
-		c := crossread.CrossReads{Limit: 1}
+		c := session.CrossReads{Limit: 1}
 		c.Wrote(reporttest.StateFile, a)
 		c.Read(reporttest.StateFile, "/p/state.json", b)
 		c.Read(reporttest.StateFile, "/p/state.json", reporttest.GoTestAccess("TestC", "", 3*time.Second))

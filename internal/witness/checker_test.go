@@ -1,4 +1,4 @@
-package crosscheck
+package witness
 
 import (
 	"fmt"
@@ -12,9 +12,8 @@ import (
 	"time"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
-	"github.com/writewatch/writewatch/tracer"
-	"github.com/writewatch/writewatch/internal/witness"
 	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,19 +32,19 @@ func list(t testing.TB, config string) *allowlist.List {
 	return l
 }
 
-func checker(t *testing.T, opts Options) *Checker {
+func checker(t *testing.T, opts CheckOptions) *Checker {
 	t.Helper()
 	if opts.Allow == nil {
 		opts.Allow = list(t, "allow:\n  - /proj/tests/**\n")
 	}
 	opts.InitialPIDNS = true
-	c := New(opts)
+	c := NewChecker(opts)
 	c.Joined(100, 100)
 	return c
 }
 
-// record builds a write record of process 100.
-func record(t *testing.T, op ops.Op, path string, slots ...[]byte) *tracer.Event {
+// writeRecord builds a write record of process 100.
+func writeRecord(t *testing.T, op ops.Op, path string, slots ...[]byte) *tracer.Event {
 	t.Helper()
 	h := tracer.RecordHeader{Kind: uint32(tracer.KindWrite), Op: uint32(op), Tgid: 100}
 	var ev tracer.Event
@@ -56,8 +55,8 @@ func record(t *testing.T, op ops.Op, path string, slots ...[]byte) *tracer.Event
 	return &ev
 }
 
-func change(op witness.Op, path string) *witness.Event {
-	return &witness.Event{Pid: 100, Op: op, Path: path, Name: filepath.Base(path), Source: witness.ByName, Ino: 7}
+func change(op Op, path string) *Event {
+	return &Event{Pid: 100, Op: op, Path: path, Name: filepath.Base(path), Source: ByName, Ino: 7}
 }
 
 func only(t *testing.T, fs []Finding) Finding {
@@ -72,11 +71,11 @@ func only(t *testing.T, fs []Finding) Finding {
 // (tests/config.toml); the witness saw the project's config.toml go. The
 // record lends the finding its operation and requested path.
 func TestAllowedRecordExplainsChangeOutside(t *testing.T) {
-	c := checker(t, Options{})
-	if fs := c.Record(record(t, ops.Unlink, "tests/x/../config.toml")); fs != nil {
+	c := checker(t, CheckOptions{})
+	if fs := c.Record(writeRecord(t, ops.Unlink, "tests/x/../config.toml")); fs != nil {
 		t.Fatalf("record alone: %+v", fs)
 	}
-	f := only(t, c.Change(change(witness.Delete, "/proj/config.toml"), 1, time.Now()))
+	f := only(t, c.Change(change(Delete, "/proj/config.toml"), 1, time.Now()))
 	if f.Path != "/proj/config.toml" || f.Op != "unlink" || f.Requested != "tests/x/../config.toml" || f.Record == nil || f.TGID != 100 || f.Seen != nil {
 		t.Errorf("finding %+v", f)
 	}
@@ -88,16 +87,16 @@ func TestAllowedRecordExplainsChangeOutside(t *testing.T) {
 // A change at a path the run reported for the same process confirms
 // that violation; another process's change at it does not.
 func TestReportedViolationIsSeen(t *testing.T) {
-	c := checker(t, Options{})
+	c := checker(t, CheckOptions{})
 	g := Group{Op: "open", Path: "/proj/out.txt"}
 	c.Noted(100, g, false)
-	c.Record(record(t, ops.Open, "out.txt"))
-	f := only(t, c.Change(change(witness.Create|witness.Modify|witness.CloseWrite, "/proj/out.txt"), 1, time.Now()))
+	c.Record(writeRecord(t, ops.Open, "out.txt"))
+	f := only(t, c.Change(change(Create|Modify|CloseWrite, "/proj/out.txt"), 1, time.Now()))
 	if len(f.Seen) != 1 || f.Seen[0] != g || f.Path != "" {
 		t.Errorf("finding %+v", f)
 	}
 	c.Joined(200, 200)
-	other := change(witness.Modify, "/proj/out.txt")
+	other := change(Modify, "/proj/out.txt")
 	other.Pid = 200
 	if fs := c.Change(other, 2, time.Now()); len(fs) != 0 {
 		t.Errorf("another process's change: %+v", fs)
@@ -111,23 +110,23 @@ func TestReportedViolationIsSeen(t *testing.T) {
 // explains it, or, when none comes, it is reported as the witness names
 // it.
 func TestChangeWaitsForItsRecord(t *testing.T) {
-	c := checker(t, Options{})
-	if fs := c.Change(change(witness.Rename, "/proj/b.txt"), 1, time.Now()); len(fs) != 0 {
+	c := checker(t, CheckOptions{})
+	if fs := c.Change(change(Rename, "/proj/b.txt"), 1, time.Now()); len(fs) != 0 {
 		t.Fatalf("before its record: %+v", fs)
 	}
 	c.Noted(100, Group{Op: "rename", Path: "/proj/b.txt", Role: "new"}, false)
-	f := only(t, c.Record(record(t, ops.Rename, "tests/a.txt", nil, []byte("b.txt\x00"))))
+	f := only(t, c.Record(writeRecord(t, ops.Rename, "tests/a.txt", nil, []byte("b.txt\x00"))))
 	if len(f.Seen) != 1 || f.Seen[0].Path != "/proj/b.txt" {
 		t.Errorf("explained by the record's violation: %+v", f)
 	}
 
-	c.Change(change(witness.Delete, "/proj/c.txt"), 2, time.Now())
-	f = only(t, c.Record(record(t, ops.Unlink, "tests/z/../c.txt")))
+	c.Change(change(Delete, "/proj/c.txt"), 2, time.Now())
+	f = only(t, c.Record(writeRecord(t, ops.Unlink, "tests/z/../c.txt")))
 	if f.Op != "unlink" || f.Requested != "tests/z/../c.txt" || f.Path != "/proj/c.txt" {
 		t.Errorf("explained by an allowed record: %+v", f)
 	}
 
-	c.Change(change(witness.Modify|witness.CloseWrite, "/proj/d.txt"), 3, time.Now())
+	c.Change(change(Modify|CloseWrite, "/proj/d.txt"), 3, time.Now())
 	if fs := c.Expire(time.Now()); len(fs) != 0 {
 		t.Errorf("expired too soon: %+v", fs)
 	}
@@ -138,7 +137,7 @@ func TestChangeWaitsForItsRecord(t *testing.T) {
 	// Once reported by the filesystem alone, the path's next changes are
 	// occurrences of it at once.
 	c.Noted(100, Group{Op: report.OpWrite, Path: "/proj/d.txt"}, true)
-	f = only(t, c.Change(change(witness.Modify, "/proj/d.txt"), 4, time.Now()))
+	f = only(t, c.Change(change(Modify, "/proj/d.txt"), 4, time.Now()))
 	if f.Op != report.OpWrite || f.Path != "/proj/d.txt" {
 		t.Errorf("again: %+v", f)
 	}
@@ -146,8 +145,8 @@ func TestChangeWaitsForItsRecord(t *testing.T) {
 
 // Both names of a rename are judged, each in its role.
 func TestRenameRoles(t *testing.T) {
-	c := checker(t, Options{})
-	ev := change(witness.Rename, "/proj/tests/new")
+	c := checker(t, CheckOptions{})
+	ev := change(Rename, "/proj/tests/new")
 	ev.OldPath = "/proj/config.toml"
 	c.Change(ev, 1, time.Now())
 	f := only(t, c.Flush())
@@ -159,20 +158,20 @@ func TestRenameRoles(t *testing.T) {
 // What the witness names for changes no record explains.
 func TestWitnessOp(t *testing.T) {
 	for _, c := range []struct {
-		op   witness.Op
+		op   Op
 		dir  bool
 		want string
 	}{
-		{witness.Create | witness.Modify | witness.CloseWrite, false, report.OpCreate},
-		{witness.Create, true, ops.Mkdir.String()},
-		{witness.Delete, false, ops.Unlink.String()},
-		{witness.Delete, true, ops.Rmdir.String()},
-		{witness.Modify, false, report.OpWrite},
-		{witness.CloseWrite, false, report.OpWrite},
-		{witness.Attrib, false, report.OpAttrib},
-		{witness.Rename, false, ops.Rename.String()},
+		{Create | Modify | CloseWrite, false, report.OpCreate},
+		{Create, true, ops.Mkdir.String()},
+		{Delete, false, ops.Unlink.String()},
+		{Delete, true, ops.Rmdir.String()},
+		{Modify, false, report.OpWrite},
+		{CloseWrite, false, report.OpWrite},
+		{Attrib, false, report.OpAttrib},
+		{Rename, false, ops.Rename.String()},
 	} {
-		if got := witnessOp(&witness.Event{Op: c.op, IsDir: c.dir}, ""); got != c.want {
+		if got := witnessOp(&Event{Op: c.op, IsDir: c.dir}, ""); got != c.want {
 			t.Errorf("%s (dir %v): %s, want %s", c.op, c.dir, got, c.want)
 		}
 	}
@@ -182,17 +181,17 @@ func TestWitnessOp(t *testing.T) {
 // nothing more than other events do, are no findings; the tree's changes
 // without a path and queue overflows make the run incomplete.
 func TestChangesLeftAlone(t *testing.T) {
-	c := checker(t, Options{})
+	c := checker(t, CheckOptions{})
 	at := time.Now()
-	for _, we := range []*witness.Event{
-		change(witness.Create|witness.Modify, "/proj/tests/ok.txt"),                                 // allowed
-		{Pid: 100, Op: witness.Attrib, Path: "/proj/config.toml", Source: witness.ByObject, Ino: 7}, // a link count change
-		{Pid: 100, Op: witness.Delete, Name: "gone", Source: witness.LastKnown, DirIno: 3},          // in a directory gone
-		{Pid: 100, Op: witness.Modify, Path: "/proj/#4242", Name: "#4242", Ino: 4242},               // an O_TMPFILE
-		{Pid: 100, Op: witness.Modify, Name: "x", Source: witness.Unresolved},                       // no path
-		{Pid: 100, Op: witness.Modify, Name: "x", Source: witness.Unresolved},                       // no path
-		{Op: witness.Overflow, Source: witness.Unresolved},                                          // lost events
-		{Pid: 300, Op: witness.Modify, Path: "/proj/config.toml", Name: "config.toml", Ino: 7},      // not of the tree
+	for _, we := range []*Event{
+		change(Create|Modify, "/proj/tests/ok.txt"),                                    // allowed
+		{Pid: 100, Op: Attrib, Path: "/proj/config.toml", Source: ByObject, Ino: 7},    // a link count change
+		{Pid: 100, Op: Delete, Name: "gone", Source: LastKnown, DirIno: 3},             // in a directory gone
+		{Pid: 100, Op: Modify, Path: "/proj/#4242", Name: "#4242", Ino: 4242},          // an O_TMPFILE
+		{Pid: 100, Op: Modify, Name: "x", Source: Unresolved},                          // no path
+		{Pid: 100, Op: Modify, Name: "x", Source: Unresolved},                          // no path
+		{Op: Overflow, Source: Unresolved},                                             // lost events
+		{Pid: 300, Op: Modify, Path: "/proj/config.toml", Name: "config.toml", Ino: 7}, // not of the tree
 	} {
 		if fs := c.Change(we, 1, at); len(fs) != 0 {
 			t.Errorf("%+v: %+v", we, fs)
@@ -220,8 +219,8 @@ func TestChangesLeftAlone(t *testing.T) {
 // stream has caught up with it: a fork record handled meanwhile makes it
 // the tree's.
 func TestUnknownProcessWaitsForTheTree(t *testing.T) {
-	c := checker(t, Options{})
-	we := change(witness.Delete, "/proj/config.toml")
+	c := checker(t, CheckOptions{})
+	we := change(Delete, "/proj/config.toml")
 	we.Pid = 400
 	stamp := uint64(time.Second)
 	if fs := c.Change(we, stamp, time.Now()); len(fs) != 0 {
@@ -241,7 +240,7 @@ func TestUnknownProcessWaitsForTheTree(t *testing.T) {
 // A process that left stays of the tree until a barrier placed after
 // its exit is reached.
 func TestLeftUntilBarrier(t *testing.T) {
-	c := checker(t, Options{})
+	c := checker(t, CheckOptions{})
 	c.Joined(500, 500)
 	if _, ok := c.Barrier(); ok {
 		t.Error("a barrier with nobody leaving")
@@ -281,7 +280,7 @@ func TestLeftUntilBarrier(t *testing.T) {
 // processes the kernel counts, and processes already gone.
 func TestWanted(t *testing.T) {
 	tracked := map[uint32]bool{}
-	c := checker(t, Options{Self: 42, Tracked: func(tgid uint32) bool { return tracked[tgid] }})
+	c := checker(t, CheckOptions{Self: 42, Tracked: func(tgid uint32) bool { return tracked[tgid] }})
 	defer c.Close()
 	if c.Wanted(42) || c.Wanted(0) {
 		t.Error("writewatch itself, or pid 0, wanted")
@@ -323,7 +322,7 @@ func TestWanted(t *testing.T) {
 // entry reaches below is not.
 func TestBusyDirectoryIgnored(t *testing.T) {
 	var ignored []string
-	c := checker(t, Options{
+	c := checker(t, CheckOptions{
 		Allow:  list(t, "allow:\n  - /proj/tests/**\ndeny:\n  - /proj/tests/keep/secret\n"),
 		Ignore: func(dir string) error { ignored = append(ignored, dir); return nil },
 	})
@@ -332,7 +331,7 @@ func TestBusyDirectoryIgnored(t *testing.T) {
 			if dir == "/proj/tests/calm" && i >= busyAfter-1 {
 				continue
 			}
-			c.Change(change(witness.Modify, fmt.Sprintf("%s/f%d", dir, i)), 1, time.Now())
+			c.Change(change(Modify, fmt.Sprintf("%s/f%d", dir, i)), 1, time.Now())
 		}
 	}
 	if !slices.Equal(ignored, []string{"/proj/tests/busy"}) {
@@ -353,7 +352,7 @@ func TestHeldFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Mkdir(filepath.Join(dir, "tests"), 0o755)
-	c := New(Options{Allow: list(t, "allow:\n  - "+dir+"/tests/**\n"), Roots: []string{dir}, InitialPIDNS: true})
+	c := NewChecker(CheckOptions{Allow: list(t, "allow:\n  - "+dir+"/tests/**\n"), Roots: []string{dir}, InitialPIDNS: true})
 	f, err := os.Open(cfgFile)
 	if err != nil {
 		t.Fatal(err)
@@ -382,16 +381,16 @@ func TestHeldFile(t *testing.T) {
 		t.Errorf("a descriptor of the new link: %q %v, want %q", got, ok, cfgFile)
 	}
 	g.Close()
-	if len(c.Incomplete()) != 0 {
-		t.Errorf("incomplete: %q", c.Incomplete())
+	if len(c.opts.Ledger.Reasons()) != 0 {
+		t.Errorf("incomplete: %q", c.opts.Ledger.Reasons())
 	}
 	// Other names outside the roots: the run could not see everything.
 	c.opts.Roots = []string{filepath.Join(dir, "tests")}
 	if got, ok := c.HeldFile(ev, fdPath, link); ok {
 		t.Errorf("found %q outside the roots", got)
 	}
-	if len(c.Incomplete()) != 1 {
-		t.Errorf("incomplete: %q", c.Incomplete())
+	if len(c.opts.Ledger.Reasons()) != 1 {
+		t.Errorf("incomplete: %q", c.opts.Ledger.Reasons())
 	}
 	// One link: no other name.
 	single := filepath.Join(dir, "tests", "single")
@@ -405,7 +404,7 @@ func TestHeldFile(t *testing.T) {
 // name: HeldFile finds none.
 func TestHeldFileTmpfile(t *testing.T) {
 	dir := t.TempDir()
-	c := New(Options{Allow: list(t, "allow:\n  - "+dir+"/**\n"), Roots: []string{dir}, InitialPIDNS: true})
+	c := NewChecker(CheckOptions{Allow: list(t, "allow:\n  - "+dir+"/**\n"), Roots: []string{dir}, InitialPIDNS: true})
 	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY, 0o644)
 	if err != nil {
 		t.Skip("no O_TMPFILE here:", err)
@@ -419,8 +418,8 @@ func TestHeldFileTmpfile(t *testing.T) {
 	if got, ok := c.HeldFile(&tracer.Event{TGID: uint32(os.Getpid())}, fdPath, link); ok {
 		t.Errorf("found %q", got)
 	}
-	if len(c.Incomplete()) != 0 {
-		t.Errorf("incomplete: %q", c.Incomplete())
+	if len(c.opts.Ledger.Reasons()) != 0 {
+		t.Errorf("incomplete: %q", c.opts.Ledger.Reasons())
 	}
 }
 
@@ -428,14 +427,14 @@ func TestHeldFileTmpfile(t *testing.T) {
 // writes, once; its removal is still judged.
 func TestReportedFileQuietened(t *testing.T) {
 	var files []string
-	c := checker(t, Options{IgnoreFile: func(p string) error { files = append(files, p); return nil }})
+	c := checker(t, CheckOptions{IgnoreFile: func(p string) error { files = append(files, p); return nil }})
 	c.Noted(100, Group{Op: "open", Path: "/proj/loop.txt"}, false)
 	for range 3 * quietAfter {
-		if fs := c.Change(change(witness.Modify|witness.CloseWrite, "/proj/loop.txt"), 1, time.Now()); len(fs) != 1 || fs[0].Seen == nil {
+		if fs := c.Change(change(Modify|CloseWrite, "/proj/loop.txt"), 1, time.Now()); len(fs) != 1 || fs[0].Seen == nil {
 			t.Fatalf("findings %+v", fs)
 		}
 	}
-	c.Change(change(witness.Delete, "/proj/loop.txt"), 1, time.Now())
+	c.Change(change(Delete, "/proj/loop.txt"), 1, time.Now())
 	if !slices.Equal(files, []string{"/proj/loop.txt"}) || c.Stats().IgnoredFiles != 1 {
 		t.Errorf("ignored %q (stats %+v)", files, c.Stats())
 	}

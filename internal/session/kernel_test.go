@@ -1,4 +1,4 @@
-package run
+package session
 
 import (
 	"testing"
@@ -10,7 +10,7 @@ import (
 // The kernel's causes of loss land where live.LostCauses names them.
 func TestKernelCounters(t *testing.T) {
 	st := tracer.Stats{RingbufFull: 4, ProcMapFull: 11, Truncated: 2, AllowedInKernel: 20, Repeats: 3}
-	k := kernelCounters(st)
+	k := KernelCounters(st)
 	byCause := st.LostByCause()
 	for i, c := range live.LostCauses {
 		if k.Lost[i] != byCause[c] {
@@ -20,14 +20,4 @@ func TestKernelCounters(t *testing.T) {
 	if k.Truncated != 2 || k.Settled != 23 {
 		t.Errorf("%+v", k)
 	}
-}
-
-// comps builds a directory slot: components innermost first, each
-// NUL-terminated.
-func comps(names ...string) []byte {
-	var b []byte
-	for _, n := range names {
-		b = append(append(b, n...), 0)
-	}
-	return b
 }

@@ -1,19 +1,17 @@
-package crosscheck
+package witness
 
 import (
 	"testing"
 	"time"
-
-	"github.com/writewatch/writewatch/internal/witness"
 )
 
 // BenchmarkChangeAllowed is the loop's work for one change the tree made
 // inside the allowlist, the usual case: which process, which paths,
 // allowed, counted for the busy directories.
 func BenchmarkChangeAllowed(b *testing.B) {
-	c := New(Options{Allow: list(b, "allow:\n  - /proj/tests/**\n"), InitialPIDNS: true})
+	c := NewChecker(CheckOptions{Allow: list(b, "allow:\n  - /proj/tests/**\n"), InitialPIDNS: true})
 	c.Joined(100, 100)
-	we := change(witness.Modify|witness.CloseWrite, "/proj/tests/out/result.json")
+	we := change(Modify|CloseWrite, "/proj/tests/out/result.json")
 	at := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -26,10 +24,10 @@ func BenchmarkChangeAllowed(b *testing.B) {
 // BenchmarkChangeReported is its work for a change outside the allowlist
 // at a path already reported: the violation it confirms.
 func BenchmarkChangeReported(b *testing.B) {
-	c := New(Options{Allow: list(b, "allow:\n  - /proj/tests/**\n"), InitialPIDNS: true})
+	c := NewChecker(CheckOptions{Allow: list(b, "allow:\n  - /proj/tests/**\n"), InitialPIDNS: true})
 	c.Joined(100, 100)
 	c.Noted(100, Group{Op: "open", Path: "/proj/out.log"}, false)
-	we := change(witness.Modify, "/proj/out.log")
+	we := change(Modify, "/proj/out.log")
 	at := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -1,4 +1,4 @@
-package crosscheck
+package witness
 
 import (
 	"context"
@@ -13,31 +13,54 @@ import (
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/mountinfo"
-	"github.com/writewatch/writewatch/internal/stream"
-	"github.com/writewatch/writewatch/internal/witness"
 	"github.com/writewatch/writewatch/report"
 )
 
 // FinalBarrier is the id of the barrier Finish places.
 const FinalBarrier = ^uint64(0)
 
-// Watch is the witness in a run: the fanotify witness, the stream source
-// its events go through, and the Checker that matches them. Its Checker
-// works without the witness too (HeldFile).
+// Watch is the witness in a run, from before COMMAND starts to its end:
+// the fanotify witness, the Queue its changes wait in for the run's
+// stream, its barriers, and the contents of files watched on demand
+// (watchcontents.go). What the changes mean is the Checker's, which the
+// run's session holds.
 type Watch struct {
-	*Checker
-	// Source is the witness's events as a stream source; nil when the
-	// witness is not active.
-	Source *stream.WitnessSource
+	// Queue is the witness's changes and barriers, for the run's
+	// stream; nil when the witness is not active.
+	Queue *Queue
 
-	w    *witness.Witness
-	info report.WitnessInfo
+	opts    WatchOptions
+	checker *Checker
+	w       *Witness
+	info    report.WitnessInfo
 	// lazy: contents are watched on demand and not yet (contents.go).
 	lazy   bool
 	ctx    context.Context
 	cancel context.CancelFunc
 	syncs  sync.WaitGroup
 	final  chan error
+}
+
+// WatchOptions configure a Watch.
+type WatchOptions struct {
+	// Checker decides, for the witness, which processes' changes it
+	// wants (Checker.Wanted), and when processes that left need a
+	// barrier; the Watch gives it the kernel's ignore marks.
+	Checker *Checker
+	// Allow judges the files COMMAND inherits.
+	Allow *allowlist.List
+	// ContentsLater starts the witness without the writes to the
+	// contents of files (Options.ContentsLater), with Inherited, the
+	// descriptors COMMAND inherits, watched one by one. Later tells the
+	// kernel before COMMAND starts (tracer.ContentsLater), Watched once
+	// they are watched (tracer.ContentsWatched): see watchcontents.go.
+	ContentsLater  bool
+	Inherited      []int
+	Later, Watched func() error
+	// Incomplete is told each reason the run could not see everything
+	// that the Watch finds (an inherited file it cannot watch, contents
+	// it could not watch); nil: dropped.
+	Incomplete func(reason string)
 }
 
 // WatchPaths are the paths whose filesystems hold what the allowlist
@@ -75,18 +98,18 @@ func WatchPaths(allow *allowlist.List, project, home string) []string {
 // directory under syncDir. The witness may be unavailable (not root, an
 // old kernel, no filesystem it can watch): the Watch then says why
 // (Info) and its Source is nil.
-func StartWatch(opts Options, paths []string, syncDir string) *Watch {
-	w := &Watch{Checker: New(opts)}
+func StartWatch(opts WatchOptions, paths []string, syncDir string) *Watch {
+	w := &Watch{opts: opts, checker: opts.Checker}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
-	src := stream.NewWitnessSource()
-	wo := witness.Options{Paths: paths, Handle: src.Handle, Wanted: w.Wanted, SyncDir: syncDir, ContentsLater: opts.ContentsLater}
-	wit, err := witness.New(wo)
+	src := NewQueue()
+	wo := Options{Paths: paths, Handle: src.Handle, Wanted: w.checker.Wanted, SyncDir: syncDir, ContentsLater: opts.ContentsLater}
+	wit, err := New(wo)
 	if err != nil {
 		w.info.Unavailable = unavailable(err)
 		return w
 	}
-	w.w, w.Source = wit, src
-	w.opts.Ignore, w.opts.IgnoreFile = wit.Ignore, wit.IgnoreFile
+	w.w, w.Queue = wit, src
+	w.checker.opts.Ignore, w.checker.opts.IgnoreFile = wit.Ignore, wit.IgnoreFile
 	w.info.Active = true
 	w.info.Contents, w.lazy = report.ContentsFromStart, opts.ContentsLater
 	if w.lazy {
@@ -111,16 +134,16 @@ func StartWatch(opts Options, paths []string, syncDir string) *Watch {
 // unavailable says why the witness watches nothing, in a user's words.
 func unavailable(err error) string {
 	switch {
-	case errors.Is(err, witness.ErrNeedsRoot):
+	case errors.Is(err, ErrNeedsRoot):
 		return "watching whole filesystems needs CAP_SYS_ADMIN (root)"
-	case errors.Is(err, witness.ErrUnsupported):
+	case errors.Is(err, ErrUnsupported):
 		return "the kernel lacks fanotify events with directory handles and names (Linux 5.9 or later)"
 	}
 	return strings.TrimPrefix(err.Error(), "witness: ")
 }
 
 // Active says the witness watches at least one filesystem.
-func (w *Watch) Active() bool { return w != nil && w.Source != nil }
+func (w *Watch) Active() bool { return w != nil && w.Queue != nil }
 
 // PlaceBarrier places the barrier the Checker asks for, if any: Sync,
 // then the barrier behind the changes Sync waited for.
@@ -128,13 +151,13 @@ func (w *Watch) PlaceBarrier() {
 	if !w.Active() {
 		return
 	}
-	id, ok := w.Barrier()
+	id, ok := w.checker.Barrier()
 	if !ok {
 		return
 	}
 	w.syncs.Go(func() {
 		if w.w.Sync(w.ctx) == nil {
-			w.Source.Barrier(id)
+			w.Queue.Barrier(id)
 		}
 	})
 }
@@ -150,47 +173,51 @@ func (w *Watch) Finish(patience time.Duration) <-chan error {
 		err := w.w.Sync(ctx)
 		if err == nil {
 			// No change after this one is read: the kernel may free
-			// the marks while the run ends (witness.Unmark). Marks it
+			// the marks while the run ends (Unmark). Marks it
 			// could not remove only wait for Close.
 			_ = w.w.Unmark()
-			w.Source.Barrier(FinalBarrier)
+			w.Queue.Barrier(FinalBarrier)
 		}
 		w.final <- err
 	})
 	return w.final
 }
 
-// Close stops the witness and releases what the Checker holds.
+// Close stops the witness and releases what the Checker holds for it.
 func (w *Watch) Close() error {
 	w.cancel()
 	var err error
 	if w.w != nil {
 		err = w.w.Close()
-		w.Source.Close()
+		w.Queue.Close()
 	}
 	w.syncs.Wait()
-	w.Checker.Close()
+	w.checker.Close()
 	return err
 }
 
-// Info is the witness's account for the report.
-func (w *Watch) Info() *report.WitnessInfo {
-	info := w.info
-	st := w.Stats()
-	info.Events, info.Unexplained = st.Changes, st.Unexplained
-	info.Overflows, info.Unresolved, info.OverlayLayers = st.Overflows, st.Unresolved, st.OverlayLayers
-	return &info
+// Info is the Watch's part of the witness's account for the report:
+// whether it watched, which filesystems, when contents were watched from
+// (the Checker's Stats count the changes).
+func (w *Watch) Info() report.WitnessInfo { return w.info }
+
+// Incompletely tells Options.Incomplete a reason the run could not see
+// everything.
+func (w *Watch) Incompletely(reason string) {
+	if w.opts.Incomplete != nil {
+		w.opts.Incomplete(reason)
+	}
 }
 
-// Notes are what the report's notes say of the witness: that it watched
-// nothing, or not some filesystem.
-func (w *Watch) Notes() []string {
-	if !w.info.Active {
-		return []string{"the filesystem witness, a second account of what changed on disk, is off: " + w.info.Unavailable +
+// Notes are what the report's notes say of the witness whose account is
+// info: that it watched nothing, or not some filesystem.
+func Notes(info *report.WitnessInfo) []string {
+	if !info.Active {
+		return []string{"the filesystem witness, a second account of what changed on disk, is off: " + info.Unavailable +
 			"; writes are seen through their system calls only"}
 	}
 	var notes []string
-	for _, fs := range w.info.Filesystems {
+	for _, fs := range info.Filesystems {
 		if !fs.Watched {
 			notes = append(notes, fmt.Sprintf("the filesystem witness cannot watch the filesystem of %s (%s): %s; writes there are seen through their system calls only",
 				strings.Join(fs.Paths, ", "), fs.Type, fs.Error))

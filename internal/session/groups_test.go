@@ -1,4 +1,4 @@
-package report_test
+package session
 
 import (
 	"fmt"
@@ -9,8 +9,8 @@ import (
 	"github.com/writewatch/writewatch/report"
 )
 
-func TestBuilderGroups(t *testing.T) {
-	b := report.NewBuilder()
+func TestGroupsGroups(t *testing.T) {
+	b := NewGroups()
 	first := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	b.Add(report.Violation{Op: "open", Path: "/b", RequestedPath: "b", PID: 1, Comm: "one", First: first})
 	b.Add(report.Violation{Op: "open", Path: "/b", RequestedPath: "./b", PID: 2, Comm: "two", First: first.Add(time.Second)})
@@ -54,22 +54,22 @@ func TestBuilderGroups(t *testing.T) {
 	}
 }
 
-func TestBuilderEmpty(t *testing.T) {
-	for _, b := range []*report.Builder{report.NewBuilder(), new(report.Builder)} {
+func TestGroupsEmpty(t *testing.T) {
+	for _, b := range []*Groups{NewGroups(), new(Groups)} {
 		if v := b.Violations(); v == nil || len(v) != 0 {
 			t.Errorf("Violations() = %#v, want an empty non-nil slice", v)
 		}
 	}
-	var b report.Builder // the zero value works
+	var b Groups // the zero value works
 	b.Add(report.Violation{Op: "unlink", Path: "/x"})
 	b.Add(report.Violation{Op: "unlink", Path: "/x"})
 	if v := b.Violations(); len(v) != 1 || v[0].Count != 2 {
-		t.Errorf("zero Builder: %+v", v)
+		t.Errorf("zero Groups: %+v", v)
 	}
 }
 
-func TestBuilderRepeatDoesNotAllocate(t *testing.T) {
-	b := report.NewBuilder()
+func TestGroupsRepeatDoesNotAllocate(t *testing.T) {
+	b := NewGroups()
 	v := report.Violation{Op: "open", Path: "/home/dev/.cache/x", Role: "", Flags: "O_WRONLY", Cmdline: []string{"x"}}
 	b.Add(v)
 	allocs := testing.AllocsPerRun(1000, func() { b.Add(v) })
@@ -81,20 +81,20 @@ func TestBuilderRepeatDoesNotAllocate(t *testing.T) {
 	}
 }
 
-func BenchmarkBuilderAdd(b *testing.B) {
+func BenchmarkGroupsAdd(b *testing.B) {
 	vs := make([]report.Violation, 64)
 	for i := range vs {
 		vs[i] = report.Violation{Op: "open", Path: fmt.Sprintf("/home/dev/.cache/file-%d", i)}
 	}
-	bl := report.NewBuilder()
+	bl := NewGroups()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		bl.Add(vs[i%len(vs)])
 	}
 }
 
-func TestBuilderLimit(t *testing.T) {
-	b := &report.Builder{Limit: 2}
+func TestGroupsLimit(t *testing.T) {
+	b := &Groups{Limit: 2}
 	for _, p := range []string{"/a", "/b", "/c", "/a", "/d"} {
 		b.Add(report.Violation{Op: "open", Path: p})
 	}
@@ -113,8 +113,8 @@ func TestBuilderLimit(t *testing.T) {
 
 // A group seen by a system call and then by the filesystem says both,
 // in that order, whichever came first; marking it seen counts nothing.
-func TestBuilderSeenBy(t *testing.T) {
-	b := report.NewBuilder()
+func TestGroupsSeenBy(t *testing.T) {
+	b := NewGroups()
 	b.Add(report.Violation{Op: "unlink", Path: "/p/a", SeenBy: []string{report.SeenByFilesystem}})
 	b.Add(report.Violation{Op: "unlink", Path: "/p/a", SeenBy: []string{report.SeenBySyscall}})
 	b.Add(report.Violation{Op: "open", Path: "/p/b", SeenBy: []string{report.SeenBySyscall}})

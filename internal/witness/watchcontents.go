@@ -1,4 +1,4 @@
-package crosscheck
+package witness
 
 import (
 	"errors"
@@ -9,9 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/writewatch/writewatch/internal/mountinfo"
-	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/tracer"
-	"github.com/writewatch/writewatch/internal/witness"
 )
 
 // File contents on demand. When COMMAND does not run under --enforce
@@ -34,7 +32,7 @@ import (
 func (w *Watch) contentsLater() bool { return w.Active() && w.lazy }
 
 // inherited watches the files COMMAND inherits, open as fds, before it
-// starts: each file open for writing alone (witness.WatchFile), unless
+// starts: each file open for writing alone (WatchFile), unless
 // the allowlist allows it. A descriptor through which other files may
 // come (a Unix socket, an anonymous inode such as an io_uring or a
 // pidfd), or a file the witness cannot watch alone, makes it watch all
@@ -68,43 +66,14 @@ func (w *Watch) inherited(fds []int) {
 // Contents takes a record that asks for file contents to be watched
 // (tracer.KindContents, or an exec record with ExecContents): it watches
 // them, then resumes the process the kernel paused, unless it is a Go
-// test binary, which runners.FollowGoTest resumes. A KindContents record
-// that holds the file pidfd_getfd took, one that can write a regular
-// file, becomes that file's open for writing (its flags those the file
-// was opened with), and Contents says to judge it as a write record:
-// another thread may write through it before the process stops.
-func (w *Watch) Contents(ev *tracer.Event) (judge bool) {
+// test binary, which runners.FollowGoTest resumes.
+func (w *Watch) Contents(ev *tracer.Event) {
 	if ev.Kind != tracer.KindContents && ev.Flags&tracer.ExecContents == 0 {
-		return false
+		return
 	}
 	w.WatchContents(ev.Why.String())
 	if ev.Kind == tracer.KindContents && ev.Flags&tracer.ContentsStopped != 0 || ev.Kind == tracer.KindExec && ev.Flags&tracer.ExecStopped == 0 {
 		ev.Resume()
-	}
-	if ev.Kind != tracer.KindContents || !ev.Has(tracer.SlotResolved) {
-		return false
-	}
-	ev.Kind, ev.Op, ev.Flags, ev.Mode = tracer.KindWrite, ops.Open, ev.Mode, 0
-	return true
-}
-
-// Unsettled takes a write record made while a mount may have led paths
-// elsewhere and contents were not watched yet (tracer.Event.Unwatched:
-// in a mount namespace of the tree's own, while a privileged process
-// changed mounts or its root, or of a file whose mount is another
-// namespace's), or a write through a shared mapping or Linux AIO, which
-// the witness never sees, once the tree's view of paths may differ from
-// writewatch's: one the judge found allowed makes the run incomplete,
-// since its path may have led to another file (those the kernel found
-// allowed are counted: tracer.Stats.UnwatchedAllowed).
-func (w *Watch) Unsettled(ev *tracer.Event, violations int) {
-	if ev.Unwatched && violations == 0 && ev.Op.Unnotified() {
-		w.Incompletely("a file was written through a shared mapping or Linux AIO where its path seemed allowed, while a mount or change of root of the tree's, or another mount namespace, could lead that path elsewhere: the filesystem witness does not see such writes")
-		return
-	}
-	if ev.Unwatched && violations == 0 {
-		w.Incompletely("a file was opened for writing where its path seemed allowed, while a mount of the tree's own, a change of root or another mount namespace could lead that path elsewhere, " +
-			"before the filesystem witness watched the contents of files")
 	}
 }
 
@@ -148,7 +117,7 @@ func (w *Watch) inherit(fd int) string {
 		}
 		err = w.w.WatchFile(fd)
 		switch {
-		case errors.Is(err, witness.ErrNotWatched) && fd > 2:
+		case errors.Is(err, ErrNotWatched) && fd > 2:
 			// Watching every watched filesystem would not see it: what
 			// COMMAND writes through it goes unseen.
 			w.Incompletely(fmt.Sprintf("COMMAND inherited %s open for writing (descriptor %d), on a filesystem the witness does not watch: writes through it go unseen", path, fd))
@@ -179,7 +148,7 @@ func (w *Watch) WatchContents(why string) {
 	}
 	w.lazy = false
 	w.info.ContentsSince = why
-	if err := w.w.WatchContents(); err != nil && !errors.Is(err, witness.ErrClosed) {
+	if err := w.w.WatchContents(); err != nil && !errors.Is(err, ErrClosed) {
 		w.Incompletely(fmt.Sprintf("the filesystem witness could not watch the contents of files after %s: %v", why, err))
 	}
 	if w.opts.Watched == nil {

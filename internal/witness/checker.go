@@ -1,11 +1,13 @@
-// Package crosscheck holds the filesystem witness's events up against the
+package witness
+
+// The Checker holds the filesystem witness's changes up against the
 // tracer's system call records: each change the witness saw a process of
 // the tree make is matched to the record that explains it (the same
 // process, the same file), and a change outside the allowlist that no
 // reported record explains becomes a violation of its own, with the path
 // as the kernel resolved it.
 //
-// The witness (package witness) reports what changed on disk, by
+// The witness reports what changed on disk, by
 // directory and name, whatever the process passed: a symlink followed
 // before "..", a path rewritten between the call's entry and exit, a
 // write through a descriptor opened outside the tree, an io_uring
@@ -38,23 +40,23 @@
 // other (gone, a zombie) is kept for the loop to decide. The loop decides
 // with the tree once the stream has caught up with the event's stamp:
 // the tracer sends a process's fork record before the process runs.
-package crosscheck
 
 import (
-	"github.com/writewatch/writewatch/internal/ops"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/writewatch/writewatch/internal/host"
+	"github.com/writewatch/writewatch/internal/incomplete"
+	"github.com/writewatch/writewatch/internal/ops"
+
 	"github.com/writewatch/writewatch/internal/allowlist"
-	"github.com/writewatch/writewatch/tracer"
-	"github.com/writewatch/writewatch/internal/witness"
 	"github.com/writewatch/writewatch/report"
-	"golang.org/x/sys/unix"
+	"github.com/writewatch/writewatch/tracer"
 )
 
-// Options configure a Checker.
-type Options struct {
+// CheckOptions configure a Checker.
+type CheckOptions struct {
 	Allow *allowlist.List
 	// Self is writewatch's own pid: its changes are never wanted.
 	Self int32
@@ -65,23 +67,24 @@ type Options struct {
 	// tree (tracer.IsTracked); nil when it cannot be asked.
 	Tracked func(tgid uint32) bool
 	// Ignore asks the witness to drop the events of a directory's
-	// entries in the kernel (witness.Ignore); nil: never.
+	// entries in the kernel (Ignore); nil: never.
 	Ignore func(dir string) error
 	// IgnoreFile asks the witness to drop a file's writes and attribute
-	// changes in the kernel (witness.IgnoreFile); nil: never.
+	// changes in the kernel (IgnoreFile); nil: never.
 	IgnoreFile func(path string) error
 	// Roots are where HeldFile looks for the other names of a file: the
 	// project, the home directory.
 	Roots []string
-	// ContentsLater starts the witness without the writes to the
-	// contents of files (witness.Options.ContentsLater), for StartWatch,
-	// with Inherited, the descriptors COMMAND inherits, watched one by
-	// one. Later tells the kernel before COMMAND starts
-	// (tracer.ContentsLater), Watched once they are watched
-	// (tracer.ContentsWatched): see contents.go.
-	ContentsLater  bool
-	Inherited      []int
-	Later, Watched func() error
+	// Host answers what the checker asks of the machine (the files a
+	// process holds, a process's parent); nil: this machine, now.
+	Host host.Host
+	// Ledger receives the reasons the run could not see everything; nil:
+	// a ledger of the checker's own.
+	Ledger *incomplete.Ledger
+	// Now is the run's clock, for how long a change waits for its
+	// record (the session's: the time each item was handled); nil:
+	// time.Now.
+	Now func() time.Time
 }
 
 // Group names one violation group of the report, as report.Builder
@@ -101,13 +104,13 @@ type Finding struct {
 	TGID uint32
 	PID  int32
 	// Record is the record that explains it, nil when none does.
-	Record *Record
+	Record *Recorded
 	Time   time.Time
 }
 
-// Record is what the checker keeps of a write record to explain a
+// Recorded is what the checker keeps of a write record to explain a
 // change seen later.
-type Record struct {
+type Recorded struct {
 	TGID   uint32
 	Op     ops.Op
 	OpName string
@@ -124,7 +127,7 @@ type Record struct {
 }
 
 // Event is a record with the fields test attribution reads.
-func (r *Record) Event() *tracer.Event {
+func (r *Recorded) Event() *tracer.Event {
 	return &tracer.Event{Kind: tracer.KindWrite, Op: r.Op, TGID: r.TGID, Test: r.Test, Go: r.Go, Epoch: r.Epoch, Flags: r.Flags}
 }
 
@@ -146,19 +149,18 @@ const (
 // Checker matches the witness's changes to the tree's records. All but
 // Wanted are for the run's loop, one goroutine.
 type Checker struct {
-	opts    Options
+	opts    CheckOptions
 	members *members
 	outside outside // Wanted's, its goroutine only
 
-	recent [recentRecords]Record
+	recent [recentRecords]Recorded
 	next   int
 	noted  map[notedKey]*noted
 	// pending changes wait for a record; undecided ones for the tree.
 	pending   []pending
 	undecided []undecided
 	busy      busyDirs
-	stats     Stats
-	reasons   []string
+	stats     CheckStats
 	denies    []*allowlist.Pattern
 }
 
@@ -176,7 +178,7 @@ type noted struct {
 }
 
 type pending struct {
-	ev       witness.Event
+	ev       Event
 	path     string
 	role     string
 	tgid     uint32
@@ -185,13 +187,13 @@ type pending struct {
 }
 
 type undecided struct {
-	ev   witness.Event
+	ev   Event
 	boot uint64
 	time time.Time
 }
 
-// Stats count what the checker saw.
-type Stats struct {
+// CheckStats count what the checker saw.
+type CheckStats struct {
 	// Changes are the tree's changes handled.
 	Changes uint64
 	// Unexplained are those outside the allowlist that no reported
@@ -201,7 +203,7 @@ type Stats struct {
 	// Unresolved are the tree's changes the witness found no path for.
 	Unresolved uint64
 	// OverlayLayers are the tree's changes that were an overlay writing
-	// its layers (witness.Layer): the writes made through the overlay
+	// its layers (Layer): the writes made through the overlay
 	// are judged by their system calls' paths.
 	OverlayLayers uint64
 	// Ignored are the directories whose events the kernel drops;
@@ -209,8 +211,17 @@ type Stats struct {
 	Ignored, IgnoredFiles int
 }
 
-// New returns a Checker.
-func New(opts Options) *Checker {
+// NewChecker returns a Checker.
+func NewChecker(opts CheckOptions) *Checker {
+	if opts.Host == nil {
+		opts.Host = host.Live{}
+	}
+	if opts.Ledger == nil {
+		opts.Ledger = new(incomplete.Ledger)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	c := &Checker{opts: opts, members: newMembers(), noted: map[notedKey]*noted{}}
 	if opts.Allow != nil {
 		for _, e := range opts.Allow.Entries() {
@@ -278,7 +289,7 @@ func (c *Checker) Left(tgid, nspid uint32) {
 }
 
 // Barrier returns the id of a barrier the run should place (with
-// witness.Sync, then WitnessSource.Barrier) when processes that left
+// Sync, then WitnessSource.Barrier) when processes that left
 // wait for one; ok is false when none is needed now.
 func (c *Checker) Barrier() (id uint64, ok bool) { return c.members.barrier() }
 
@@ -323,7 +334,7 @@ func (c *Checker) Record(ev *tracer.Event) []Finding {
 	}
 	r := &c.recent[c.next]
 	c.next = (c.next + 1) % recentRecords
-	*r = Record{
+	*r = Recorded{
 		TGID: ev.TGID, Op: ev.Op, OpName: ev.Op.String(), Flags: ev.Flags,
 		Test: ev.Test, Go: ev.Go, Epoch: ev.Epoch, ViaIOUring: ev.ViaIOUring, Time: ev.Time,
 	}
@@ -376,8 +387,8 @@ func (c *Checker) learn(ev *tracer.Event) {
 
 // Change handles one change the witness saw. boot is its stamp on the
 // kernel's boot clock, at stands for it on the wall clock.
-func (c *Checker) Change(we *witness.Event, boot uint64, at time.Time) []Finding {
-	if we.Op&witness.Overflow != 0 {
+func (c *Checker) Change(we *Event, boot uint64, at time.Time) []Finding {
+	if we.Op&Overflow != 0 {
 		c.stats.Overflows++
 		return nil
 	}
@@ -426,7 +437,7 @@ func (c *Checker) decide(pid int32) (uint32, bool) {
 	}
 	p := pid
 	for steps := 0; steps < 64 && p > 1; steps++ {
-		parent, err := parentOf(p)
+		parent, err := c.opts.Host.ParentOf(p)
 		if err != nil {
 			return 0, false
 		}
@@ -440,24 +451,24 @@ func (c *Checker) decide(pid int32) (uint32, bool) {
 }
 
 // change handles a change of a process of the tree.
-func (c *Checker) change(we *witness.Event, tgid uint32, at time.Time) []Finding {
+func (c *Checker) change(we *Event, tgid uint32, at time.Time) []Finding {
 	c.stats.Changes++
 	switch {
-	case we.Name == "" && !we.IsDir && we.Op&^witness.Attrib == 0:
+	case we.Name == "" && !we.IsDir && we.Op&^Attrib == 0:
 		// A link count change, an event on the file alone: the names
 		// made or removed come as their own events.
 		return nil
-	case we.Source == witness.Layer:
+	case we.Source == Layer:
 		c.stats.OverlayLayers++
 		return nil
-	case we.Source == witness.Unresolved:
+	case we.Source == Unresolved:
 		c.stats.Unresolved++
 		return nil
 	case we.Path == "":
 		// Its directory (or the file) is gone: so is what changed in it,
 		// and removing the directory was a change of its own.
 		return nil
-	case tmpfileName(we):
+	case c.tmpfileName(we):
 		// A file with no name (O_TMPFILE): the link that names it is
 		// judged.
 		return nil
@@ -477,7 +488,7 @@ func (c *Checker) change(we *witness.Event, tgid uint32, at time.Time) []Finding
 			continue
 		}
 		c.stats.Unexplained++
-		p := pending{ev: *we, path: t.path, role: t.role, tgid: tgid, time: at, deadline: time.Now().Add(wait)}
+		p := pending{ev: *we, path: t.path, role: t.role, tgid: tgid, time: at, deadline: c.opts.Now().Add(wait)}
 		if r := c.explainer(&p); r != nil {
 			out = append(out, c.finding(&p, r))
 			continue
@@ -488,7 +499,7 @@ func (c *Checker) change(we *witness.Event, tgid uint32, at time.Time) []Finding
 		}
 		c.pending = append(c.pending, p)
 	}
-	if all && we.Op&(witness.Rename|witness.MoveFrom|witness.MoveTo) == 0 {
+	if all && we.Op&(Rename|MoveFrom|MoveTo) == 0 {
 		c.busyDir(we)
 	}
 	return out
@@ -497,12 +508,12 @@ func (c *Checker) change(we *witness.Event, tgid uint32, at time.Time) []Finding
 // explained says whether the run already reported the change: a
 // violation of process tgid at path. A path reported by the filesystem
 // alone gets one more occurrence.
-func (c *Checker) explained(path, role string, we *witness.Event, tgid uint32, at time.Time) (Finding, bool) {
+func (c *Checker) explained(path, role string, we *Event, tgid uint32, at time.Time) (Finding, bool) {
 	n := c.noted[notedKey{tgid, path}]
 	if n == nil || len(n.groups) == 0 {
 		return Finding{}, false
 	}
-	if we.Name != "" && !we.IsDir && we.Op&^(witness.Modify|witness.CloseWrite|witness.Attrib) == 0 {
+	if we.Name != "" && !we.IsDir && we.Op&^(Modify|CloseWrite|Attrib) == 0 {
 		n.changes++
 		c.quieten(path, n.changes)
 	}
@@ -515,7 +526,7 @@ func (c *Checker) explained(path, role string, we *witness.Event, tgid uint32, a
 
 // explainer is the newest recent record of the change's process that
 // names its entry, or nil.
-func (c *Checker) explainer(p *pending) *Record {
+func (c *Checker) explainer(p *pending) *Recorded {
 	for i := range recentRecords {
 		r := &c.recent[(c.next-1-i+2*recentRecords)%recentRecords]
 		if r.OpName == "" {
@@ -530,7 +541,7 @@ func (c *Checker) explainer(p *pending) *Record {
 
 // explains says whether record r names the entry at path with an
 // operation that makes a change of kind op.
-func (r *Record) explains(path, role string, op witness.Op) bool {
+func (r *Recorded) explains(path, role string, op Op) bool {
 	name := base(path)
 	if name != r.names[0] && name != r.names[1] && name != r.names[2] {
 		return false
@@ -540,26 +551,26 @@ func (r *Record) explains(path, role string, op witness.Op) bool {
 
 // compatible says whether a call of operation rec can make a change of
 // kind op.
-func compatible(rec ops.Op, op witness.Op, role string) bool {
+func compatible(rec ops.Op, op Op, role string) bool {
 	switch rec {
 	case ops.Rename:
-		return op&(witness.Rename|witness.MoveFrom|witness.MoveTo|witness.Delete|witness.Create) != 0
+		return op&(Rename|MoveFrom|MoveTo|Delete|Create) != 0
 	case ops.Link:
-		return role != report.RoleOld && op&witness.Create != 0
+		return role != report.RoleOld && op&Create != 0
 	case ops.Unlink, ops.Rmdir:
-		return op&witness.Delete != 0
+		return op&Delete != 0
 	case ops.Mkdir, ops.Symlink, ops.Mknod:
-		return op&witness.Create != 0
+		return op&Create != 0
 	case ops.Open, ops.Creat, ops.Truncate, ops.Mmap, ops.Aio:
-		return op&(witness.Create|witness.Modify|witness.CloseWrite|witness.Attrib) != 0
+		return op&(Create|Modify|CloseWrite|Attrib) != 0
 	}
-	return rec.Metadata() && op&witness.Attrib != 0
+	return rec.Metadata() && op&Attrib != 0
 }
 
 // finding is a new violation for a change outside the allowlist: with
 // the operation and path as requested of the record that explains it,
 // or with the witness's name for the change.
-func (c *Checker) finding(p *pending, r *Record) Finding {
+func (c *Checker) finding(p *pending, r *Recorded) Finding {
 	f := Finding{Path: p.path, Role: p.role, TGID: p.tgid, PID: p.ev.Pid, Record: r, Time: p.time}
 	if r == nil {
 		f.Op = witnessOp(&p.ev, p.role)
@@ -576,19 +587,19 @@ func (c *Checker) finding(p *pending, r *Record) Finding {
 }
 
 // witnessOp names a change no record explains.
-func witnessOp(we *witness.Event, role string) string {
+func witnessOp(we *Event, role string) string {
 	switch {
-	case role != "" || we.Op&witness.Rename != 0:
+	case role != "" || we.Op&Rename != 0:
 		return ops.Rename.String()
-	case we.Op&witness.Create != 0 && we.IsDir:
+	case we.Op&Create != 0 && we.IsDir:
 		return ops.Mkdir.String()
-	case we.Op&witness.Create != 0:
+	case we.Op&Create != 0:
 		return report.OpCreate
-	case we.Op&witness.Delete != 0 && we.IsDir:
+	case we.Op&Delete != 0 && we.IsDir:
 		return ops.Rmdir.String()
-	case we.Op&witness.Delete != 0:
+	case we.Op&Delete != 0:
 		return ops.Unlink.String()
-	case we.Op&(witness.Modify|witness.CloseWrite) != 0:
+	case we.Op&(Modify|CloseWrite) != 0:
 		return report.OpWrite
 	}
 	return report.OpAttrib
@@ -618,20 +629,21 @@ func (c *Checker) Expire(now time.Time) []Finding {
 // Flush decides on every change still held, at the end of the run.
 func (c *Checker) Flush() []Finding {
 	out := c.Caught(^uint64(0) - margin)
-	return append(out, c.Expire(time.Now().Add(wait))...)
+	return append(out, c.Expire(c.opts.Now().Add(wait))...)
 }
 
 // Stats returns the counts so far.
-func (c *Checker) Stats() Stats {
+func (c *Checker) Stats() CheckStats {
 	s := c.stats
 	s.Ignored, s.IgnoredFiles = len(c.busy.ignored), c.busy.files
 	return s
 }
 
-// Incomplete lists why the witness could not see everything, for the
-// report: each reason one entry.
+// Incomplete lists why the witness could not see everything, from its
+// counts (the ledger holds the other reasons), for the report: each
+// reason one entry.
 func (c *Checker) Incomplete() []string {
-	out := append([]string(nil), c.reasons...)
+	var out []string
 	if n := c.stats.Overflows; n > 0 {
 		out = append(out, "the filesystem witness lost changes: the kernel's queue of its events overflowed "+times(n))
 	}
@@ -641,15 +653,9 @@ func (c *Checker) Incomplete() []string {
 	return out
 }
 
-// Incompletely adds a reason the run could not see everything.
-func (c *Checker) Incompletely(reason string) {
-	for _, r := range c.reasons {
-		if r == reason {
-			return
-		}
-	}
-	c.reasons = append(c.reasons, reason)
-}
+// Incompletely adds a reason the run could not see everything to the
+// ledger.
+func (c *Checker) Incompletely(reason string) { c.opts.Ledger.Add(reason) }
 
 func times(n uint64) string {
 	if n == 1 {
@@ -662,14 +668,14 @@ type target struct{ path, role string }
 
 // targets are the paths a change touched, with their roles in a move,
 // in ts.
-func targets(we *witness.Event, ts *[2]target) []target {
+func targets(we *Event, ts *[2]target) []target {
 	switch {
-	case we.Op&witness.Rename != 0 && we.OldPath != "":
+	case we.Op&Rename != 0 && we.OldPath != "":
 		ts[0], ts[1] = target{we.OldPath, report.RoleOld}, target{we.Path, report.RoleNew}
 		return ts[:2]
-	case we.Op&witness.MoveFrom != 0:
+	case we.Op&MoveFrom != 0:
 		ts[0] = target{we.Path, report.RoleOld}
-	case we.Op&witness.MoveTo != 0:
+	case we.Op&MoveTo != 0:
 		ts[0] = target{we.Path, report.RoleNew}
 	default:
 		ts[0] = target{we.Path, ""}
@@ -679,12 +685,12 @@ func targets(we *witness.Event, ts *[2]target) []target {
 
 // tmpfileName says the change's entry is an O_TMPFILE's: the kernel
 // names such a file "#INO" in its directory without linking it there.
-func tmpfileName(we *witness.Event) bool {
+func (c *Checker) tmpfileName(we *Event) bool {
 	if we.Ino == 0 || !strings.HasPrefix(we.Name, "#") || we.Name[1:] != strconv.FormatUint(we.Ino, 10) {
 		return false
 	}
-	var st unix.Stat_t
-	return unix.Lstat(we.Path, &st) != nil || st.Ino != we.Ino
+	f, err := c.opts.Host.Lstat(we.Path)
+	return err != nil || f.Ino != we.Ino
 }
 
 func base(p string) string {

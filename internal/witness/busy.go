@@ -1,10 +1,8 @@
-package crosscheck
+package witness
 
 import (
 	"errors"
 	"path/filepath"
-
-	"github.com/writewatch/writewatch/internal/witness"
 )
 
 // A directory whose entries the tree changed busyAfter times, all inside
@@ -16,7 +14,7 @@ import (
 // What an ignored directory hides: changes of its entries, which are
 // all allowed, and writes through a hard link made in it to a file
 // elsewhere, whose link is judged from the tracer's record. Renames in
-// and out of it stay reported (witness.Ignore), and a directory moved
+// and out of it stay reported (Ignore), and a directory moved
 // elsewhere by the tree is judged at its new path by that rename.
 //
 // A file outside the allowlist that the run already reported, and whose
@@ -45,7 +43,7 @@ func (c *Checker) quieten(path string, changes int) {
 		return
 	}
 	if err := c.opts.IgnoreFile(path); err != nil {
-		if errors.Is(err, witness.ErrUnsupported) || errors.Is(err, witness.ErrClosed) {
+		if errors.Is(err, ErrUnsupported) || errors.Is(err, ErrClosed) {
 			b.off = true
 		}
 		return
@@ -55,7 +53,7 @@ func (c *Checker) quieten(path string, changes int) {
 
 // busyDir counts a change, inside the allowlist, of an entry of a
 // directory, and ignores the directory once it is busy.
-func (c *Checker) busyDir(we *witness.Event) {
+func (c *Checker) busyDir(we *Event) {
 	b := &c.busy
 	if b.off || c.opts.Ignore == nil {
 		return
@@ -80,7 +78,7 @@ func (c *Checker) busyDir(we *witness.Event) {
 		return
 	}
 	if err := c.opts.Ignore(dir); err != nil {
-		if errors.Is(err, witness.ErrUnsupported) || errors.Is(err, witness.ErrClosed) {
+		if errors.Is(err, ErrUnsupported) || errors.Is(err, ErrClosed) {
 			b.off = true
 		}
 		return

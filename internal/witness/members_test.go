@@ -1,4 +1,4 @@
-package crosscheck
+package witness
 
 import (
 	"os"

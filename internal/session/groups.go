@@ -1,9 +1,11 @@
-package report
+package session
 
 import (
 	"cmp"
 	"slices"
 	"strings"
+
+	"github.com/writewatch/writewatch/report"
 )
 
 // groupKey identifies a Violation group.
@@ -12,14 +14,14 @@ type groupKey struct {
 	who            string // package, test, phase, fixture and ambiguous set
 }
 
-// Builder groups raw occurrences into Violations by (Op, Path, Role) and
+// Groups groups raw occurrences into Violations by (Op, Path, Role) and
 // by who wrote (Runner, Package, Test, Phase, Fixture, AmbiguousTests).
-// The zero value is ready to use. A Builder is not safe for concurrent use.
-type Builder struct {
+// The zero value is ready to use. A Groups is not safe for concurrent use.
+type Groups struct {
 	index map[groupKey]int
 	// Each group is allocated on its own: a run with many violations
 	// does not copy them all each time the list grows.
-	groups []*Violation
+	groups []*report.Violation
 	// Limit caps the number of groups kept (0: no cap). Occurrences of
 	// groups beyond it are only counted, in Unlisted, so that a run
 	// writing outside the allowlist without end keeps its memory bounded.
@@ -27,9 +29,9 @@ type Builder struct {
 	Unlisted uint64
 }
 
-// NewBuilder returns an empty Builder.
-func NewBuilder() *Builder {
-	return &Builder{index: make(map[groupKey]int)}
+// NewGroups returns an empty Groups.
+func NewGroups() *Groups {
+	return &Groups{index: make(map[groupKey]int)}
 }
 
 // Add records v. The first occurrence of an (Op, Path, Role, who) keeps its
@@ -40,7 +42,7 @@ func NewBuilder() *Builder {
 // A repeat seen another way (SeenBy) adds that way to the group's.
 //
 // Adding a repeat costs a map lookup and does not allocate.
-func (b *Builder) Add(v Violation) {
+func (b *Groups) Add(v report.Violation) {
 	n := v.Count
 	if n <= 0 {
 		n = 1
@@ -62,35 +64,35 @@ func (b *Builder) Add(v Violation) {
 	}
 	v.Count = n
 	if v.Action == "" {
-		v.Action = ActionReported
+		v.Action = report.ActionReported
 	}
 	b.index[k] = len(b.groups)
-	g := new(Violation) // not &v: v would then be on the heap for repeats too
+	g := new(report.Violation) // not &v: v would then be on the heap for repeats too
 	*g = v
 	b.groups = append(b.groups, g)
 }
 
 // Has reports whether the group of (op, path, role) by who was added.
-func (b *Builder) Has(op, path, role, who string) bool {
+func (b *Groups) Has(op, path, role, who string) bool {
 	_, ok := b.index[groupKey{op: op, path: path, role: role, who: who}]
 	return ok
 }
 
 // Full reports whether a new group would go over Limit.
-func (b *Builder) Full() bool { return b.Limit > 0 && len(b.groups) >= b.Limit }
+func (b *Groups) Full() bool { return b.Limit > 0 && len(b.groups) >= b.Limit }
 
 // Len returns the number of groups so far.
-func (b *Builder) Len() int { return len(b.groups) }
+func (b *Groups) Len() int { return len(b.groups) }
 
 // Repeat counts one more occurrence of (op, path, role) by who (see
 // Who.Key) when it was added before and reports whether it was; callers
 // use it to skip building a full Violation for repeats.
-func (b *Builder) Repeat(op, path, role, who string) bool {
+func (b *Groups) Repeat(op, path, role, who string) bool {
 	return b.RepeatN(op, path, role, who, 1)
 }
 
 // RepeatN is Repeat for n occurrences at once.
-func (b *Builder) RepeatN(op, path, role, who string, n int) bool {
+func (b *Groups) RepeatN(op, path, role, who string, n int) bool {
 	i, ok := b.index[groupKey{op: op, path: path, role: role, who: who}]
 	if ok {
 		b.groups[i].Count += n
@@ -101,7 +103,7 @@ func (b *Builder) RepeatN(op, path, role, who string, n int) bool {
 // MarkSeen adds a way the group of (op, path, role) by who (see Who.Key)
 // was seen (a SeenBy constant), without counting an occurrence, and
 // reports whether there is such a group.
-func (b *Builder) MarkSeen(op, path, role, who, by string) bool {
+func (b *Groups) MarkSeen(op, path, role, who, by string) bool {
 	i, ok := b.index[groupKey{op: op, path: path, role: role, who: who}]
 	if ok {
 		b.seen(i, by)
@@ -110,7 +112,7 @@ func (b *Builder) MarkSeen(op, path, role, who, by string) bool {
 }
 
 // seen adds by to group i's SeenBy, keeping SeenBySyscall first.
-func (b *Builder) seen(i int, by string) {
+func (b *Groups) seen(i int, by string) {
 	g := b.groups[i]
 	if slices.Contains(g.SeenBy, by) {
 		return
@@ -121,9 +123,9 @@ func (b *Builder) seen(i int, by string) {
 
 func seenRank(by string) int {
 	switch by {
-	case SeenBySyscall:
+	case report.SeenBySyscall:
 		return 0
-	case SeenByFilesystem:
+	case report.SeenByFilesystem:
 		return 1
 	}
 	return 2
@@ -132,8 +134,8 @@ func seenRank(by string) int {
 // Violations returns the groups sorted by Path, then Op, then Role. The
 // slice is a new one on each call and is empty, not nil, when nothing was
 // added.
-func (b *Builder) Violations() []Violation {
-	out := make([]Violation, len(b.groups))
+func (b *Groups) Violations() []report.Violation {
+	out := make([]report.Violation, len(b.groups))
 	for i, g := range b.groups {
 		out[i] = *g
 	}
@@ -141,17 +143,9 @@ func (b *Builder) Violations() []Violation {
 	return out
 }
 
-func compareViolations(a, b Violation) int {
+func compareViolations(a, b report.Violation) int {
 	if c := cmp.Or(strings.Compare(a.Path, b.Path), strings.Compare(a.Op, b.Op), strings.Compare(a.Role, b.Role)); c != 0 {
 		return c
 	}
 	return strings.Compare(a.Who.Key(), b.Who.Key()) // built only on a tie
-}
-
-// SortBySeverity orders violations by severity, worst first (see
-// SeverityRank), keeping the order of those of the same severity.
-func SortBySeverity(vs []Violation) {
-	slices.SortStableFunc(vs, func(a, b Violation) int {
-		return cmp.Compare(SeverityRank(a.Severity), SeverityRank(b.Severity))
-	})
 }

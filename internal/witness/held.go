@@ -1,23 +1,12 @@
-package crosscheck
+package witness
 
 import (
-	"errors"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/writewatch/writewatch/tracer"
-	"golang.org/x/sys/unix"
 )
-
-// maxVisits bounds the entries HeldFile reads looking for a file's
-// other names.
-const maxVisits = 100_000
-
-// errFound stops a walk.
-var errFound = errors.New("found")
 
 // HeldFile finds the file a hard link was made from when the call named
 // it by a descriptor the process held (/proc/self/fd/N with
@@ -42,11 +31,11 @@ func (c *Checker) HeldFile(ev *tracer.Event, fdPath, linkPath string) (string, b
 		}
 		return target, true
 	}
-	var st unix.Stat_t
-	if unix.Lstat(linkPath, &st) != nil || st.Nlink < 2 || st.Mode&unix.S_IFMT == unix.S_IFDIR {
+	st, err := c.opts.Host.Lstat(linkPath)
+	if err != nil || st.Nlink < 2 || st.IsDir() {
 		return "", false
 	}
-	names := c.otherNames(st.Dev, st.Ino, linkPath, int(st.Nlink)-1)
+	names := c.opts.Host.OtherNames(st.Dev, st.Ino, linkPath, int(st.Nlink)-1, c.opts.Roots)
 	for _, n := range names {
 		if c.opts.Allow == nil || !c.opts.Allow.Allowed(n) {
 			return n, true
@@ -79,68 +68,6 @@ func (c *Checker) heldByDescriptor(ev *tracer.Event, fdPath, linkPath string) (s
 	if !ok {
 		return "", false
 	}
-	fd := "/proc/" + who + "/fd/" + n
-	target, err := os.Readlink(fd)
-	if err != nil {
-		return "", false
-	}
-	// The descriptor may have been closed and its number reused: it
-	// counts only while it is the file linked.
-	var held, linked unix.Stat_t
-	if unix.Stat(fd, &held) == nil && unix.Lstat(linkPath, &linked) == nil &&
-		(held.Dev != linked.Dev || held.Ino != linked.Ino) {
-		return "", false
-	}
-	return target, true
-}
-
-// otherNames looks for up to want names of file (dev, ino) other than
-// known under the roots, on the same filesystem.
-func (c *Checker) otherNames(dev, ino uint64, known string, want int) []string {
-	var (
-		names  []string
-		visits int
-	)
-	seen := map[string]bool{}
-	for _, root := range c.opts.Roots {
-		if root == "" || seen[root] {
-			continue
-		}
-		seen[root] = true
-		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if visits++; visits > maxVisits {
-				return filepath.SkipAll
-			}
-			var st unix.Stat_t
-			if unix.Lstat(p, &st) != nil || st.Dev != dev {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if st.Ino == ino && !d.IsDir() && p != known && !contains(names, p) {
-				names = append(names, p)
-				if len(names) >= want {
-					return errFound
-				}
-			}
-			return nil
-		})
-		if len(names) >= want {
-			break
-		}
-	}
-	return names
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
+	held := c.opts.Host.Descriptor("/proc/"+who+"/fd/"+n, linkPath)
+	return held.Target, held.OK
 }

@@ -1,0 +1,146 @@
+package host
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/writewatch/writewatch/internal/pathwalk"
+)
+
+// Live answers from this machine, now.
+type Live struct {
+	// Source names a followed Go test's source (tracer.GoTestSource);
+	// nil: unknown.
+	Source func(tgid uint32, pc uint64, name string) (string, int)
+}
+
+// Resolve walks path now. Links and Gone are watched when o asks for
+// them (o.Links not nil).
+func (Live) Resolve(path string, o pathwalk.Options) Walk {
+	var w Walk
+	if o.Links != nil { // asked to watch the symlinks followed
+		o.Links, o.Gone = &w.Links, &w.Gone
+	}
+	w.Path, w.Err = pathwalk.Resolve(path, o)
+	return w
+}
+
+// Stat stats path, following its last symlink.
+func (Live) Stat(path string) (File, error) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return File{}, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return fileOf(&st), nil
+}
+
+// Lstat stats path itself.
+func (Live) Lstat(path string) (File, error) {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
+		return File{}, &fs.PathError{Op: "lstat", Path: path, Err: err}
+	}
+	return fileOf(&st), nil
+}
+
+func fileOf(st *unix.Stat_t) File {
+	return File{Dev: st.Dev, Ino: st.Ino, Mode: st.Mode, Nlink: st.Nlink, Ctime: time.Unix(st.Ctim.Unix())}
+}
+
+// Descriptor reads descriptor fd's link. The descriptor may have been
+// closed and its number reused: it counts only while it is the file
+// linkPath names.
+func (Live) Descriptor(fd, linkPath string) Held {
+	target, err := os.Readlink(fd)
+	if err != nil {
+		return Held{}
+	}
+	var held, linked unix.Stat_t
+	if unix.Stat(fd, &held) == nil && unix.Lstat(linkPath, &linked) == nil &&
+		(held.Dev != linked.Dev || held.Ino != linked.Ino) {
+		return Held{}
+	}
+	return Held{Target: target, OK: true}
+}
+
+// maxVisits bounds the entries OtherNames reads.
+const maxVisits = 100_000
+
+// errFound stops a walk.
+var errFound = errors.New("found")
+
+// OtherNames walks the roots, in order, for the file's other names.
+func (Live) OtherNames(dev, ino uint64, known string, want int, roots []string) []string {
+	var (
+		names  []string
+		visits int
+	)
+	seen := map[string]bool{}
+	for _, root := range roots {
+		if root == "" || seen[root] {
+			continue
+		}
+		seen[root] = true
+		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if visits++; visits > maxVisits {
+				return filepath.SkipAll
+			}
+			var st unix.Stat_t
+			if unix.Lstat(p, &st) != nil || st.Dev != dev {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if st.Ino == ino && !d.IsDir() && p != known && !slices.Contains(names, p) {
+				names = append(names, p)
+				if len(names) >= want {
+					return errFound
+				}
+			}
+			return nil
+		})
+		if len(names) >= want {
+			break
+		}
+	}
+	return names
+}
+
+// ParentOf reads process pid's parent from /proc/PID/stat.
+func (Live) ParentOf(pid int32) (int32, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(int(pid)) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	fields := bytes.Fields(data[i+1:])
+	if len(fields) < 2 {
+		return 0, fmt.Errorf("/proc/%d/stat: short", pid)
+	}
+	ppid, err := strconv.Atoi(string(fields[1]))
+	return int32(ppid), err
+}
+
+// GoTestSource asks Source.
+func (l Live) GoTestSource(tgid uint32, pc uint64, name string) (string, int) {
+	if l.Source == nil {
+		return "", 0
+	}
+	return l.Source(tgid, pc, name)
+}

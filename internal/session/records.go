@@ -1,0 +1,213 @@
+package session
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/writewatch/writewatch/internal/attribution"
+	"github.com/writewatch/writewatch/internal/judge"
+	"github.com/writewatch/writewatch/internal/ops"
+	"github.com/writewatch/writewatch/internal/policy"
+	"github.com/writewatch/writewatch/internal/witness"
+	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
+)
+
+// markerPrefix starts the path of a test-boundary announcement.
+var markerPrefix = []byte(attribution.MarkerPrefix)
+
+// record takes one record of the tracer into account.
+func (s *Session) record(ev *tracer.Event) {
+	if ev.Kind == tracer.KindRead {
+		s.tree.Observe(ev)
+		s.xreads.read(s.tree, s.tests, ev)
+		return
+	}
+	if w := s.observe(ev); w != nil {
+		s.write(w)
+	}
+	if s.cfg.Witness {
+		s.found(s.checker.Caught(ev.BootNS))
+	}
+}
+
+// observe follows the process tree and the tests through a record, and
+// returns the write it makes to judge, if any.
+func (s *Session) observe(ev *tracer.Event) *tracer.Event {
+	if ev.Kind == tracer.KindFork && ev.Flags == 1 {
+		s.tree.SetRoot(ev.TGID)
+		if s.cfg.Witness {
+			s.checker.Joined(ev.TGID, s.pid)
+		}
+		return nil
+	}
+	s.tree.Observe(ev)
+	s.member(ev)
+	if n := s.tree.Seen(); n != s.seen {
+		s.seen = n
+		s.live.SetProcesses(n)
+	}
+	switch ev.Kind {
+	case tracer.KindWrite:
+		// A test boundary is not a write. Only an announcement's path is
+		// copied for Marker, which keeps parts of it.
+		if ev.Op == ops.Open && bytes.HasPrefix(ev.Bytes(tracer.SlotPath), markerPrefix) &&
+			s.tests.Marker(ev.TGID, ev.String(tracer.SlotPath)) {
+			return nil
+		}
+		return ev
+	case tracer.KindContents:
+		return heldWrite(ev)
+	case tracer.KindExit:
+		s.tests.Observe(ev, nil)
+	case tracer.KindExec:
+	default:
+		s.tests.Observe(ev, s.host.GoTestSource)
+	}
+	return nil
+}
+
+// heldWrite is the open for writing a record that asks for contents to
+// be watched stands for, when it holds the file pidfd_getfd took, one
+// that can write a regular file (its flags those the file was opened
+// with): another thread may write through it before the process stops.
+// nil for another record.
+func heldWrite(ev *tracer.Event) *tracer.Event {
+	if !ev.Has(tracer.SlotResolved) {
+		return nil
+	}
+	w := *ev
+	w.Kind, w.Op, w.Flags, w.Mode = tracer.KindWrite, ops.Open, ev.Mode, 0
+	return &w
+}
+
+// member tells the witness's Checker who joins and leaves the tree.
+func (s *Session) member(ev *tracer.Event) {
+	if !s.cfg.Witness {
+		return
+	}
+	switch ev.Kind {
+	case tracer.KindFork:
+		s.checker.Joined(ev.TGID, ev.NSTGID)
+	case tracer.KindExit:
+		if p := s.tree.Proc(ev.TGID); p != nil {
+			s.checker.Left(ev.TGID, p.NSTGID)
+		}
+	}
+}
+
+// write judges a write record, and counts and reports each path it wrote
+// outside the allowlist; then the witness's Checker keeps it to explain
+// the changes it made.
+func (s *Session) write(ev *tracer.Event) {
+	s.writes++
+	s.live.AddEvent()
+	s.refused.Count(ev.Action)
+	verdicts := s.judge.Record(ev)
+	if ev.Paused && s.cfg.Resume != nil { // the judge followed its path: the process may change it now
+		s.cfg.Resume(ev)
+	}
+	s.unsettled(ev, len(verdicts))
+	s.report(ev, verdicts)
+	if s.cfg.Witness {
+		s.found(s.checker.Record(ev))
+	}
+}
+
+// unsettled takes a write record made while a mount may have led paths
+// elsewhere and contents were not watched yet (tracer.Event.Unwatched:
+// in a mount namespace of the tree's own, while a privileged process
+// changed mounts or its root, or of a file whose mount is another
+// namespace's), or a write through a shared mapping or Linux AIO, which
+// the witness never sees, once the tree's view of paths may differ from
+// writewatch's: one the judge found allowed makes the run incomplete,
+// since its path may have led to another file (those the kernel found
+// allowed are counted: tracer.Stats.UnwatchedAllowed).
+func (s *Session) unsettled(ev *tracer.Event, violations int) {
+	switch {
+	case !ev.Unwatched || violations > 0:
+	case ev.Op.Unnotified():
+		s.ledger.Add("a file was written through a shared mapping or Linux AIO where its path seemed allowed, while a mount or change of root of the tree's, or another mount namespace, could lead that path elsewhere: the filesystem witness does not see such writes")
+	default:
+		s.ledger.Add("a file was opened for writing where its path seemed allowed, while a mount of the tree's own, a change of root or another mount namespace could lead that path elsewhere, " +
+			"before the filesystem witness watched the contents of files")
+	}
+}
+
+// report counts and reports the verdicts of a write record.
+func (s *Session) report(ev *tracer.Event, verdicts []judge.Verdict) {
+	if len(verdicts) == 0 {
+		return
+	}
+	who := s.tests.Attribute(ev)
+	whoKey := who.Key()
+	act := policy.Action(ev.Action)
+	rk, repeatable := ev.RepeatKey()
+	for i := range verdicts {
+		v := &verdicts[i]
+		if s.cfg.Witness {
+			s.checker.Noted(ev.TGID, witness.Group{Op: v.Op, Path: v.Path, Role: v.Role, Who: whoKey}, false)
+		}
+		if !s.groups.Full() || s.groups.Has(v.Op, v.Path, v.Role, whoKey) {
+			s.sev.Observe(v.Occurrence(ev, whoKey))
+		}
+		switch {
+		case s.groups.Repeat(v.Op, v.Path, v.Role, whoKey):
+			s.live.Violation(v.Op, act, false)
+			if repeatable && !slices.Contains(s.repeatOf[rk], group{v.Op, v.Path, v.Role, whoKey}) {
+				s.repeatOf[rk] = append(s.repeatOf[rk], group{v.Op, strings.Clone(v.Path), v.Role, whoKey})
+			}
+		case s.groups.Full():
+			s.groups.Unlisted++
+			s.live.Violation(v.Op, act, false)
+		default:
+			// A new violation: keep copies of the strings, which are
+			// views of buffers the next record reuses.
+			viol := s.violation(ev, v)
+			viol.Who = who
+			if repeatable {
+				s.repeatOf[rk] = append(s.repeatOf[rk], group{viol.Op, viol.Path, viol.Role, whoKey})
+			}
+			s.groups.Add(viol)
+			s.live.Violation(viol.Op, viol.Action, true)
+		}
+	}
+	s.xreads.wrote(s.tree, ev, who, verdicts[0].Op)
+}
+
+// violation describes a new violation: the path judged, and the process
+// that wrote it.
+func (s *Session) violation(ev *tracer.Event, v *judge.Verdict) report.Violation {
+	p := s.tree.Report(ev.TGID)
+	viol := report.Violation{
+		Op:            v.Op,
+		Path:          strings.Clone(v.Path),
+		RequestedPath: strings.Clone(v.Requested),
+		Role:          v.Role,
+		Truncated:     v.Truncated,
+		PID:           p.PID,
+		PPID:          p.PPID,
+		Comm:          string(ev.Comm),
+		Cmdline:       p.Cmdline,
+		Chain:         s.tree.Chain(ev.TGID),
+		First:         ev.Time,
+		Action:        policy.Action(ev.Action),
+		Exe:           p.Exe,
+		DeniedBy:      v.DeniedBy(),
+		NotEnforced:   v.NotEnforced(),
+		SeenBy:        []string{report.SeenBySyscall},
+	}
+	if ev.Op == ops.Open || ev.Op == ops.Creat {
+		viol.Flags = judge.OpenFlags(ev.Flags)
+	}
+	if ev.ViaIOUring {
+		viol.Via = report.ViaIOUring
+	} else if ev.Ret < 0 {
+		viol.Errno = unix.ErrnoName(syscall.Errno(-ev.Ret))
+	}
+	return viol
+}
