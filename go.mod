@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/cilium/ebpf v0.22.0
+	github.com/fzipp/gocyclo v0.6.0
 	github.com/joshdk/go-junit v1.0.0
 	github.com/moby/sys/mountinfo v0.7.3
 	github.com/prometheus/client_model v0.6.3

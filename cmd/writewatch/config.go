@@ -260,16 +260,8 @@ func (c *Config) check() error {
 
 // checkCombinations finds flags that mean nothing together, or alone.
 func (c *Config) checkCombinations(t task) error {
-	outputs := map[string]string{}
-	for _, o := range []struct{ flag, path string }{{"--json", c.JSONFile}, {"--junit", c.JUnitFile}, {"--metrics-textfile", c.MetricsTextfile}, {"--suggest-config", c.SuggestConfig}} {
-		if o.path == "" {
-			continue
-		}
-		p := filepath.Clean(o.path)
-		if other, ok := outputs[p]; ok {
-			return fmt.Errorf("%s and %s name the same file, %s", other, o.flag, o.path)
-		}
-		outputs[p] = o.flag
+	if err := c.checkOutputs(); err != nil {
+		return err
 	}
 	switch {
 	case c.Enforce.on && c.Audit:
@@ -282,6 +274,29 @@ func (c *Config) checkCombinations(t task) error {
 		return fmt.Errorf("--enforce-with %s needs --enforce", c.EnforceWith)
 	case c.Enforce.block && c.Tier != nil && !c.Tier.Refuses():
 		return fmt.Errorf("--enforce=block with --enforce-with %s: the %s tier cannot refuse a write, only kill its writer", c.Tier, c.Tier)
+	}
+	return c.checkMetricsFlags()
+}
+
+// checkOutputs finds two output flags that name the same file.
+func (c *Config) checkOutputs() error {
+	outputs := map[string]string{}
+	for _, o := range []struct{ flag, path string }{{"--json", c.JSONFile}, {"--junit", c.JUnitFile}, {"--metrics-textfile", c.MetricsTextfile}, {"--suggest-config", c.SuggestConfig}} {
+		if o.path == "" {
+			continue
+		}
+		p := filepath.Clean(o.path)
+		if other, ok := outputs[p]; ok {
+			return fmt.Errorf("%s and %s name the same file, %s", other, o.flag, o.path)
+		}
+		outputs[p] = o.flag
+	}
+	return nil
+}
+
+// checkMetricsFlags finds metrics flags given without the flag they need.
+func (c *Config) checkMetricsFlags() error {
+	switch {
 	case c.MetricsRequired && c.Pushgateway == "":
 		return errors.New("--metrics-required needs --pushgateway")
 	case len(c.MetricsLabels) > 0 && c.MetricsAddr == "" && c.Pushgateway == "" && c.MetricsTextfile == "":

@@ -150,60 +150,22 @@ func load(opts Options, fsys fileSystem) (*List, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := &config{defaults: allDefaults(true)}
-	project := opts.WorkDir
-	if file != "" {
-		data, null, err := fsys.readConfig(file)
-		if err != nil {
-			return nil, err
-		}
-		if cfg, err = parseConfig(file, data); err != nil {
-			return nil, err
-		}
-		if !null {
-			project = filepath.Dir(file)
-		}
+	cfg, project, err := projectConfig(file, opts.WorkDir, fsys)
+	if err != nil {
+		return nil, err
 	}
 
 	goCache := startGoCache(cfg.defaults, opts)
 	b := &builder{fsys: fsys}
 	guard := b.broadGuard(project, opts.Home)
-	baseDir := filepath.Dir(file)
-	for _, e := range cfg.entries {
-		src := fmt.Sprintf("%s:%d", file, e.line)
-		pat, err := expand(e.text, baseDir, opts)
-		if err == nil {
-			var pats []*Pattern
-			pats, err = b.add(Entry{Kind: e.kind, Pattern: pat, Raw: e.text, Source: src, Broad: e.broad})
-			if why := guard.covers(pats); err == nil && e.kind == Allow && !e.broad && why != "" {
-				err = fmt.Errorf("%s; allow only what the tests write, or write {path: %q, broad: true} if all of it is meant", why, e.text)
-			}
-		}
-		if err != nil {
-			return nil, &ConfigError{File: file, Line: e.line, Msg: fmt.Sprintf("%s %q: %v", e.kind, e.text, err)}
-		}
+	if err := b.addConfigEntries(file, cfg.entries, opts, guard); err != nil {
+		return nil, err
 	}
-	for _, raw := range opts.ExtraAllow {
-		if raw == "" {
-			return nil, errors.New("allowlist: --allow: empty pattern")
-		}
-		pat, err := expand(raw, opts.WorkDir, opts)
-		if err == nil {
-			var pats []*Pattern
-			pats, err = b.add(Entry{Kind: Allow, Pattern: pat, Raw: raw, Source: "--allow", Broad: opts.ExtraAllowBroad})
-			if why := guard.covers(pats); err == nil && !opts.ExtraAllowBroad && why != "" {
-				err = fmt.Errorf("%s; allow only what the tests write, or give it in the config as {path: %q, broad: true} if all of it is meant", why, raw)
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("allowlist: --allow %q: %w", raw, err)
-		}
+	if err := b.addExtraAllow(opts, guard); err != nil {
+		return nil, err
 	}
-	for _, o := range opts.Outputs {
-		// An escaped absolute path compiles.
-		if _, err := b.add(Entry{Kind: Allow, Pattern: escapeGlob(filepath.Clean(o.Path)), Raw: o.Path, Source: "output:" + o.Name}); err != nil {
-			return nil, fmt.Errorf("allowlist: %s %q: %w", o.Name, o.Path, err)
-		}
+	if err := b.addOutputs(opts.Outputs); err != nil {
+		return nil, err
 	}
 	// The rest waits for go env, if it runs: it is done when the list is
 	// first used, so go env runs while the caller starts other work.
@@ -217,6 +179,99 @@ func load(opts Options, fsys fileSystem) (*List, error) {
 		l.ready()
 	}
 	return l, nil
+}
+
+// projectConfig reads and parses the config file, if there is one (file
+// ""), and returns it and the project's directory: the config file's,
+// or workDir with no config file or a null one.
+func projectConfig(file, workDir string, fsys fileSystem) (*config, string, error) {
+	if file == "" {
+		return &config{defaults: allDefaults(true)}, workDir, nil
+	}
+	data, null, err := fsys.readConfig(file)
+	if err != nil {
+		return nil, "", err
+	}
+	cfg, err := parseConfig(file, data)
+	if err != nil {
+		return nil, "", err
+	}
+	if null {
+		return cfg, workDir, nil
+	}
+	return cfg, filepath.Dir(file), nil
+}
+
+// addConfigEntries adds the entries of the config file, relative to its
+// directory.
+func (b *builder) addConfigEntries(file string, entries []rawEntry, opts Options, guard *broadGuard) error {
+	baseDir := filepath.Dir(file)
+	for _, e := range entries {
+		if err := b.addConfigEntry(e, fmt.Sprintf("%s:%d", file, e.line), baseDir, opts, guard); err != nil {
+			return &ConfigError{File: file, Line: e.line, Msg: fmt.Sprintf("%s %q: %v", e.kind, e.text, err)}
+		}
+	}
+	return nil
+}
+
+// addConfigEntry adds entry e, from src; an allow entry that covers /,
+// the home directory or a directory above the project must say broad.
+func (b *builder) addConfigEntry(e rawEntry, src, baseDir string, opts Options, guard *broadGuard) error {
+	pat, err := expand(e.text, baseDir, opts)
+	if err != nil {
+		return err
+	}
+	pats, err := b.add(Entry{Kind: e.kind, Pattern: pat, Raw: e.text, Source: src, Broad: e.broad})
+	if err != nil {
+		return err
+	}
+	if why := guard.covers(pats); e.kind == Allow && !e.broad && why != "" {
+		return fmt.Errorf("%s; allow only what the tests write, or write {path: %q, broad: true} if all of it is meant", why, e.text)
+	}
+	return nil
+}
+
+// addExtraAllow adds the --allow entries, relative to the work
+// directory.
+func (b *builder) addExtraAllow(opts Options, guard *broadGuard) error {
+	for _, raw := range opts.ExtraAllow {
+		if raw == "" {
+			return errors.New("allowlist: --allow: empty pattern")
+		}
+		if err := b.addExtraEntry(raw, opts, guard); err != nil {
+			return fmt.Errorf("allowlist: --allow %q: %w", raw, err)
+		}
+	}
+	return nil
+}
+
+// addExtraEntry adds --allow raw; one that covers /, the home directory
+// or a directory above the project is refused unless ExtraAllowBroad.
+func (b *builder) addExtraEntry(raw string, opts Options, guard *broadGuard) error {
+	pat, err := expand(raw, opts.WorkDir, opts)
+	if err != nil {
+		return err
+	}
+	pats, err := b.add(Entry{Kind: Allow, Pattern: pat, Raw: raw, Source: "--allow", Broad: opts.ExtraAllowBroad})
+	if err != nil {
+		return err
+	}
+	if why := guard.covers(pats); !opts.ExtraAllowBroad && why != "" {
+		return fmt.Errorf("%s; allow only what the tests write, or give it in the config as {path: %q, broad: true} if all of it is meant", why, raw)
+	}
+	return nil
+}
+
+// addOutputs allows the files writewatch's stdout and stderr go to,
+// which COMMAND inherits.
+func (b *builder) addOutputs(outputs []Output) error {
+	for _, o := range outputs {
+		// An escaped absolute path compiles.
+		if _, err := b.add(Entry{Kind: Allow, Pattern: escapeGlob(filepath.Clean(o.Path)), Raw: o.Path, Source: "output:" + o.Name}); err != nil {
+			return fmt.Errorf("allowlist: %s %q: %w", o.Name, o.Path, err)
+		}
+	}
+	return nil
 }
 
 // carveProject takes the project out of the defaults that cover it: it

@@ -63,24 +63,12 @@ var exitMeaning = map[int]string{
 }
 
 func check(w io.Writer, reportPath, exitArg string) error {
-	code, err := strconv.Atoi(exitArg)
+	if err := checkExit(exitArg); err != nil {
+		return err
+	}
+	rep, err := readReport(reportPath)
 	if err != nil {
-		return fmt.Errorf("exit code %q: %w", exitArg, err)
-	}
-	if code != 86 {
-		why := exitMeaning[code]
-		if why == "" {
-			why = "see its message above"
-		}
-		return fmt.Errorf("writewatch exited with %d, not 86: %s", code, why)
-	}
-	data, err := os.ReadFile(reportPath)
-	if err != nil {
-		return fmt.Errorf("read the JSON report: %w", err)
-	}
-	var rep report.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return fmt.Errorf("parse the JSON report %s: %w", reportPath, err)
+		return err
 	}
 	if rep.LostEvents > 0 {
 		return fmt.Errorf("the kernel lost %d events", rep.LostEvents)
@@ -94,34 +82,8 @@ func check(w io.Writer, reportPath, exitArg string) error {
 		return err
 	}
 	want := expected(root)
-	var got []finding
-	for _, v := range rep.Violations {
-		got = append(got, finding{v.Op, v.Path, v.Test})
-	}
-	var missing, extra []string
-	for _, f := range want {
-		if !slices.Contains(got, f) {
-			missing = append(missing, f.String())
-		}
-	}
-	for _, f := range got {
-		if !slices.Contains(want, f) {
-			extra = append(extra, f.String())
-		}
-	}
-	if len(missing) > 0 || len(extra) > 0 || rep.UnlistedViolations > 0 {
-		var b strings.Builder
-		b.WriteString("the report differs from what the sample suite does")
-		for _, m := range missing {
-			b.WriteString("\n  missing:    " + m)
-		}
-		for _, e := range extra {
-			b.WriteString("\n  unexpected: " + e)
-		}
-		if rep.UnlistedViolations > 0 {
-			fmt.Fprintf(&b, "\n  and %d writes not listed", rep.UnlistedViolations)
-		}
-		return fmt.Errorf("%s", b.String())
+	if err := compare(want, rep); err != nil {
+		return err
 	}
 	fmt.Fprintln(w, "make demo: as expected, writewatch exited with 86 and reported the sample suite's stray file and the config it wrote into a fake home, each with its test:")
 	for _, f := range want {
@@ -129,4 +91,70 @@ func check(w io.Writer, reportPath, exitArg string) error {
 		fmt.Fprintf(w, "  %-5s %s (%s)\n", f.op, rel, f.test)
 	}
 	return nil
+}
+
+// checkExit checks that writewatch exited with 86, or says what its exit
+// code means.
+func checkExit(exitArg string) error {
+	code, err := strconv.Atoi(exitArg)
+	if err != nil {
+		return fmt.Errorf("exit code %q: %w", exitArg, err)
+	}
+	if code != 86 {
+		why := exitMeaning[code]
+		if why == "" {
+			why = "see its message above"
+		}
+		return fmt.Errorf("writewatch exited with %d, not 86: %s", code, why)
+	}
+	return nil
+}
+
+// readReport reads the JSON report.
+func readReport(path string) (*report.Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read the JSON report: %w", err)
+	}
+	var rep report.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, fmt.Errorf("parse the JSON report %s: %w", path, err)
+	}
+	return &rep, nil
+}
+
+// compare finds the findings of want the report lacks, those it has
+// beyond them, and the writes it did not list.
+func compare(want []finding, rep *report.Report) error {
+	var got []finding
+	for _, v := range rep.Violations {
+		got = append(got, finding{v.Op, v.Path, v.Test})
+	}
+	missing, extra := lacking(want, got), lacking(got, want)
+	if len(missing) == 0 && len(extra) == 0 && rep.UnlistedViolations == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("the report differs from what the sample suite does")
+	for _, m := range missing {
+		b.WriteString("\n  missing:    " + m)
+	}
+	for _, e := range extra {
+		b.WriteString("\n  unexpected: " + e)
+	}
+	if rep.UnlistedViolations > 0 {
+		fmt.Fprintf(&b, "\n  and %d writes not listed", rep.UnlistedViolations)
+	}
+	return fmt.Errorf("%s", b.String())
+}
+
+// lacking lists the findings of a that b lacks.
+func lacking(a, b []finding) []string {
+	var out []string
+	for _, f := range a {
+		if !slices.Contains(b, f) {
+			out = append(out, f.String())
+		}
+	}
+	return out
 }

@@ -140,6 +140,23 @@ func (lay *Layout) readFuncs(f *elf.File) error {
 	if err != nil {
 		return err
 	}
+	entries, err := lay.funcEntries(f, text, sec, data)
+	if err != nil {
+		return err
+	}
+	for _, name := range lay.testFuncNames("TestMain") {
+		if entries[name] != 0 {
+			lay.hasTestMain = true
+		}
+	}
+	lay.Funcs = hookOffsets(f, entries)
+	return nil
+}
+
+// funcEntries finds the entry addresses of TestMain and the hooked
+// functions in the pclntab (data, the section sec), and makes the line
+// table ready to be read.
+func (lay *Layout) funcEntries(f *elf.File, text, sec *elf.Section, data []byte) (map[string]uint64, error) {
 	names := lay.testFuncNames("TestMain")
 	names = append(names, Hooks...)
 	rt0 := "_rt0_" + goarch(f.Machine) + "_linux"
@@ -147,8 +164,9 @@ func (lay *Layout) readFuncs(f *elf.File) error {
 	base := text.Addr
 	if ok {
 		entry, found := offsets[rt0]
+		var err error
 		if base, err = goTextStart(f, text, sec, data, entry, found); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	lay.lines = sync.OnceValue(func() *gosym.Table {
@@ -163,23 +181,33 @@ func (lay *Layout) readFuncs(f *elf.File) error {
 		entries[name] = base + off
 	}
 	if !ok {
-		tab := lay.lines()
-		if tab == nil {
-			_, err := gosym.NewTable(nil, gosym.NewLineTable(data, base))
-			return fmt.Errorf("%w: read .gopclntab: %w", ErrNotGoTest, err)
-		}
-		for _, name := range names {
-			if fn := tab.LookupFunc(name); fn != nil {
-				entries[name] = fn.Entry
-			}
+		if err := lay.lookUpFuncs(entries, names, data, base); err != nil {
+			return nil, err
 		}
 	}
-	for _, name := range lay.testFuncNames("TestMain") {
-		if entries[name] != 0 {
-			lay.hasTestMain = true
+	return entries, nil
+}
+
+// lookUpFuncs adds the entries of names from the line table, for a
+// pclntab funcOffsets does not read.
+func (lay *Layout) lookUpFuncs(entries map[string]uint64, names []string, data []byte, base uint64) error {
+	tab := lay.lines()
+	if tab == nil {
+		_, err := gosym.NewTable(nil, gosym.NewLineTable(data, base))
+		return fmt.Errorf("%w: read .gopclntab: %w", ErrNotGoTest, err)
+	}
+	for _, name := range names {
+		if fn := tab.LookupFunc(name); fn != nil {
+			entries[name] = fn.Entry
 		}
 	}
-	lay.Funcs = map[string]uint64{}
+	return nil
+}
+
+// hookOffsets turns the entries of the hooked functions found into file
+// offsets, through the executable segment that holds each.
+func hookOffsets(f *elf.File, entries map[string]uint64) map[string]uint64 {
+	offsets := map[string]uint64{}
 	for _, symbol := range Hooks {
 		entry, ok := entries[symbol]
 		if !ok {
@@ -187,11 +215,11 @@ func (lay *Layout) readFuncs(f *elf.File) error {
 		}
 		for _, prog := range f.Progs {
 			if prog.Type == elf.PT_LOAD && prog.Flags&elf.PF_X != 0 && entry >= prog.Vaddr && entry < prog.Vaddr+prog.Memsz {
-				lay.Funcs[symbol] = entry - prog.Vaddr + prog.Off
+				offsets[symbol] = entry - prog.Vaddr + prog.Off
 			}
 		}
 	}
-	return nil
+	return offsets
 }
 
 // goTextStart is the address of runtime.text, from which a Go 1.18+
@@ -239,12 +267,35 @@ func (lay *Layout) readDWARF(d *dwarf.Data) error {
 		"testing.B":      {"common": &bOff},
 		"testing.F":      {"common": &fOff},
 	}
+	found, err := lay.readStructs(d.Reader(), want)
+	if err != nil {
+		return err
+	}
+	if !found["runtime.g"] || !found["testing.common"] || !found["testing.T"] {
+		return fmt.Errorf("%w: no DWARF for the testing package", ErrNotGoTest)
+	}
+	// name is read from the *testing.T, whose common is embedded; from a
+	// *B or *F too, where common must lie at the same offset.
+	lay.NameOff += tOff
+	if !found["testing.B"] || bOff != tOff {
+		delete(lay.Funcs, BRunN)
+	}
+	if !found["testing.F"] || fOff != tOff {
+		delete(lay.Funcs, FRunner)
+	}
+	return nil
+}
+
+// readStructs reads, for each struct type named in want, the offsets of
+// the fields named there (field -> where to store its offset), and
+// returns the structs found. A struct found without all of them is an
+// error.
+func (lay *Layout) readStructs(r *dwarf.Reader, want map[string]map[string]*uint32) (map[string]bool, error) {
 	found := map[string]bool{}
-	r := d.Reader()
 	for len(found) < len(want) {
 		e, err := r.Next()
 		if err != nil {
-			return fmt.Errorf("read DWARF: %w", err)
+			return nil, fmt.Errorf("read DWARF: %w", err)
 		}
 		if e == nil {
 			break
@@ -260,41 +311,35 @@ func (lay *Layout) readDWARF(d *dwarf.Data) error {
 			}
 			continue
 		}
-		seen := 0
-		for {
-			c, err := r.Next()
-			if err != nil || c == nil || c.Tag == 0 {
-				break
-			}
-			fname, _ := c.Val(dwarf.AttrName).(string)
-			if dst, ok := fields[fname]; ok {
-				if off, ok := c.Val(dwarf.AttrDataMemberLoc).(int64); ok {
-					*dst = uint32(off)
-					seen++
-				}
-			}
-			if c.Children {
-				r.SkipChildren()
-			}
-		}
-		if seen != len(fields) {
-			return fmt.Errorf("%w: DWARF: %s lacks fields (Go %s)", ErrNotGoTest, name, lay.GoVersion)
+		if readMembers(r, fields) != len(fields) {
+			return nil, fmt.Errorf("%w: DWARF: %s lacks fields (Go %s)", ErrNotGoTest, name, lay.GoVersion)
 		}
 		found[name] = true
 	}
-	if !found["runtime.g"] || !found["testing.common"] || !found["testing.T"] {
-		return fmt.Errorf("%w: no DWARF for the testing package", ErrNotGoTest)
+	return found, nil
+}
+
+// readMembers reads the members of the struct whose entry r has just
+// read, stores the offsets of those named in fields, and returns how
+// many it stored.
+func readMembers(r *dwarf.Reader, fields map[string]*uint32) int {
+	seen := 0
+	for {
+		c, err := r.Next()
+		if err != nil || c == nil || c.Tag == 0 {
+			return seen
+		}
+		fname, _ := c.Val(dwarf.AttrName).(string)
+		if dst, ok := fields[fname]; ok {
+			if off, ok := c.Val(dwarf.AttrDataMemberLoc).(int64); ok {
+				*dst = uint32(off)
+				seen++
+			}
+		}
+		if c.Children {
+			r.SkipChildren()
+		}
 	}
-	// name is read from the *testing.T, whose common is embedded; from a
-	// *B or *F too, where common must lie at the same offset.
-	lay.NameOff += tOff
-	if !found["testing.B"] || bOff != tOff {
-		delete(lay.Funcs, BRunN)
-	}
-	if !found["testing.F"] || fOff != tOff {
-		delete(lay.Funcs, FRunner)
-	}
-	return nil
 }
 
 // Source names the source file and line of the function at pc: a

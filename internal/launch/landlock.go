@@ -422,22 +422,11 @@ func startTrampoline(path string, spec Spec, env []string) (*Process, error) {
 		defer ruleset.Close()
 		ts.Landlock = true
 	}
-	data, err := json.Marshal(ts)
+	specFile, err := specMemfd(ts)
 	if err != nil {
 		return nil, err
 	}
-	mfd, err := unix.MemfdCreate("writewatch-spec", unix.MFD_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("memfd: %w", err)
-	}
-	specFile := os.NewFile(uintptr(mfd), "spec")
 	defer specFile.Close()
-	if _, err := specFile.Write(data); err != nil {
-		return nil, err
-	}
-	if _, err := specFile.Seek(0, io.SeekStart); err != nil {
-		return nil, err
-	}
 	statusR, statusW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -485,16 +474,44 @@ func startTrampoline(path string, spec Spec, env []string) (*Process, error) {
 		listener.Close()
 	}
 	cmd.Wait()
+	return nil, trampolineError(path, msg)
+}
+
+// specMemfd writes ts to a memfd, read from its start by the trampoline.
+func specMemfd(ts trampolineSpec) (*os.File, error) {
+	data, err := json.Marshal(ts)
+	if err != nil {
+		return nil, err
+	}
+	mfd, err := unix.MemfdCreate("writewatch-spec", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("memfd: %w", err)
+	}
+	f := os.NewFile(uintptr(mfd), "spec")
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// trampolineError is the error of a start the trampoline reported
+// failed, in its status message msg: "CLASS TEXT".
+func trampolineError(path string, msg []byte) error {
 	class, text, _ := strings.Cut(string(msg), " ")
 	switch class {
 	case classNotFound:
-		return nil, fmt.Errorf("%s: %w", text, ErrNotFound)
+		return fmt.Errorf("%s: %w", text, ErrNotFound)
 	case classNotExec:
-		return nil, fmt.Errorf("%s: %w", text, ErrNotExecutable)
+		return fmt.Errorf("%s: %w", text, ErrNotExecutable)
 	case classConfine:
-		return nil, fmt.Errorf("%s: %w", text, ErrConfine)
+		return fmt.Errorf("%s: %w", text, ErrConfine)
 	}
-	return nil, fmt.Errorf("start %s: %s", path, text)
+	return fmt.Errorf("start %s: %s", path, text)
 }
 
 // LandlockWriteRights are the Landlock rights that change the file system,

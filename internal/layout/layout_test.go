@@ -8,8 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fzipp/gocyclo"
 )
 
 // root is the module's root directory.
@@ -104,5 +107,64 @@ func TestRunStaysSmall(t *testing.T) {
 	})
 	if lines == 0 || lines >= maxRunLines {
 		t.Errorf("internal/run has %d lines of code outside its tests, want fewer than %d", lines, maxRunLines)
+	}
+}
+
+// maxComplexity bounds a function's cyclomatic complexity as gocyclo
+// counts it: one, plus one for each if, for, range, case (not default),
+// && and ||; a function literal counts in the function it is written in.
+// A function over it is to be split into named steps, as a long one is.
+//
+// Test files are left out: a test's count is mostly its checks, an if
+// for each step that can fail and an || for each field it compares,
+// which add no path a reader must follow. The tests over the cap when it
+// came were such sequences of checks, or a switch of one case per
+// operation, which helpers would only scatter; the line cap above still
+// bounds them. Test data (the programs under testdata the tests run) is
+// counted. gocyclo's ignore directive has no effect here (the files are
+// parsed without their comments): overComplexity is the one exception.
+const maxComplexity = 20
+
+// overComplexity names the functions, as package.function, let over
+// maxComplexity for now; an entry that is no longer over it fails the
+// test, so that the list only shrinks.
+var overComplexity = []string{
+	"judge.(*Judge).written", // being split with the session work
+}
+
+func TestNoComplexFunctions(t *testing.T) {
+	dir := root(t)
+	fset := token.NewFileSet()
+	var stats gocyclo.Stats
+	goFiles(t, dir, func(path string, src []byte) {
+		if strings.HasSuffix(path, "_test.go") {
+			return
+		}
+		f, err := parser.ParseFile(fset, path, src, 0)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		stats = gocyclo.AnalyzeASTFile(f, fset, stats)
+	})
+	if len(stats) < 500 {
+		t.Errorf("only %d functions found under %s", len(stats), dir)
+	}
+	over := map[string]bool{}
+	for _, s := range stats {
+		if s.Complexity <= maxComplexity {
+			continue
+		}
+		name := s.PkgName + "." + s.FuncName
+		over[name] = true
+		if !slices.Contains(overComplexity, name) {
+			rel, _ := filepath.Rel(dir, s.Pos.Filename)
+			t.Errorf("%s:%d: %s has a cyclomatic complexity of %d, more than %d", rel, s.Pos.Line, name, s.Complexity, maxComplexity)
+		}
+	}
+	for _, name := range overComplexity {
+		if !over[name] {
+			t.Errorf("%s is no longer over %d (or is gone): take it off overComplexity", name, maxComplexity)
+		}
 	}
 }

@@ -138,19 +138,11 @@ func walk(p string, o Options, root string) (string, bool, error) {
 			dest = dest[:max(strings.LastIndexByte(dest, '/'), 0)]
 			continue
 		}
-		next := dest + "/" + comp
-		if dest == "/proc" {
-			if o.PID == 0 {
-				return filepath.Clean(next + "/" + rest), false, ErrNoCaller
-			}
-			switch comp {
-			case "self":
-				next = "/proc/" + strconv.Itoa(o.PID)
-			case "thread-self":
-				next = "/proc/" + strconv.Itoa(o.PID) + "/task/" + strconv.Itoa(o.TID)
-			}
+		next, err := entryPath(dest, comp, o)
+		if err != nil {
+			return filepath.Clean(next + "/" + rest), false, err
 		}
-		if strings.TrimLeft(rest, "/") == "" && (o.Last == Entry || o.Last == NoFollow && !slash) {
+		if lastUnfollowed(rest, slash, o.Last) {
 			dest = next
 			break
 		}
@@ -159,18 +151,11 @@ func walk(p string, o Options, root string) (string, bool, error) {
 			o.unsure()
 			return filepath.Clean(next + "/" + rest), false, err
 		}
-		// /proc makes its entries when they are looked up.
-		if fi.Mode()&os.ModeSymlink != 0 && o.Links != nil && !strings.HasPrefix(next, "/proc/") {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				if c := time.Unix(st.Ctim.Sec, st.Ctim.Nsec); c.After(*o.Links) {
-					*o.Links = c
-				}
-			}
-		}
 		if fi.Mode()&os.ModeSymlink == 0 {
 			dest = next
 			continue
 		}
+		o.linkChanged(fi, next)
 		if links++; links > MaxLinks {
 			return filepath.Clean(next + "/" + rest), false, &os.PathError{Op: "lookup", Path: p, Err: syscall.ELOOP}
 		}
@@ -180,16 +165,13 @@ func walk(p string, o Options, root string) (string, bool, error) {
 			return filepath.Clean(next + "/" + rest), false, err
 		}
 		if strings.HasPrefix(next, "/proc/") {
-			var ok bool
-			if target, ok = Descriptor(target); !ok {
+			var host, ok bool
+			target, host, ok = descriptorTarget(target, root)
+			if !ok {
 				return "", false, ErrNotFile
 			}
-			// Read by this process: a path of its own root.
-			if root != "" && strings.HasPrefix(target, "/") {
-				if !Within(target, root) {
-					return filepath.Clean(target + "/" + rest), true, nil
-				}
-				target = "/" + strings.TrimPrefix(target, root)
+			if host {
+				return filepath.Clean(target + "/" + rest), true, nil
 			}
 		}
 		if strings.HasPrefix(target, "/") {
@@ -203,6 +185,64 @@ func walk(p string, o Options, root string) (string, bool, error) {
 		return "/", false, nil
 	}
 	return dest, false, nil
+}
+
+// entryPath is the path of comp in directory dest. In /proc, self and
+// thread-self are the caller's, which with no caller known is
+// ErrNoCaller.
+func entryPath(dest, comp string, o Options) (string, error) {
+	next := dest + "/" + comp
+	if dest != "/proc" {
+		return next, nil
+	}
+	if o.PID == 0 {
+		return next, ErrNoCaller
+	}
+	switch comp {
+	case "self":
+		next = "/proc/" + strconv.Itoa(o.PID)
+	case "thread-self":
+		next = "/proc/" + strconv.Itoa(o.PID) + "/task/" + strconv.Itoa(o.TID)
+	}
+	return next, nil
+}
+
+// lastUnfollowed reports whether the component cut before rest (and
+// slash, whether a slash came after it) is the path's last, to be taken
+// as it is: the entry the call acts on, or a link not followed.
+func lastUnfollowed(rest string, slash bool, last Last) bool {
+	return strings.TrimLeft(rest, "/") == "" && (last == Entry || last == NoFollow && !slash)
+}
+
+// linkChanged moves Links up to the change time of the symlink fi, at
+// next, when later. /proc makes its entries when they are looked up:
+// theirs is left out.
+func (o Options) linkChanged(fi os.FileInfo, next string) {
+	if o.Links == nil || strings.HasPrefix(next, "/proc/") {
+		return
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		if c := time.Unix(st.Ctim.Sec, st.Ctim.Nsec); c.After(*o.Links) {
+			*o.Links = c
+		}
+	}
+}
+
+// descriptorTarget reads the target of a link under /proc, read by this
+// process: a path of its own root. It is returned under root, or with
+// host when outside it; false for a descriptor of no file.
+func descriptorTarget(target, root string) (string, bool, bool) {
+	target, ok := Descriptor(target)
+	if !ok {
+		return "", false, false
+	}
+	if root != "" && strings.HasPrefix(target, "/") {
+		if !Within(target, root) {
+			return target, true, true
+		}
+		target = "/" + strings.TrimPrefix(target, root)
+	}
+	return target, false, true
 }
 
 // unsure sets Gone: the walk could not follow the path.

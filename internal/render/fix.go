@@ -61,92 +61,148 @@ func (s *Suggestion) Tests() []string {
 // No entry covers the project, the home directory or a directory above
 // either: such a write gets no entry (Unsuggested lists it).
 func Suggest(r *report.Report) (suggested []Suggestion, unsuggested []*report.Violation) {
-	base := configDir(r)
-	byPath := map[string][]*report.Violation{}
-	var paths []string
+	s := &suggester{base: configDir(r), home: r.Home, whole: map[string]int{}}
+	paths, unsuggested := s.gather(r)
+	byDir, dirs := byDirectory(s.topPaths(paths))
+	for _, d := range dirs {
+		s.addDir(d, byDir[d])
+	}
+	slices.SortFunc(s.list, func(a, b Suggestion) int { return cmp.Compare(a.Entry, b.Entry) })
+	for i := range s.list {
+		slices.SortStableFunc(s.list[i].Covers, func(a, b *report.Violation) int { return cmp.Compare(a.Path, b.Path) })
+	}
+	return s.list, unsuggested
+}
+
+// suggester builds the suggestions for one report.
+type suggester struct {
+	base, home string                         // the config file's directory, the home directory
+	byPath     map[string][]*report.Violation // the writes to let pass, by path
+	whole      map[string]int                 // directories allowed whole -> their suggestion
+	list       []Suggestion
+}
+
+// gather groups by path the writes an entry would let pass, and returns
+// their paths, sorted, and the writes no entry may cover, in report order.
+func (s *suggester) gather(r *report.Report) (paths []string, unsuggested []*report.Violation) {
+	s.byPath = map[string][]*report.Violation{}
 	for i := range r.Violations {
 		v := &r.Violations[i]
-		if v.Path == "" || v.Truncated || v.DeniedBy != "" || v.NotEnforced != "" || v.Errno != "" || v.Severity == report.SeverityAttempt || v.Baselined {
+		if !suggestable(v) {
 			continue
 		}
-		if tooBroad(v.Path, base, r.Home) || !utf8.ValidString(v.Path) {
+		if tooBroad(v.Path, s.base, s.home) || !utf8.ValidString(v.Path) {
 			unsuggested = append(unsuggested, v)
 			continue
 		}
-		if byPath[v.Path] == nil {
+		if s.byPath[v.Path] == nil {
 			paths = append(paths, v.Path)
 		}
-		byPath[v.Path] = append(byPath[v.Path], v)
+		s.byPath[v.Path] = append(s.byPath[v.Path], v)
 	}
 	slices.Sort(paths)
-	// A path under another one to allow is covered by it.
+	return paths, unsuggested
+}
+
+// suggestable reports whether an allow entry is what v calls for: a write
+// of a whole path that succeeded and is not in the baseline, which no deny
+// entry matched and no allow entry already allows (one --enforce could
+// not grant exactly).
+func suggestable(v *report.Violation) bool {
+	return v.Path != "" && !v.Truncated && v.DeniedBy == "" && v.NotEnforced == "" && v.Errno == "" &&
+		v.Severity != report.SeverityAttempt && !v.Baselined
+}
+
+// topPaths drops from paths, sorted, those under another one to allow,
+// which is given their writes: an entry covers what is below it.
+func (s *suggester) topPaths(paths []string) []string {
 	var tops []string
 	for _, p := range paths {
 		if n := len(tops); n > 0 && p != tops[n-1] && pathwalk.Within(p, tops[n-1]) {
-			byPath[tops[n-1]] = append(byPath[tops[n-1]], byPath[p]...)
+			s.byPath[tops[n-1]] = append(s.byPath[tops[n-1]], s.byPath[p]...)
 			continue
 		}
 		tops = append(tops, p)
 	}
-	// Names of one directory: one glob, unless it would be the whole of
-	// the project, the home directory or a directory above them.
+	return tops
+}
+
+// byDirectory groups the names of paths by their directory, and lists
+// the directories sorted: a directory before those below it.
+func byDirectory(paths []string) (map[string][]string, []string) {
 	byDir := map[string][]string{}
 	var dirs []string
-	for _, p := range tops {
+	for _, p := range paths {
 		d := filepath.Dir(p)
 		if byDir[d] == nil {
 			dirs = append(dirs, d)
 		}
 		byDir[d] = append(byDir[d], filepath.Base(p))
 	}
-	slices.Sort(dirs)         // a directory before those below it
-	whole := map[string]int{} // directories allowed whole -> their suggestion
-	for _, d := range dirs {
-		names := byDir[d]
-		if i, ok := wholeAbove(whole, d); ok {
-			for _, n := range names {
-				suggested[i].Covers = append(suggested[i].Covers, byPath[filepath.Join(d, n)]...)
-			}
-			continue
-		}
-		globs := map[string][]string{} // entry -> names
-		prefix, suffix, _ := nameshape.NameParts(names)
-		switch {
-		case len(names) > 1 && prefix+suffix != "":
-			var pids []int
-			for _, n := range names {
-				pids = writerPIDs(pids, byPath[filepath.Join(d, n)])
-			}
-			globs[entryFor(d, joinGlob(randomGlob(prefix, pids), randomGlob(suffix, pids)), base, r.Home)] = names
-		case len(names) >= collapseMin && !tooBroad(d, base, r.Home):
-			// Nothing shared: the directory itself.
-			e := entryFor(filepath.Dir(d), escapeGlobText(filepath.Base(d)), base, r.Home)
-			whole[d] = len(suggested)
-			s := Suggestion{Entry: e}
-			for _, n := range names {
-				s.Covers = append(s.Covers, byPath[filepath.Join(d, n)]...)
-			}
-			suggested = append(suggested, s)
-			continue
-		default:
-			for _, n := range names {
-				e := entryFor(d, randomGlob(n, writerPIDs(nil, byPath[filepath.Join(d, n)])), base, r.Home)
-				globs[e] = append(globs[e], n)
-			}
-		}
-		for e, ns := range globs {
-			s := Suggestion{Entry: e}
-			for _, n := range ns {
-				s.Covers = append(s.Covers, byPath[filepath.Join(d, n)]...)
-			}
-			suggested = append(suggested, s)
-		}
+	slices.Sort(dirs)
+	return byDir, dirs
+}
+
+// addDir suggests entries for the names of directory d: one glob of what
+// they share, else the directory itself when they are many, else one for
+// each name. A directory already allowed whole covers them.
+func (s *suggester) addDir(d string, names []string) {
+	if i, ok := wholeAbove(s.whole, d); ok {
+		s.list[i].Covers = append(s.list[i].Covers, s.covers(d, names)...)
+		return
 	}
-	slices.SortFunc(suggested, func(a, b Suggestion) int { return cmp.Compare(a.Entry, b.Entry) })
-	for i := range suggested {
-		slices.SortStableFunc(suggested[i].Covers, func(a, b *report.Violation) int { return cmp.Compare(a.Path, b.Path) })
+	prefix, suffix, _ := nameshape.NameParts(names)
+	switch {
+	case len(names) > 1 && prefix+suffix != "":
+		s.addGlobs(d, map[string][]string{s.sharedGlob(d, prefix, suffix, names): names})
+	case len(names) >= collapseMin && !tooBroad(d, s.base, s.home):
+		s.addWhole(d, names)
+	default:
+		s.addGlobs(d, s.nameGlobs(d, names))
 	}
-	return suggested, unsuggested
+}
+
+// sharedGlob is the entry for the names of d that share prefix and suffix.
+func (s *suggester) sharedGlob(d, prefix, suffix string, names []string) string {
+	var pids []int
+	for _, n := range names {
+		pids = writerPIDs(pids, s.byPath[filepath.Join(d, n)])
+	}
+	return entryFor(d, joinGlob(randomGlob(prefix, pids), randomGlob(suffix, pids)), s.base, s.home)
+}
+
+// nameGlobs gives each of the names of d its entry, with its random and
+// numbered parts as '*': entry -> names.
+func (s *suggester) nameGlobs(d string, names []string) map[string][]string {
+	globs := map[string][]string{}
+	for _, n := range names {
+		e := entryFor(d, randomGlob(n, writerPIDs(nil, s.byPath[filepath.Join(d, n)])), s.base, s.home)
+		globs[e] = append(globs[e], n)
+	}
+	return globs
+}
+
+// addWhole suggests directory d itself, for names that share nothing.
+func (s *suggester) addWhole(d string, names []string) {
+	e := entryFor(filepath.Dir(d), escapeGlobText(filepath.Base(d)), s.base, s.home)
+	s.whole[d] = len(s.list)
+	s.list = append(s.list, Suggestion{Entry: e, Covers: s.covers(d, names)})
+}
+
+// addGlobs suggests the entries of globs (entry -> names of d).
+func (s *suggester) addGlobs(d string, globs map[string][]string) {
+	for e, names := range globs {
+		s.list = append(s.list, Suggestion{Entry: e, Covers: s.covers(d, names)})
+	}
+}
+
+// covers lists the writes of the names of d.
+func (s *suggester) covers(d string, names []string) []*report.Violation {
+	var out []*report.Violation
+	for _, n := range names {
+		out = append(out, s.byPath[filepath.Join(d, n)]...)
+	}
+	return out
 }
 
 // wholeAbove finds the directory allowed whole that d is in or below.

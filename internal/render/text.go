@@ -302,8 +302,16 @@ func lostCauses(lost map[string]uint64) string {
 
 func (t *textWriter) violation(v *report.Violation) {
 	t.line()
+	t.line(t.pathHead(v))
+	t.line("  ", t.opText(v), outcomeText(v))
+	if attributed(v) {
+		t.line("  in ", whoText(v))
+	}
+	t.writtenBy(v)
+}
 
-	// The path, as matched, and how the process named it.
+// pathHead is the path, as matched, and how the process named it.
+func (t *textWriter) pathHead(v *report.Violation) string {
 	head := t.paint(ansiBold, displayPath(v.Path))
 	if v.RequestedPath != "" && v.RequestedPath != v.Path {
 		head += " (requested as " + displayPath(v.RequestedPath) + ")"
@@ -311,10 +319,12 @@ func (t *textWriter) violation(v *report.Violation) {
 	if v.Truncated {
 		head += " [truncated path]"
 	}
-	t.line(head)
+	return head
+}
 
-	// What was done to it, and the harm it did.
-	op := "  "
+// opText says what was done to the path, and the harm it did.
+func (t *textWriter) opText(v *report.Violation) string {
+	op := ""
 	if v.Severity != "" {
 		op += "[" + t.severityTag(v.Severity) + "] "
 	}
@@ -337,30 +347,37 @@ func (t *textWriter) violation(v *report.Violation) {
 	if v.Count > 1 {
 		op += " ×" + strconv.Itoa(v.Count)
 	}
+	return op
+}
+
+// outcomeText says what the rules and writewatch made of the write: a
+// deny entry, an allow entry --enforce could not grant, the baseline,
+// the action taken.
+func outcomeText(v *report.Violation) string {
+	s := ""
 	if v.DeniedBy != "" {
-		op += "; denied by " + displayText(v.DeniedBy)
+		s += "; denied by " + displayText(v.DeniedBy)
 	}
 	if v.NotEnforced != "" {
-		op += "; allowed by " + displayText(v.NotEnforced) + ", but --enforce cannot grant it exactly (see --print-config)"
+		s += "; allowed by " + displayText(v.NotEnforced) + ", but --enforce cannot grant it exactly (see --print-config)"
 	}
 	if v.Baselined {
-		op += "; in the baseline"
+		s += "; in the baseline"
 	}
 	switch v.Action {
 	case report.ActionBlocked:
-		op += "; blocked"
+		s += "; blocked"
 	case report.ActionKilled:
-		op += "; writer killed (the write may have taken effect)"
+		s += "; writer killed (the write may have taken effect)"
 	case report.ActionBlockedKilled:
-		op += "; blocked, writer killed"
+		s += "; blocked, writer killed"
 	}
-	t.line(op)
-	if attributed(v) {
-		t.line("  in ", whoText(v))
-	}
+	return s
+}
 
-	// Who did it, and where that process came from, unless that was just
-	// shown.
+// writtenBy says who did it, and where that process came from, unless that
+// was just shown.
+func (t *textWriter) writtenBy(v *report.Violation) {
 	prev := t.prev
 	t.prev = v
 	if prev != nil && sameProcess(prev, v) {
@@ -469,27 +486,58 @@ func (t *textWriter) howToFix(r *report.Report) {
 	}
 	t.line()
 	t.line("How to fix:")
-	if fixes := testFixes(r); len(fixes) > 0 {
-		t.line("  - Make the tests write under a temporary directory:")
-		for _, f := range fixes {
-			t.line("      ", f)
-		}
-	} else {
-		t.line("  - Make the tests write under a temporary directory: t.TempDir() in Go, the tmp_path fixture in pytest.")
-	}
+	t.tempDirFix(r)
 	suggested, unsuggested := Suggest(r)
-	var denied, unenforced, truncated int
-	for i := range r.Violations {
-		switch v := &r.Violations[i]; {
+	marked := countMarked(r.Violations)
+	t.allowFix(r, allowEntries(r, suggested, unsuggested), marked.truncated)
+	if broad := len(unsuggested) - invalidUTF8(unsuggested); broad > 0 {
+		t.line("    ", plural(broad, "write", "writes"), " to the project, the home directory or a directory above them ",
+			pick(broad == 1, "gets", "get"), " no entry: fix the test.")
+	}
+	t.markedFixes(r, marked)
+}
+
+// tempDirFix tells to write under a temporary directory, and how for
+// each test that can be told.
+func (t *textWriter) tempDirFix(r *report.Report) {
+	fixes := testFixes(r)
+	if len(fixes) == 0 {
+		t.line("  - Make the tests write under a temporary directory: t.TempDir() in Go, the tmp_path fixture in pytest.")
+		return
+	}
+	t.line("  - Make the tests write under a temporary directory:")
+	for _, f := range fixes {
+		t.line("      ", f)
+	}
+}
+
+// marked counts the violations an allow entry cannot fix as it is
+// suggested.
+type marked struct {
+	denied     int // matched a deny entry
+	unenforced int // allowed by an entry --enforce cannot grant exactly
+	truncated  int // of a path cut short, that succeeded
+}
+
+func countMarked(vs []report.Violation) marked {
+	var m marked
+	for i := range vs {
+		switch v := &vs[i]; {
 		case v.DeniedBy != "":
-			denied++
+			m.denied++
 		case v.NotEnforced != "":
-			unenforced++
+			m.unenforced++
 		case v.Truncated && v.Errno == "":
-			truncated++
+			m.truncated++
 		}
 	}
-	var entries []string // YAML list items
+	return m
+}
+
+// allowEntries are the YAML list items of the allow entries suggested,
+// and a comment for each path that is not valid UTF-8.
+func allowEntries(r *report.Report, suggested []Suggestion, unsuggested []*report.Violation) []string {
+	var entries []string
 	for _, s := range suggested {
 		if e, ok := yamlScalar(s.Entry); ok {
 			entries = append(entries, "- "+e)
@@ -504,34 +552,43 @@ func (t *textWriter) howToFix(r *report.Report) {
 			entries = append(entries, "# "+displayPath(p)+" is not valid UTF-8: allow a directory above it")
 		}
 	}
-	if len(entries) > 0 {
-		if r.ConfigFile == "" {
-			t.line("  - Or, if these writes are expected, create ", allowlist.ConfigFileName, " in ", displayPath(r.WorkDir), " with:")
-		} else {
-			t.line("  - Or, if these writes are expected, add them to the allow list in ", displayPath(configName(r)), ":")
-		}
-		t.line()
-		t.line("        allow:")
-		for _, e := range entries {
-			t.line("          ", e)
-		}
-		t.line()
+	return entries
+}
+
+// allowFix shows the allow list to write, if the writes are expected;
+// truncated paths are not in it: a directory above them is.
+func (t *textWriter) allowFix(r *report.Report, entries []string, truncated int) {
+	if len(entries) == 0 {
 		if truncated > 0 {
-			t.line("    ", pick(truncated == 1, "The truncated path is", "Truncated paths are"),
-				" not listed: allow a directory above ", pick(truncated == 1, "it", "them"), " instead.")
+			t.line("  - Or, if these writes are expected, allow a directory above the truncated ",
+				pick(truncated == 1, "path", "paths"), " in ", pick(r.ConfigFile == "", allowlist.ConfigFileName, displayPath(configName(r))), ".")
 		}
-	} else if truncated > 0 {
-		t.line("  - Or, if these writes are expected, allow a directory above the truncated ",
-			pick(truncated == 1, "path", "paths"), " in ", pick(r.ConfigFile == "", allowlist.ConfigFileName, displayPath(configName(r))), ".")
+		return
 	}
-	if broad := len(unsuggested) - invalidUTF8(unsuggested); broad > 0 {
-		t.line("    ", plural(broad, "write", "writes"), " to the project, the home directory or a directory above them ",
-			pick(broad == 1, "gets", "get"), " no entry: fix the test.")
+	if r.ConfigFile == "" {
+		t.line("  - Or, if these writes are expected, create ", allowlist.ConfigFileName, " in ", displayPath(r.WorkDir), " with:")
+	} else {
+		t.line("  - Or, if these writes are expected, add them to the allow list in ", displayPath(configName(r)), ":")
 	}
-	if denied > 0 {
+	t.line()
+	t.line("        allow:")
+	for _, e := range entries {
+		t.line("          ", e)
+	}
+	t.line()
+	if truncated > 0 {
+		t.line("    ", pick(truncated == 1, "The truncated path is", "Truncated paths are"),
+			" not listed: allow a directory above ", pick(truncated == 1, "it", "them"), " instead.")
+	}
+}
+
+// markedFixes tells what to do of denied and unenforced writes, and of
+// refusals lost.
+func (t *textWriter) markedFixes(r *report.Report, m marked) {
+	if m.denied > 0 {
 		t.line("  - Writes marked \"denied by\" match a deny rule: an allow entry does not lift it; change that rule if they are expected.")
 	}
-	if unenforced > 0 {
+	if m.unenforced > 0 {
 		t.line("  - Writes marked \"allowed by …, but --enforce cannot grant it exactly\" are allowed by an entry the kernel cannot")
 		t.line("    grant as written (writewatch --print-config says how each entry is enforced): name the directory")
 		t.line("    literally in the config and create it before the run.")
