@@ -14,8 +14,8 @@ import (
 	"github.com/writewatch/writewatch/internal/metrics"
 	"github.com/writewatch/writewatch/internal/outfile"
 	"github.com/writewatch/writewatch/internal/run"
-	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 func TestExitCode(t *testing.T) {

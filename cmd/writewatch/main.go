@@ -25,8 +25,8 @@ import (
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/internal/run"
 	"github.com/writewatch/writewatch/internal/status"
-	"github.com/writewatch/writewatch/tracer"
 	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 func main() {
@@ -42,9 +42,10 @@ func main() {
 }
 
 func realMain(argv []string, stderr io.Writer) int {
-	cfg, err := parseConfig(argv, stderr)
+	cfg, err := parseConfig(argv)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Print(helpText(new(Config).flagSet()))
 			return 0
 		}
 		return usageError(stderr, err)
@@ -74,9 +75,13 @@ func realMain(argv []string, stderr io.Writer) int {
 	end := phases.Start("allowlist")
 	err = inv.prepare()
 	end()
+	if err == nil && inv.user != nil && !cfg.PrintConfig {
+		// COMMAND is looked up in the sudo caller's PATH, not in this
+		// process's.
+		err = cfg.checkFileValues(taskRun, inv.env)
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "writewatch: %v\n", err)
-		return exitUsage
+		return usageError(stderr, err)
 	}
 	var enf *enforcement
 	if cfg.PrintConfig || cfg.Enforce.on {
@@ -84,8 +89,7 @@ func realMain(argv []string, stderr io.Writer) int {
 		enf, err = inv.enforcement()
 		end()
 		if err != nil {
-			fmt.Fprintf(stderr, "writewatch: %v\n", err)
-			return exitUsage
+			return usageError(stderr, err)
 		}
 		defer func() {
 			if err := enf.dirs.Remove(); err != nil {
@@ -272,8 +276,7 @@ func (inv *invocation) execute(enf *policy.Enforcement) int {
 	fileOpts := inv.outputFiles()
 	files, err := openOutputs(outs, fileOpts)
 	if err != nil {
-		fmt.Fprintf(stderr, "writewatch: %v\n", err)
-		return exitUsage
+		return usageError(stderr, err)
 	}
 	defer closeAll(files)
 	counters := new(live.Counters)
@@ -282,8 +285,7 @@ func (inv *invocation) execute(enf *policy.Enforcement) int {
 	var server *metrics.Server
 	if cfg.MetricsAddr != "" {
 		if server, err = w.mrun.Serve(cfg.MetricsAddr, cfg.MetricsLabels); err != nil {
-			fmt.Fprintf(stderr, "writewatch: --metrics-addr: %v\n", err)
-			return exitUsage
+			return usageError(stderr, fmt.Errorf("--metrics-addr: %w", err))
 		}
 		defer server.Close()
 		if !cfg.Quiet {
