@@ -9,27 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/writewatch/writewatch/internal/golden"
 	"github.com/writewatch/writewatch/internal/outfile"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/help.txt")
-
 // The help as a user reads it: go test ./cmd/writewatch -update rewrites
-// it after a change, to be read in the diff.
+// testdata/help.txt after a change, to be read in the diff.
 func TestHelpGolden(t *testing.T) {
-	got := helpText(new(Config).flagSet())
-	golden := filepath.Join("testdata", "help.txt")
-	if *update {
-		must(t, os.MkdirAll("testdata", 0o755))
-		must(t, os.WriteFile(golden, []byte(got), 0o644))
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("--help differs from %s (go test -update rewrites it):\n%s", golden, got)
-	}
+	golden.Check(t, "help.txt", []byte(helpText(new(Config).flagSet())))
 }
 
 // Every flag is in the help once, as typed (--json FILE), on a line of
