@@ -330,6 +330,24 @@ func TestSudoFindsCommandInUsersLoginPath(t *testing.T) {
 	if want := fmt.Sprintf("command not found in %s's PATH, from %s's login shell", u.name, u.name); !strings.Contains(stderr.String(), want) {
 		t.Errorf("a missing command: stderr %q, want %q", stderr.String(), want)
 	}
+
+	// The report's file name forgotten (writewatch --json firstrun-tool
+	// touch ...): the value is a command in the user's PATH, though not
+	// in sudo's; refused, and nothing runs.
+	cmd = exec.Command(wwBin, "--json", "firstrun-tool", "touch", "tests/ran")
+	cmd.Dir, cmd.Env = root, sudoEnv
+	stderr.Reset()
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 2 {
+		t.Errorf("--json firstrun-tool touch tests/ran: %v, want exit code 2\n%s", err, stderr.String())
+	}
+	if want := `--json takes a file name; got "firstrun-tool", which is a command: write --json report.json firstrun-tool touch tests/ran, or put -- before COMMAND`; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	if exists(filepath.Join(root, "tests", "ran")) || exists(filepath.Join(root, "firstrun-tool")) {
+		t.Error("COMMAND ran, or a report was written")
+	}
 }
 
 // Under sudo, the go-cache default is the invoking user's caches, also

@@ -133,7 +133,16 @@ func TestOutputInSharedDirectoryRefused(t *testing.T) {
 	must(t, os.Mkdir(shared, 0o755))
 	must(t, os.Chmod(shared, 0o1777))
 	code, stderr := sudoRun(t, u, root, nil, "--junit", filepath.Join(shared, "ww.xml"), "--", "true")
-	if code != 2 || !strings.Contains(stderr, "could plant files") {
-		t.Errorf("--junit in a shared directory: exit code %d, want 2\n%s", code, stderr)
+	want := "--junit " + filepath.Join(shared, "ww.xml") + ": " + shared + " is not yours, yet you can write it, as others can: a test could plant a file or link in its place; write it in a directory you own"
+	if code != 2 || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("--junit in a shared directory: exit code %d, want 2 and one line saying\n%s\ngot\n%s", code, want, stderr)
+	}
+	// A directory in it is said to be one, not blamed on the shared one.
+	sub := filepath.Join(shared, "sub")
+	must(t, os.Mkdir(sub, 0o755))
+	must(t, os.Chown(sub, u.uid, u.gid))
+	code, stderr = sudoRun(t, u, root, nil, "--json", sub, "--", "true")
+	if want := "--json " + sub + ": is a directory; name a file, such as " + filepath.Join(sub, "report.json"); code != 2 || !strings.Contains(stderr, want) {
+		t.Errorf("--json DIR: exit code %d, want 2 and %q\n%s", code, want, stderr)
 	}
 }

@@ -5,46 +5,23 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/writewatch/writewatch/internal/allowlist"
+	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/metrics"
 	"github.com/writewatch/writewatch/internal/policy"
 	"github.com/writewatch/writewatch/report"
 )
-
-const usageText = `Usage: writewatch [flags] [--] COMMAND [ARGS...]
-       writewatch --print-config [--config FILE] [--allow PATTERN]...
-       writewatch --doctor
-
-Runs COMMAND, follows every process it starts in the kernel (eBPF), and
-reports every filesystem write outside the allowlist in .writewatch.yaml
-(found by walking up from the working directory).
-
-Flags:
-%s
-Exit codes:
-  COMMAND's own  when nothing outside the allowlist was written (or --audit)
-  128+N          COMMAND died of signal N
-  2              usage or configuration error; COMMAND was not started
-  70             writewatch failed while COMMAND ran (the report says what),
-                 or --json, --metrics-textfile or (with --metrics-required)
-                 the push to --pushgateway could not be written
-  86             writes outside the allowlist were found (and, with --enforce, refused)
-  87             cannot trace here: no privileges, no BTF, kernel too old, or
-                 the enforcement asked for is not available or was refused
-  88             writewatch could not see everything (records lost, processes
-                 not followed...): the verdict is unknown; the report says why
-                 (--accept-incomplete gives COMMAND's own code instead)
-  126            COMMAND is not executable
-  127            COMMAND was not found
-`
 
 // Config is writewatch's command line: every flag, parsed and checked
 // in one place.
@@ -86,11 +63,12 @@ type Config struct {
 	// with COMMAND's own code instead of 88.
 	AcceptIncomplete bool
 
-	given []string // the flags on the command line, by name
+	given    []string // the flags on the command line, by name
+	dashdash bool     // -- ended the flags
 }
 
 // enforceFlag is --enforce (refuse and kill) or --enforce=block (refuse
-// only).
+// only); =true and =false as every boolean flag.
 type enforceFlag struct {
 	on, block bool
 }
@@ -109,72 +87,68 @@ func (f *enforceFlag) String() string {
 
 func (f *enforceFlag) Set(s string) error {
 	switch s {
-	case "true", "kill":
+	case "true":
 		*f = enforceFlag{on: true}
 	case "block":
 		*f = enforceFlag{on: true, block: true}
 	case "false":
 		*f = enforceFlag{}
+	case "kill":
+		return errors.New("want --enforce (refuse and kill the writer) or --enforce=block (refuse only); the kill tier is --enforce-with kill")
 	default:
-		return fmt.Errorf("want --enforce or --enforce=block, not %q", s)
+		return errors.New("want --enforce (refuse and kill the writer) or --enforce=block (refuse only)")
 	}
 	return nil
 }
 
 // parseConfig reads the command line into a Config, unchecked. --help
-// prints the help on stderr and returns flag.ErrHelp; other errors are
-// usage errors.
-func parseConfig(argv []string, stderr io.Writer) (*Config, error) {
+// returns flag.ErrHelp; other errors are usage errors.
+func parseConfig(argv []string) (*Config, error) {
 	c := &Config{}
 	fs := c.flagSet()
-	if err := fs.Parse(argv); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			var b strings.Builder
-			fs.SetOutput(&b)
-			fs.PrintDefaults()
-			fmt.Fprintf(stderr, usageText, b.String())
-		}
+	var err error
+	if c.Args, c.dashdash, err = parseArgs(fs, argv); err != nil {
 		return nil, err
 	}
-	c.Args = fs.Args()
 	fs.Visit(func(f *flag.Flag) { c.given = append(c.given, f.Name) })
 	return c, nil
 }
 
-// flagSet declares every flag, each stored in c. It prints nothing: the
-// caller says what went wrong.
+// flagSet declares every flag, each stored in c. A flag's usage is its
+// line in the help: the word in backquotes names its value.
 func (c *Config) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("writewatch", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	fs.StringVar(&c.ConfigFile, "config", "", "use this config `FILE` instead of searching for .writewatch.yaml")
-	fs.Func("allow", "also allow `PATTERN` (path or glob, relative to the working directory); repeatable", func(s string) error {
+	boolVar := func(p *bool, name, usage string) { fs.Var(boolValue{p, name}, name, usage) }
+	fs.StringVar(&c.ConfigFile, "config", "", "use `FILE` as the config, not .writewatch.yaml")
+	fs.Func("allow", "also allow `PATTERN` (a path or glob); repeatable", func(s string) error {
 		c.Allow = append(c.Allow, s)
 		return nil
 	})
-	fs.BoolVar(&c.Audit, "audit", false, "observe only: report, then exit with COMMAND's own code")
-	fs.BoolVar(&c.AcceptIncomplete, "accept-incomplete", false, "when writewatch could not see everything (records lost, processes not followed), exit with COMMAND's own code instead of 88: a run that missed writes outside the allowlist may then pass")
-	fs.StringVar(&c.JSONFile, "json", "", "write the machine-readable report to `FILE`")
-	fs.StringVar(&c.JUnitFile, "junit", "", "write a JUnit XML report to `FILE`: a testcase per test, each write a failure of the test that made it")
-	fs.BoolVar(&c.PrintConfig, "print-config", false, "print the effective allowlist and where each entry comes from, then exit")
-	fs.BoolVar(&c.AsRoot, "as-root", false, "under sudo, run COMMAND as root instead of as the invoking user")
-	fs.BoolVar(&c.Quiet, "quiet", false, "print the summary only when something was found")
-	fs.DurationVar(&c.Grace, "grace", 2*time.Second, "after COMMAND exits, wait this long for the processes it left running")
-	fs.BoolVar(&c.KillSurvivors, "kill-survivors", false, "kill the processes of the tree still running after --grace")
-	fs.UintVar(&c.RingbufMiB, "ringbuf-mib", 8, "size of the kernel ring buffer in MiB (a power of two)")
-	fs.BoolVar(&c.IgnoreMetadata, "ignore-metadata", false, "do not report chmod, chown, utimes, xattr and inode flag changes")
-	fs.IntVar(&c.MaxViolations, "max-violations", 10000, "list at most `N` paths written outside the allowlist; writes to more are counted (0: no limit)")
-	fs.StringVar(&c.SuggestConfig, "suggest-config", "", "write a proposed .writewatch.yaml to `FILE`: the config in use plus the fewest allow entries that let this run's writes pass, each commented with its tests and severity (write it in the project's directory: relative entries are relative to the config's)")
-	fs.StringVar(&c.Baseline, "baseline", "", "the --json report of an earlier run, `FILE`: writes it lists (same test, operation and path, or path pattern) are marked baselined and fail nothing; only new ones fail the run, and those no longer made are listed as fixed")
-	fs.BoolVar(&c.Version, "version", false, "print the version and exit")
-	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve Prometheus metrics on http://`ADDR`/metrics (host:port) while COMMAND runs")
-	fs.StringVar(&c.Pushgateway, "pushgateway", "", "when the run ends, push its metrics to the Pushgateway at `URL`, grouped under job=writewatch and the --metrics-label labels")
-	fs.Var(&c.MetricsLabels, "metrics-label", "add `key=value` to the push's grouping key and to every metric served or written; repeatable")
-	fs.StringVar(&c.MetricsTextfile, "metrics-textfile", "", "when the run ends, write its metrics to `PATH` in node_exporter's textfile format, atomically")
-	fs.BoolVar(&c.MetricsRequired, "metrics-required", false, "a failed push to --pushgateway makes writewatch exit with 70")
-	fs.Var(&c.Enforce, "enforce", "refuse writes outside the allowlist in the kernel and kill the writer (`--enforce=block`: refuse only); exit 86 when any was tried")
-	fs.StringVar(&c.EnforceWith, "enforce-with", "auto", "enforcement `TIER`: lsm, landlock, kill, or auto (the strongest this kernel offers)")
-	fs.BoolVar(&c.Doctor, "doctor", false, "say whether this user can trace here and what to do if not (exit 87), then what this machine supports (BTF, LSMs, Landlock, the --enforce tier)")
+	boolVar(&c.Audit, "audit", "report only, and exit with COMMAND's own code")
+	boolVar(&c.AcceptIncomplete, "accept-incomplete", "give COMMAND's code, not 88, when not all was seen")
+	fs.StringVar(&c.JSONFile, "json", "", "write the JSON report to `FILE`")
+	fs.StringVar(&c.JUnitFile, "junit", "", "write a JUnit XML report to `FILE`")
+	boolVar(&c.PrintConfig, "print-config", "print the allowlist and how --enforce applies it")
+	boolVar(&c.AsRoot, "as-root", "under sudo, run COMMAND as root, not as you")
+	boolVar(&c.Quiet, "quiet", "print the summary only when something was found")
+	fs.DurationVar(&c.Grace, "grace", 2*time.Second, "wait `DURATION` for leftover processes")
+	boolVar(&c.KillSurvivors, "kill-survivors", "kill what is still running after --grace")
+	fs.UintVar(&c.RingbufMiB, "ringbuf-mib", 8, "a ring buffer of `N` MiB (a power of two)")
+	boolVar(&c.IgnoreMetadata, "ignore-metadata", "do not report chmod, chown, utimes, xattr, chattr")
+	fs.IntVar(&c.MaxViolations, "max-violations", 10000, "list at most `N` paths (0: all)")
+	fs.StringVar(&c.SuggestConfig, "suggest-config", "", "write to `FILE` a config that lets this run pass")
+	fs.StringVar(&c.Baseline, "baseline", "", "writes `FILE` (a --json report) lists fail nothing")
+	boolVar(&c.Version, "version", "print the version and exit")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "", "serve metrics on http://`ADDR`/metrics (host:port)")
+	fs.StringVar(&c.Pushgateway, "pushgateway", "", "push the metrics to the Pushgateway at `URL`")
+	fs.Var(&c.MetricsLabels, "metrics-label", "add the label `KEY=VALUE` to each metric; repeatable")
+	fs.StringVar(&c.MetricsTextfile, "metrics-textfile", "", "write the metrics to `FILE` for node_exporter")
+	boolVar(&c.MetricsRequired, "metrics-required", "exit with 70 when the push to --pushgateway fails")
+	fs.Var(&c.Enforce, "enforce", "refuse writes outside the allowlist; kill writers")
+	fs.StringVar(&c.EnforceWith, "enforce-with", "auto", "`TIER`: auto (the default), lsm, landlock or kill")
+	boolVar(&c.Doctor, "doctor", "say whether you can trace here, and what to do")
 	return fs
 }
 
@@ -241,8 +215,16 @@ func (c *Config) check() error {
 			return fmt.Errorf("--%s runs no COMMAND (%q)", t, c.Args[0])
 		}
 	}
+	if err := c.checkFileValues(t, os.Environ()); err != nil {
+		return err
+	}
 	if t == taskDoctor || t == taskVersion {
 		return nil
+	}
+	if c.ConfigFile != "" {
+		if _, err := os.Stat(c.ConfigFile); err != nil {
+			return fmt.Errorf("--config %s: %w", c.ConfigFile, pathError(err))
+		}
 	}
 	if c.Tier, err = policy.ParseTier(c.EnforceWith); err != nil {
 		return err
@@ -256,6 +238,85 @@ func (c *Config) check() error {
 		}
 	}
 	return c.checkValues()
+}
+
+// fileFlag is a flag whose value is a file (or, --allow, a path): what
+// it takes, and an example of it for messages.
+type fileFlag struct {
+	name, takes, example string
+	values               []string
+}
+
+// fileExample is an example of each file flag's value.
+var fileExample = map[string]string{
+	"config":           "ci.writewatch.yaml",
+	"allow":            "build",
+	"json":             "report.json",
+	"junit":            "junit.xml",
+	"suggest-config":   ".writewatch.yaml.new",
+	"baseline":         "baseline.json",
+	"metrics-textfile": "writewatch.prom",
+}
+
+func (c *Config) fileFlags() []fileFlag {
+	flags := []fileFlag{
+		{name: "config", values: []string{c.ConfigFile}},
+		{name: "allow", takes: "a path or glob", values: c.Allow},
+		{name: "json", values: []string{c.JSONFile}},
+		{name: "junit", values: []string{c.JUnitFile}},
+		{name: "suggest-config", values: []string{c.SuggestConfig}},
+		{name: "baseline", values: []string{c.Baseline}},
+		{name: "metrics-textfile", values: []string{c.MetricsTextfile}},
+	}
+	for i := range flags {
+		flags[i].example = fileExample[flags[i].name]
+		if flags[i].takes == "" {
+			flags[i].takes = "a file name"
+		}
+	}
+	return flags
+}
+
+// checkFileValues refuses a file flag's value that looks like a slip:
+// a flag (its value forgotten: --json --audit), or, in a run whose flags
+// no -- ended, a command in env's PATH or an executable file (--json go
+// test ./...): the flag took COMMAND's first word, and writewatch would
+// run the rest, and write over a file of that name.
+func (c *Config) checkFileValues(t task, env []string) error {
+	for _, f := range c.fileFlags() {
+		for _, v := range f.values {
+			rest := strings.Join(append([]string{v}, c.Args...), " ")
+			switch {
+			case strings.HasPrefix(v, "-"):
+				return fmt.Errorf("--%s takes %s; got %q, which is a flag: write --%s %s %s (./%s for a file of that name)",
+					f.name, f.takes, v, f.name, f.example, rest, v)
+			case t == taskRun && !c.dashdash && v != "" && isCommand(v, env):
+				return fmt.Errorf("--%s takes %s; got %q, which is a command: write --%s %s %s, or put -- before COMMAND",
+					f.name, f.takes, v, f.name, f.example, rest)
+			}
+		}
+	}
+	if c.Enforce.on && !c.Enforce.block && !c.dashdash && len(c.Args) > 0 && c.Args[0] == "block" {
+		return errors.New("--enforce takes block after =: write --enforce=block")
+	}
+	return nil
+}
+
+// isCommand says whether name is a command a shell would run, in env's
+// PATH: an executable file.
+func isCommand(name string, env []string) bool {
+	_, err := launch.Resolve(name, env)
+	return err == nil
+}
+
+// pathError is the reason of a file's error, without the operation and
+// the path, which the message says already.
+func pathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // checkCombinations finds flags that mean nothing together, or alone.
@@ -363,9 +424,15 @@ func (c *Config) reportMode() string {
 	return report.ModeGate
 }
 
-// usageError says what is wrong with the command line, in one line, and
-// returns the exit code for it.
+// usageError says what is wrong, in one line, and returns the exit code
+// for it. A mistake in the config file names the file and the line; any
+// other (a flag, its value, a file it names) points to --help.
 func usageError(stderr io.Writer, err error) int {
-	fmt.Fprintf(stderr, "writewatch: %v; see writewatch --help\n", err)
+	var ce *allowlist.ConfigError
+	if errors.As(err, &ce) {
+		fmt.Fprintf(stderr, "writewatch: %v\n", err)
+	} else {
+		fmt.Fprintf(stderr, "writewatch: %v; see writewatch --help\n", err)
+	}
 	return exitUsage
 }

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strings"
 
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/policy"
+	"github.com/writewatch/writewatch/internal/witness"
 	"github.com/writewatch/writewatch/tracer"
 )
 
@@ -17,7 +19,10 @@ type doctorFacts struct {
 	priv     launch.Privileges
 	traceErr error    // from loading and attaching the tracing programs
 	unseen   []string // what those programs could not watch here (tracer.Stats.Unwatched)
-	support  policy.Support
+	// witnessErr is why the filesystem witness could not watch the
+	// working directory's filesystem; nil when it could.
+	witnessErr error
+	support    policy.Support
 }
 
 // doctor prints, for --doctor, whether this user can trace here and what
@@ -34,7 +39,34 @@ func doctor(w io.Writer) int {
 		}
 		t.Close()
 	}
+	f.witnessErr = probeWitness()
 	return writeDoctor(w, f)
+}
+
+// probeWitness starts a filesystem witness on the working directory's
+// filesystem, as a run does, and stops it.
+func probeWitness() error {
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	wit, err := witness.New(witness.Options{Paths: []string{wd}, Handle: func(witness.Event) {}, LimitedQueue: true, ContentsLater: true})
+	if err != nil {
+		return err
+	}
+	return wit.Close()
+}
+
+// witnessRow says whether runs here get the filesystem witness, a second
+// account of what changed on disk.
+func witnessRow(err error) string {
+	switch {
+	case err == nil:
+		return "on: fanotify gives a second account of what changed on disk"
+	case errors.Is(err, witness.ErrNeedsRoot):
+		return "off: watching whole filesystems needs CAP_SYS_ADMIN, which a setcap copy lacks: runs are judged from their system calls alone, and their reports say so (with sudo it is on)"
+	}
+	return "off: " + strings.TrimPrefix(err.Error(), "witness: ") + "; runs are judged from their system calls only"
 }
 
 // memlockHint is the advice cilium/ebpf adds to a refused map: it is
@@ -71,6 +103,9 @@ func writeDoctor(w io.Writer, f doctorFacts) int {
 
 	for _, u := range f.unseen {
 		row("not seen", u+": every run is incomplete")
+	}
+	if canTrace {
+		row("witness", witnessRow(f.witnessErr))
 	}
 	row("kernel", s.Kernel)
 	btf := "no"

@@ -9,6 +9,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/policy"
+	"github.com/writewatch/writewatch/internal/witness"
 	"github.com/writewatch/writewatch/tracer"
 )
 
@@ -99,4 +100,30 @@ func rowOf(out, key string) string {
 		}
 	}
 	return ""
+}
+
+// A setcap copy traces, but without CAP_SYS_ADMIN the filesystem
+// witness is off: --doctor says so, and what it means for a run.
+func TestDoctorSaysTheWitnessIsOff(t *testing.T) {
+	f := doctorFacts{
+		priv:       launch.Privileges{UID: 1000, FileCaps: true},
+		witnessErr: fmt.Errorf("witness: fanotify_init: %w (operation not permitted)", witness.ErrNeedsRoot),
+		support:    policy.Support{Kernel: "6.12.0", BTF: true, LandlockABI: 6},
+	}
+	var out bytes.Buffer
+	if code := writeDoctor(&out, f); code != 0 {
+		t.Errorf("exit code %d, want 0", code)
+	}
+	row := rowOf(out.String(), "witness:")
+	for _, want := range []string{"off", "CAP_SYS_ADMIN", "setcap", "system calls", "sudo"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("witness row %q does not say %q", row, want)
+		}
+	}
+	f.witnessErr = nil
+	out.Reset()
+	writeDoctor(&out, f)
+	if row := rowOf(out.String(), "witness:"); !strings.HasPrefix(row, "witness:     on") {
+		t.Errorf("witness row %q, want on", row)
+	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/writewatch/writewatch/tracer"
 )
 
-// Exit codes, documented in README.md and in the usage text.
+// Exit codes, documented in README.md and in --help (helpExitCodes).
 const (
 	exitUsage      = 2   // bad flags, bad config, unwritable report file
 	exitInternal   = 70  // writewatch failed during the run, or an output asked for was not written

@@ -43,9 +43,10 @@ func main() {
 }
 
 func realMain(argv []string, stderr io.Writer) int {
-	cfg, err := parseConfig(argv, stderr)
+	cfg, err := parseConfig(argv)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Print(helpText(new(Config).flagSet()))
 			return 0
 		}
 		return usageError(stderr, err)
@@ -75,9 +76,13 @@ func realMain(argv []string, stderr io.Writer) int {
 	end := phases.Start("allowlist")
 	err = inv.prepare()
 	end()
+	if err == nil && inv.user != nil && !cfg.PrintConfig {
+		// COMMAND is looked up in the sudo caller's PATH, not in this
+		// process's.
+		err = cfg.checkFileValues(taskRun, inv.env)
+	}
 	if err != nil {
-		fmt.Fprintf(stderr, "writewatch: %v\n", err)
-		return exitUsage
+		return usageError(stderr, err)
 	}
 	var enf *enforcement
 	if cfg.PrintConfig || cfg.Enforce.on {
@@ -85,8 +90,7 @@ func realMain(argv []string, stderr io.Writer) int {
 		enf, err = inv.enforcement()
 		end()
 		if err != nil {
-			fmt.Fprintf(stderr, "writewatch: %v\n", err)
-			return exitUsage
+			return usageError(stderr, err)
 		}
 		defer func() {
 			if err := enf.dirs.Remove(); err != nil {
@@ -273,8 +277,7 @@ func (inv *invocation) execute(enf *policy.Enforcement) int {
 	fileOpts := inv.outputFiles()
 	files, err := openOutputs(outs, fileOpts)
 	if err != nil {
-		fmt.Fprintf(stderr, "writewatch: %v\n", err)
-		return exitUsage
+		return usageError(stderr, err)
 	}
 	defer closeAll(files)
 	counters := new(live.Counters)
@@ -283,8 +286,7 @@ func (inv *invocation) execute(enf *policy.Enforcement) int {
 	var server *metrics.Server
 	if cfg.MetricsAddr != "" {
 		if server, err = w.mrun.Serve(cfg.MetricsAddr, cfg.MetricsLabels); err != nil {
-			fmt.Fprintf(stderr, "writewatch: --metrics-addr: %v\n", err)
-			return exitUsage
+			return usageError(stderr, fmt.Errorf("--metrics-addr: %w", err))
 		}
 		defer server.Close()
 		if !cfg.Quiet {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -31,8 +32,16 @@ func TestUsageErrors(t *testing.T) {
 		want string
 	}{
 		{"no command", nil, "no COMMAND given"},
-		{"unknown flag", []string{"--frobnicate", "true"}, "flag provided but not defined"},
-		{"enforce what", []string{"--enforce=maybe", "true"}, "want --enforce or --enforce=block"},
+		{"unknown flag", []string{"--frobnicate", "true"}, "unknown flag --frobnicate"},
+		{"unknown flag, one dash", []string{"-frobnicate", "true"}, "unknown flag --frobnicate"},
+		{"three dashes", []string{"---audit", "true"}, "---audit is no flag"},
+		{"no value", []string{"--junit"}, "--junit needs a value: --junit FILE"},
+		{"boolean with a value", []string{"--audit=yes", "true"}, "--audit=yes: want --audit, --audit=true or --audit=false"},
+		{"enforce what", []string{"--enforce=maybe", "true"}, "--enforce=maybe: want --enforce (refuse and kill the writer) or --enforce=block (refuse only)"},
+		{"enforce kill", []string{"--enforce=kill", "true"}, "the kill tier is --enforce-with kill"},
+		{"enforce block, no =", []string{"--enforce", "block", "go", "test"}, "--enforce takes block after =: write --enforce=block"},
+		{"missing config", []string{"--config", "nope.yaml", "true"}, "--config nope.yaml: no such file or directory"},
+		{"ring buffer not a number", []string{"--ringbuf-mib", "lots", "true"}, "--ringbuf-mib lots: want a whole number"},
 		{"enforce with what", []string{"--enforce", "--enforce-with", "magic", "true"}, "want lsm, landlock, kill or auto"},
 		{"enforce and audit", []string{"--enforce", "--audit", "true"}, "exclude each other"},
 		{"accept incomplete with audit", []string{"--accept-incomplete", "--audit", "true"}, "--accept-incomplete means nothing with --audit"},
@@ -49,7 +58,8 @@ func TestUsageErrors(t *testing.T) {
 		{"push URL with a port only", []string{"--pushgateway", "http://:9091", "true"}, "no host"},
 		{"push URL with a query", []string{"--pushgateway", "http://gw:9091/?x=1", "true"}, "want no query"},
 		{"negative grace", []string{"--grace", "-1s", "true"}, "--grace -1s: must be 0 or more"},
-		{"grace without a unit", []string{"--grace", "2", "true"}, `invalid value "2" for flag -grace`},
+		{"grace without a unit", []string{"--grace", "5", "true"}, "--grace 5: want a duration such as 500ms or 2s (5s?)"},
+		{"grace of -1", []string{"--grace", "-1", "true"}, "--grace -1: want a duration such as 500ms or 2s"},
 		{"metrics address without a port", []string{"--metrics-addr", "localhost", "true"}, "--metrics-addr localhost: want host:port"},
 		{"label name with a dash", []string{"--metrics-label", "a-b=1", "--metrics-textfile", "m.prom", "true"}, `label name "a-b": want letters, digits and underscores`},
 		{"label name with a digit first", []string{"--metrics-label", "1a=1", "--metrics-textfile", "m.prom", "true"}, `label name "1a"`},
@@ -106,19 +116,36 @@ func TestBrokenConfigIsAUsageError(t *testing.T) {
 	if !strings.Contains(stderr.String(), cfg+":3:") {
 		t.Errorf("stderr %q should name %s:3", stderr.String(), cfg)
 	}
+	// The line says where to look: the config, not --help.
+	if strings.Contains(stderr.String(), "--help") || strings.Count(stderr.String(), "\n") != 1 {
+		t.Errorf("stderr %q: want one line naming the config's line only", stderr.String())
+	}
 	if _, err := os.Stat(mark); err == nil {
 		t.Error("COMMAND ran")
 	}
 }
 
+// --help lists every exit code, on stdout, and exits 0.
 func TestHelpListsExitCodes(t *testing.T) {
-	var stderr bytes.Buffer
-	if code := realMain([]string{"--help"}, &stderr); code != 0 {
+	if code := realMain([]string{"--help"}, io.Discard); code != 0 {
 		t.Errorf("--help exit code %d", code)
 	}
-	for _, want := range []string{"86", "87", "88", "127", "128+N", "-audit", "-accept-incomplete", "-json", "-pushgateway", "-metrics-required"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("--help does not mention %q", want)
+	help := helpText(new(Config).flagSet())
+	for _, code := range []int{exitUsage, exitInternal, exitViolations, exitCannot, exitIncomplete, exitNotExec, exitNotFound} {
+		if !strings.Contains(help, fmt.Sprintf("\n  %-3d ", code)) {
+			t.Errorf("--help does not explain exit code %d", code)
+		}
+	}
+	// Every output whose failure exits 70 is named there.
+	seventy := help[strings.Index(help, "\n  70 "):strings.Index(help, "\n  86 ")]
+	for _, out := range new(Config).outputs(func(string) string { return "" }) {
+		if out.name != "" && out.fail == failRun && !strings.Contains(seventy, out.name) {
+			t.Errorf("the help's exit code 70 does not name %s", out.name)
+		}
+	}
+	for _, name := range []string{"--json", "--junit", "--suggest-config", "--metrics-textfile", "--pushgateway"} {
+		if !strings.Contains(seventy, name) {
+			t.Errorf("the help's exit code 70 does not name %s:%s", name, seventy)
 		}
 	}
 }
@@ -182,8 +209,16 @@ func TestJSONPathCheckedBeforeRun(t *testing.T) {
 
 // Combinations that mean something are not refused.
 func TestMeaningfulFlags(t *testing.T) {
+	config := filepath.Join(t.TempDir(), "c.yaml")
+	must(t, os.WriteFile(config, []byte("allow: [x]\n"), 0o644))
 	for _, args := range [][]string{
-		{"--print-config", "--enforce", "--enforce-with", "kill", "--allow", "x", "--config", "c.yaml", "--as-root", "--ignore-metadata"},
+		{"--print-config", "--enforce", "--enforce-with", "kill", "--allow", "x", "--config", config, "--as-root", "--ignore-metadata"},
+		{"--enforce=true", "true"},
+		{"--enforce=false", "--audit", "true"},
+		{"-audit", "-json=r.json", "true"},
+		{"--json", "env", "--", "touch", "x"},
+		{"--allow", "env", "--", "true"},
+		{"--print-config", "--allow", "env"},
 		{"--print-config", "--enforce=block", "--enforce-with", "landlock"},
 		{"--kill-survivors", "--grace", "0", "true"},
 		{"--enforce", "--enforce-with", "lsm", "true"},
@@ -196,7 +231,7 @@ func TestMeaningfulFlags(t *testing.T) {
 		{"--doctor"},
 		{"--version"},
 	} {
-		c, err := parseConfig(args, io.Discard)
+		c, err := parseConfig(args)
 		if err == nil {
 			err = c.check()
 		}

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/metrics"
@@ -115,11 +118,26 @@ func openOutputs(outs []output, opts outfile.Options) ([]*outfile.File, error) {
 		f, err := outfile.Open(out.file, o)
 		if err != nil {
 			closeAll(files)
-			return nil, fmt.Errorf("%s %s: %w", out.name, out.file, err)
+			return nil, outputError(out, err)
 		}
 		files[i] = f
 	}
 	return files, nil
+}
+
+// outputError says why an output's file cannot be written, and what to
+// do about it.
+func outputError(out output, err error) error {
+	dir := filepath.Dir(filepath.Clean(out.file))
+	switch {
+	case errors.Is(err, outfile.ErrIsDir):
+		return fmt.Errorf("%s %s: is a directory; name a file, such as %s", out.name, out.file,
+			filepath.Join(filepath.Clean(out.file), fileExample[strings.TrimPrefix(out.name, "--")]))
+	case errors.Is(err, outfile.ErrSharedDir):
+		return fmt.Errorf("%s %s: %s is not yours, yet you can write it, as others can: a test could plant a file or link in its place; write it in a directory you own, such as the project's",
+			out.name, out.file, dir)
+	}
+	return fmt.Errorf("%s %s: %w", out.name, out.file, err)
 }
 
 func closeAll(files []*outfile.File) {

@@ -80,6 +80,13 @@ func Open(path string, opts Options) (*File, error) {
 	return f, nil
 }
 
+// ErrIsDir is Open's error for a path that names a directory.
+var ErrIsDir = errors.New("is a directory")
+
+// ErrSharedDir is Open's error for a file in a directory that the user
+// COMMAND runs as can write without owning it (/tmp).
+var ErrSharedDir = errors.New("a shared directory")
+
 func (f *File) open() error {
 	if err := f.openDir(); err != nil {
 		return err
@@ -88,13 +95,18 @@ func (f *File) open() error {
 	name := f.name
 	var st unix.Stat_t
 	err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if err == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		// Said first: what the directory it is in is like does not matter.
+		return ErrIsDir
+	}
+	if err := checkDir(fd, f.dir.Name(), f.opts.Command); err != nil {
+		return err
+	}
 	switch {
 	case errors.Is(err, unix.ENOENT):
 	case err != nil:
 		return err
 	case st.Mode&unix.S_IFMT == unix.S_IFREG:
-	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
-		return errors.New("is a directory")
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
 		// Followed only to a stream: a pipe, a terminal, /dev/null.
 		if err := unix.Fstatat(fd, name, &st, 0); err != nil || !isStream(st.Mode) {
@@ -115,19 +127,20 @@ func (f *File) open() error {
 	return unix.Unlinkat(fd, filepath.Base(tmp.Name()), 0)
 }
 
-// openDir opens the directory the file's name is in, and checks it.
+// openDir opens the directory the file's name is in; open and Append
+// check it (checkDir).
 func (f *File) openDir() error {
 	clean := filepath.Clean(f.path)
 	dir, name := filepath.Dir(clean), filepath.Base(clean)
 	if name == "." || name == ".." || name == "/" {
-		return errors.New("names a directory")
+		return ErrIsDir
 	}
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("directory %s: %w", dir, err)
 	}
 	f.dir, f.name = os.NewFile(uintptr(fd), dir), name
-	return checkDir(fd, dir, f.opts.Command)
+	return nil
 }
 
 // isStream: a character device or a FIFO, written as it is.
@@ -161,7 +174,7 @@ func checkDir(fd int, dir string, cmd *User) error {
 	if st.Uid == cmd.UID || !writableBy(&st, cmd) {
 		return nil
 	}
-	return fmt.Errorf("directory %s belongs to uid %d but uid %d, which COMMAND runs as, can write it: its tests could plant files there; choose a directory of that user's own", dir, st.Uid, cmd.UID)
+	return fmt.Errorf("%w: %s belongs to uid %d, and uid %d, which COMMAND runs as, can write it: its tests could plant a file or link in the output's place; write it in a directory of that user's own", ErrSharedDir, dir, st.Uid, cmd.UID)
 }
 
 // writableBy says whether the permission bits let u add and remove names
@@ -305,6 +318,9 @@ func Append(path string, opts Options, write func(io.Writer) error) error {
 	var file *os.File
 	err := asUser(opts.As, func() error {
 		if err := f.openDir(); err != nil {
+			return err
+		}
+		if err := checkDir(int(f.dir.Fd()), f.dir.Name(), opts.Command); err != nil {
 			return err
 		}
 		var err error

@@ -292,8 +292,13 @@ func TestCommandsDirectory(t *testing.T) {
 	os.Chmod(shared, 0o1777)
 	os.Chown(theirs, int(nobody.UID), int(nobody.GID))
 	opts := Options{Command: nobody}
-	if _, err := Open(filepath.Join(shared, "ww.json"), opts); err == nil || !strings.Contains(err.Error(), "could plant files") {
+	if _, err := Open(filepath.Join(shared, "ww.json"), opts); !errors.Is(err, ErrSharedDir) || !strings.Contains(err.Error(), "could plant a file or link") {
 		t.Errorf("a sticky world-writable directory: %v, want refused", err)
+	}
+	// A directory is said to be one, wherever it is.
+	os.Mkdir(filepath.Join(shared, "sub"), 0o755)
+	if _, err := Open(filepath.Join(shared, "sub"), opts); !errors.Is(err, ErrIsDir) {
+		t.Errorf("a directory in a shared one: %v, want %v", err, ErrIsDir)
 	}
 	if err := Append(filepath.Join(shared, "summary.md"), opts, writeString("x")); err == nil {
 		t.Error("Append in a sticky world-writable directory: not refused")

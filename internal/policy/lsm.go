@@ -25,15 +25,25 @@ func (lsmTier) Probe(s *Support) (string, error) {
 }
 
 // probeBPFLSM says whether BPF LSM programs load here (nil), given the
-// active LSMs.
+// active LSMs. When those are unknown (securityfs cannot be mounted
+// without root), a program that does not load is the answer, and the
+// reason, all the same (EPERM, for a setcap copy).
 func probeBPFLSM(lsms []string, lsmErr error) error {
+	return checkBPFLSM(lsms, lsmErr, tracer.ProbeLSM)
+}
+
+func checkBPFLSM(lsms []string, lsmErr error, load func() error) error {
 	switch {
 	case lsmErr != nil:
+		if err := load(); err != nil {
+			return err
+		}
+		// It loads; whether it would run is unknown.
 		return fmt.Errorf("active LSMs unknown: %w", lsmErr)
 	case !slices.Contains(lsms, "bpf"):
 		return errors.New("bpf is not an active LSM (boot with lsm=...,bpf)")
 	}
-	return tracer.ProbeLSM()
+	return load()
 }
 
 func (lsmTier) Kernel(o *tracer.EnforceOptions) { o.LSM = true }

@@ -35,14 +35,7 @@ func WriteGitHubAnnotations(w io.Writer, r *report.Report, workspace string) err
 			title += " (" + v.Severity + ")"
 		}
 		props = append(props, "title="+ghProperty(title))
-		what := v.Op
-		if v.Flags != "" {
-			what += " " + v.Flags
-		}
-		msg := v.Path + " written (" + what + ")"
-		if attributed(v) {
-			msg = whoText(v) + " wrote " + v.Path + " (" + what + ")"
-		}
+		msg := annotationText(v)
 		via := v.Exe
 		if via == "" {
 			via = v.Comm
@@ -59,6 +52,29 @@ func WriteGitHubAnnotations(w io.Writer, r *report.Report, workspace string) err
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// annotationText says what v's write was: "TestX wrote P (op)", or, for
+// a call that failed, "TestX tried to write P (op, failed: EACCES)".
+func annotationText(v *report.Violation) string {
+	what := v.Op
+	if v.Flags != "" {
+		what += " " + v.Flags
+	}
+	if v.Errno != "" {
+		what += ", failed: " + v.Errno
+	}
+	who := ""
+	if attributed(v) {
+		who = whoText(v) + " "
+	}
+	switch {
+	case v.Errno != "":
+		return who + "tried to write " + v.Path + " (" + what + ")"
+	case who != "":
+		return who + "wrote " + v.Path + " (" + what + ")"
+	}
+	return v.Path + " written (" + what + ")"
 }
 
 // ghLevel is the workflow command of v's annotation: "notice" for a
@@ -117,6 +133,9 @@ func WriteGitHubSummary(w io.Writer, r *report.Report) error {
 		op := v.Op
 		if v.Flags != "" {
 			op += " " + v.Flags
+		}
+		if v.Errno != "" {
+			op += " (failed: " + v.Errno + ")"
 		}
 		proc := fmt.Sprintf("%d %s", v.PID, v.Comm)
 		if v.Exe != "" {

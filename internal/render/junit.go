@@ -295,7 +295,7 @@ func severityCounts(vs []*report.Violation) string {
 	var parts []string
 	for _, s := range report.Severities {
 		if n[s] > 0 {
-			parts = append(parts, strconv.Itoa(n[s])+" "+s)
+			parts = append(parts, strconv.Itoa(n[s])+" "+severityWord(n[s], s))
 		}
 	}
 	if len(parts) == 0 {

@@ -153,8 +153,9 @@ func (t *textWriter) severities(r *report.Report) {
 	var parts, plain []string
 	for _, s := range report.Severities {
 		if n[s] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s (%s)", n[s], t.severityTag(s), severityText[s]))
-			plain = append(plain, fmt.Sprintf("%d %s (%s)", n[s], displayText(s), severityText[s]))
+			word := severityWord(n[s], s)
+			parts = append(parts, fmt.Sprintf("%d %s (%s)", n[s], t.paintSeverity(s, word), severityText[s]))
+			plain = append(plain, fmt.Sprintf("%d %s (%s)", n[s], displayText(word), severityText[s]))
 		}
 	}
 	if len(parts) == 0 {
@@ -209,14 +210,27 @@ func (t *textWriter) wrap(first, then string, words, plain []string) {
 
 // severityTag renders a severity, in red for data-loss and yellow for
 // left-behind.
-func (t *textWriter) severityTag(s string) string {
+func (t *textWriter) severityTag(s string) string { return t.paintSeverity(s, s) }
+
+// paintSeverity renders word in severity s's colour.
+func (t *textWriter) paintSeverity(s, word string) string {
 	switch s {
 	case report.SeverityDataLoss:
-		return t.paint(ansiBold+ansiRed, s)
+		return t.paint(ansiBold+ansiRed, word)
 	case report.SeverityLeftBehind:
-		return t.paint(ansiYellow, s)
+		return t.paint(ansiYellow, word)
 	}
-	return displayText(s)
+	return displayText(word)
+}
+
+// severityWord is severity s as n writes of it are counted: "2
+// attempts"; the others read as adjectives ("2 transient", "2
+// left-behind") and stay as they are.
+func severityWord(n int, s string) string {
+	if s == report.SeverityAttempt && n != 1 {
+		return "attempts"
+	}
+	return s
 }
 
 func (t *textWriter) warnings(r *report.Report) {

@@ -290,3 +290,44 @@ func TestWriteGitHubGolden(t *testing.T) {
 		})
 	}
 }
+
+// A count of attempts reads "2 attempts", one "1 attempt"; the other
+// severities are adjectives and stay as they are.
+func TestSeverityCounts(t *testing.T) {
+	r := emptyReport()
+	r.Violations = []report.Violation{
+		{Op: "mkdir", Path: "/a", Errno: "EEXIST", Severity: report.SeverityAttempt},
+		{Op: "mkdir", Path: "/b", Errno: "EACCES", Severity: report.SeverityAttempt},
+		{Op: "mkdir", Path: "/c", Severity: report.SeverityTransient},
+	}
+	if out := writeText(t, r); !strings.Contains(out, "1 transient (gone at the end), 2 attempts (changed nothing)") {
+		t.Errorf("summary:\n%s", out)
+	}
+	r.Violations = r.Violations[1:]
+	if out := writeText(t, r); !strings.Contains(out, "1 transient (gone at the end), 1 attempt (changed nothing)") {
+		t.Errorf("summary:\n%s", out)
+	}
+}
+
+// A failed call's annotation says it failed, and that it wrote nothing.
+func TestAnnotationOfAFailedCall(t *testing.T) {
+	r := emptyReport()
+	r.Violations = []report.Violation{
+		{Op: "mkdir", Path: "/home/u/.config", Errno: "EEXIST", Severity: report.SeverityAttempt, Comm: "pkg.test"},
+		{Op: "mkdir", Path: "/home/u/.cache", Errno: "EACCES", Severity: report.SeverityAttempt, Comm: "pkg.test",
+			Who: report.Who{Test: "TestSave", Package: "example.com/app"}},
+	}
+	var buf bytes.Buffer
+	if err := WriteGitHubAnnotations(&buf, r, ""); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	for i, want := range []string{
+		"::tried to write /home/u/.config (mkdir, failed: EEXIST) via pkg.test",
+		"tried to write /home/u/.cache (mkdir, failed: EACCES) via pkg.test",
+	} {
+		if i >= len(lines) || !strings.HasSuffix(lines[i], want) || strings.Contains(lines[i], "wrote") {
+			t.Errorf("annotation %d: want one ending %q in\n%s", i, want, buf.String())
+		}
+	}
+}
