@@ -74,6 +74,28 @@ func witnessRow(err error) string {
 // refusal is about privileges.
 var memlockHint = regexp.MustCompile(` ?\(MEMLOCK may be too low, consider rlimit\.RemoveMemlock\)`)
 
+// traceRows answer first: can this user trace here, and if not, what to
+// do.
+func traceRows(f doctorFacts) [][2]string {
+	why, todo := f.priv.Problem()
+	switch {
+	case f.traceErr == nil && f.priv.Root:
+		return [][2]string{{"can trace", "yes, as root"}}
+	case f.traceErr == nil:
+		return [][2]string{{"can trace", fmt.Sprintf("yes, as uid %d with CAP_BPF and CAP_PERFMON", f.priv.UID)}}
+	case why != "" && errors.Is(f.traceErr, tracer.ErrPermission):
+		return [][2]string{{"can trace", "no: " + why}, {"what to do", todo}}
+	case errors.Is(f.traceErr, tracer.ErrPermission):
+		// The privileges are there; the kernel refused for another reason.
+		return [][2]string{{"can trace", "no: " + memlockHint.ReplaceAllString(f.traceErr.Error(), "")},
+			{"what to do", "the kernel refuses BPF programs even with these privileges (lockdown, an LSM policy or a seccomp filter?); try as root"}}
+	case errors.Is(f.traceErr, tracer.ErrUnsupported):
+		return [][2]string{{"can trace", "no: " + f.traceErr.Error()},
+			{"what to do", "writewatch needs " + tracer.MinKernel + " or newer with BTF (CONFIG_DEBUG_INFO_BTF=y), on x86-64 or arm64"}}
+	}
+	return [][2]string{{"can trace", "no: " + memlockHint.ReplaceAllString(f.traceErr.Error(), "")}}
+}
+
 func writeDoctor(w io.Writer, f doctorFacts) int {
 	s := f.support
 	var rows [][2]string
@@ -81,24 +103,8 @@ func writeDoctor(w io.Writer, f doctorFacts) int {
 
 	// First the answer: can this user trace here, and if not, what to do.
 	canTrace := f.traceErr == nil
-	why, todo := f.priv.Problem()
-	switch {
-	case canTrace && f.priv.Root:
-		row("can trace", "yes, as root")
-	case canTrace:
-		row("can trace", fmt.Sprintf("yes, as uid %d with CAP_BPF and CAP_PERFMON", f.priv.UID))
-	case why != "" && errors.Is(f.traceErr, tracer.ErrPermission):
-		row("can trace", "no: "+why)
-		row("what to do", todo)
-	case errors.Is(f.traceErr, tracer.ErrPermission):
-		// The privileges are there; the kernel refused for another reason.
-		row("can trace", "no: "+memlockHint.ReplaceAllString(f.traceErr.Error(), ""))
-		row("what to do", "the kernel refuses BPF programs even with these privileges (lockdown, an LSM policy or a seccomp filter?); try as root")
-	case errors.Is(f.traceErr, tracer.ErrUnsupported):
-		row("can trace", "no: "+f.traceErr.Error())
-		row("what to do", "writewatch needs "+tracer.MinKernel+" or newer with BTF (CONFIG_DEBUG_INFO_BTF=y), on x86-64 or arm64")
-	default:
-		row("can trace", "no: "+memlockHint.ReplaceAllString(f.traceErr.Error(), ""))
+	for _, r := range traceRows(f) {
+		row(r[0], r[1])
 	}
 
 	for _, u := range f.unseen {
