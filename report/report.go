@@ -516,6 +516,28 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
+// The exit codes of a run's verdict, among writewatch's (the README's
+// "Exit codes" lists them all).
+const (
+	ExitViolations = 86 // writes outside the allowlist fail the run
+	ExitIncomplete = 88 // writewatch could not see everything: the verdict is unknown
+)
+
+// Verdict is the exit code the run ends with when every output asked for
+// was written and tracing held: ExitViolations when it found writes that
+// fail it (Failed), unless audit; else ExitIncomplete when it could not
+// see everything (Blind), unless audit or acceptIncomplete; else
+// COMMAND's own.
+func (r *Report) Verdict(audit, acceptIncomplete bool) int {
+	switch {
+	case !audit && r.Failed():
+		return ExitViolations
+	case !audit && !acceptIncomplete && r.Blind():
+		return ExitIncomplete
+	}
+	return r.CommandExit
+}
+
 // NotStarted is Report.CommandExit when COMMAND never ran.
 const NotStarted = -1
 

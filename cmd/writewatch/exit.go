@@ -12,13 +12,13 @@ import (
 
 // Exit codes, documented in README.md and in --help (helpExitCodes).
 const (
-	exitUsage      = 2   // bad flags, bad config, unwritable report file
-	exitInternal   = 70  // writewatch failed during the run, or an output asked for was not written
-	exitViolations = 86  // writes outside the allowlist were found (default mode)
-	exitCannot     = 87  // cannot trace here: privileges, BTF, kernel
-	exitIncomplete = 88  // writewatch could not see everything; the verdict is unknown
-	exitNotExec    = 126 // COMMAND exists but cannot be executed
-	exitNotFound   = 127 // COMMAND not found
+	exitUsage      = 2                     // bad flags, bad config, unwritable report file
+	exitInternal   = 70                    // writewatch failed during the run, or an output asked for was not written
+	exitViolations = report.ExitViolations // writes outside the allowlist were found (default mode)
+	exitCannot     = 87                    // cannot trace here: privileges, BTF, kernel
+	exitIncomplete = report.ExitIncomplete // writewatch could not see everything; the verdict is unknown
+	exitNotExec    = 126                   // COMMAND exists but cannot be executed
+	exitNotFound   = 127                   // COMMAND not found
 )
 
 // outcome is what a run came to, as far as the exit code goes.
@@ -54,14 +54,9 @@ func exitCode(o *outcome) int {
 	if o.startErr != nil {
 		return startFailureOf(o.startErr).code
 	}
-	code := o.rep.CommandExit
-	switch {
-	case o.traceErr != nil:
+	code := o.rep.Verdict(o.audit, o.acceptIncomplete)
+	if o.traceErr != nil {
 		code = exitInternal
-	case !o.audit && o.rep.Failed():
-		code = exitViolations
-	case !o.audit && !o.acceptIncomplete && o.rep.Blind():
-		code = exitIncomplete
 	}
 	if (o.failed[failRun] && code == o.rep.CommandExit) || (o.failed[failIfClean] && code == 0) {
 		return exitInternal
