@@ -19,6 +19,7 @@ import (
 	"testing"
 
 	"github.com/writewatch/writewatch/internal/ops"
+	"github.com/writewatch/writewatch/internal/session"
 	"github.com/writewatch/writewatch/report"
 )
 
@@ -141,14 +142,20 @@ func wwFiles(t *testing.T, dir string, env []string, extra []*os.File, flags []s
 // (unshare ...), its arguments after wrap's.
 func wwWrapped(t *testing.T, wrap []string, dir string, env []string, extra []*os.File, flags []string, command ...string) result {
 	t.Helper()
-	jsonPath := filepath.Join(outDir(t, env), "report.json")
+	out := outDir(t, env)
+	jsonPath := filepath.Join(out, "report.json")
 	argv := append(slices.Clone(wrap), wwBin, "--json", jsonPath)
 	argv = append(append(append(argv, flags...), "--"), command...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.ExtraFiles = dir, extra
-	if env != nil {
-		cmd.Env = append(os.Environ(), env...)
+	// Every run is recorded, and its recording replayed (checkReplay).
+	recording := filepath.Join(t.TempDir(), "run.jsonl")
+	for _, e := range env {
+		if v, ok := strings.CutPrefix(e, "WRITEWATCH_RECORD="); ok {
+			recording = v
+		}
 	}
+	cmd.Env = append(append(os.Environ(), "WRITEWATCH_RECORD="+recording), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
@@ -163,6 +170,7 @@ func wwWrapped(t *testing.T, wrap []string, dir string, env []string, extra []*o
 			t.Fatalf("parse report: %v\n%s", err, data)
 		}
 		res.reported = true
+		checkReplay(t, recording, data)
 	}
 	// The kernel's count of refusals agrees with the records, in every
 	// run, unless records were lost.
@@ -258,4 +266,48 @@ func creatOp(t *testing.T) (wwopOp, reported string) {
 		return "write", "open"
 	}
 	return "creat", "creat"
+}
+
+// checkReplay replays a run's recording with no kernel (package
+// session) and checks that it gives the report the run wrote, byte for
+// byte, but for what the command sets after the session (the exit code,
+// its peak memory): what the session asks of the machine is all in the
+// recording.
+func checkReplay(t *testing.T, recording string, live []byte) {
+	t.Helper()
+	f, err := os.Open(recording)
+	if err != nil {
+		t.Errorf("the run was not recorded: %v", err)
+		return
+	}
+	defer f.Close()
+	rec, err := session.ReadRecording(f)
+	if err != nil {
+		t.Errorf("replay: %v", err)
+		return
+	}
+	rep, err := rec.Replay()
+	if err != nil {
+		t.Errorf("replay: %v", err)
+		return
+	}
+	var want report.Report
+	if err := json.Unmarshal(live, &want); err != nil {
+		t.Fatal(err)
+	}
+	rep.ExitCode, rep.PeakRSS = want.ExitCode, want.PeakRSS
+	// --baseline is applied by the command, after the session.
+	rep.Baseline, rep.Fixed = want.Baseline, want.Fixed
+	for i := range rep.Violations {
+		if i < len(want.Violations) {
+			rep.Violations[i].Baselined = want.Violations[i].Baselined
+		}
+	}
+	var got bytes.Buffer
+	if err := report.WriteJSON(&got, rep); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), live) {
+		t.Errorf("the replay of the run's recording gives another report:\n--- replay:\n%s\n--- run:\n%s", got.Bytes(), live)
+	}
 }

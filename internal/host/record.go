@@ -14,13 +14,15 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/writewatch/writewatch/internal/pathwalk"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 // Fact is one question the session asked of the host and its answer, as
 // a recording keeps it.
 type Fact struct {
-	// Ask names the question (the Host method) and its arguments.
-	Ask string `json:"ask"`
+	// Ask names the question (the Host method) and its arguments, kept
+	// byte for byte (a path need not be UTF-8).
+	Ask tracer.Bytes `json:"ask"`
 	// Answer is the answer, as JSON.
 	Answer json.RawMessage `json:"answer"`
 }
@@ -37,13 +39,13 @@ func (r *Recorder) keep(ask string, answer any) {
 	if err != nil {
 		return
 	}
-	r.Keep(Fact{Ask: ask, Answer: data})
+	r.Keep(Fact{Ask: tracer.Bytes(ask), Answer: data})
 }
 
 // Resolve answers and keeps the answer.
 func (r *Recorder) Resolve(path string, o pathwalk.Options) Walk {
 	w := r.Host.Resolve(path, o)
-	r.keep(resolveAsk(path, o), walkAnswer{Path: w.Path, Links: w.Links, Gone: w.Gone, Err: errText(w.Err)})
+	r.keep(resolveAsk(path, o), walkAnswer{Path: tracer.Bytes(w.Path), Links: w.Links, Gone: w.Gone, Err: errText(w.Err)})
 	return w
 }
 
@@ -64,14 +66,18 @@ func (r *Recorder) Lstat(path string) (File, error) {
 // Descriptor answers and keeps the answer.
 func (r *Recorder) Descriptor(fd, linkPath string) Held {
 	h := r.Host.Descriptor(fd, linkPath)
-	r.keep("descriptor "+fd+"\x00"+linkPath, h)
+	r.keep("descriptor "+fd+"\x00"+linkPath, heldAnswer{Target: tracer.Bytes(h.Target), OK: h.OK})
 	return h
 }
 
 // OtherNames answers and keeps the answer.
 func (r *Recorder) OtherNames(dev, ino uint64, known string, want int, roots []string) []string {
 	names := r.Host.OtherNames(dev, ino, known, want, roots)
-	r.keep(othersAsk(dev, ino, known, want, roots), names)
+	kept := make([]tracer.Bytes, len(names))
+	for i, n := range names {
+		kept[i] = tracer.Bytes(n)
+	}
+	r.keep(othersAsk(dev, ino, known, want, roots), kept)
 	return names
 }
 
@@ -85,7 +91,7 @@ func (r *Recorder) ParentOf(pid int32) (int32, error) {
 // GoTestSource answers and keeps the answer.
 func (r *Recorder) GoTestSource(tgid uint32, pc uint64, name string) (string, int) {
 	file, line := r.Host.GoTestSource(tgid, pc, name)
-	r.keep(sourceAsk(tgid, pc, name), sourceAnswer{File: file, Line: line})
+	r.keep(sourceAsk(tgid, pc, name), sourceAnswer{File: tracer.Bytes(file), Line: line})
 	return file, line
 }
 
@@ -102,7 +108,7 @@ type Replay struct {
 func NewReplay(facts []Fact) *Replay {
 	r := &Replay{answers: map[string][]json.RawMessage{}}
 	for _, f := range facts {
-		r.answers[f.Ask] = append(r.answers[f.Ask], f.Answer)
+		r.answers[string(f.Ask)] = append(r.answers[string(f.Ask)], f.Answer)
 	}
 	return r
 }
@@ -129,7 +135,7 @@ func (r *Replay) Resolve(path string, o pathwalk.Options) Walk {
 		}
 		return Walk{Path: filepath.Clean(path), Err: &fs.PathError{Op: "lookup", Path: path, Err: syscall.ENOENT}}
 	}
-	return Walk{Path: a.Path, Links: a.Links, Gone: a.Gone, Err: errOf(a.Err)}
+	return Walk{Path: string(a.Path), Links: a.Links, Gone: a.Gone, Err: errOf(a.Err)}
 }
 
 // Stat answers as recorded; unrecorded, no such file.
@@ -148,15 +154,19 @@ func (r *Replay) file(op, path string) (File, error) {
 
 // Descriptor answers as recorded; unrecorded, no descriptor.
 func (r *Replay) Descriptor(fd, linkPath string) Held {
-	var h Held
+	var h heldAnswer
 	r.answer("descriptor "+fd+"\x00"+linkPath, &h)
-	return h
+	return Held{Target: string(h.Target), OK: h.OK}
 }
 
 // OtherNames answers as recorded; unrecorded, none.
 func (r *Replay) OtherNames(dev, ino uint64, known string, want int, roots []string) []string {
+	var kept []tracer.Bytes
+	r.answer(othersAsk(dev, ino, known, want, roots), &kept)
 	var names []string
-	r.answer(othersAsk(dev, ino, known, want, roots), &names)
+	for _, n := range kept {
+		names = append(names, string(n))
+	}
 	return names
 }
 
@@ -173,14 +183,14 @@ func (r *Replay) ParentOf(pid int32) (int32, error) {
 func (r *Replay) GoTestSource(tgid uint32, pc uint64, name string) (string, int) {
 	var a sourceAnswer
 	r.answer(sourceAsk(tgid, pc, name), &a)
-	return a.File, a.Line
+	return string(a.File), a.Line
 }
 
 type walkAnswer struct {
-	Path  string    `json:"path"`
-	Links time.Time `json:"links,omitzero"`
-	Gone  bool      `json:"gone,omitempty"`
-	Err   string    `json:"err,omitempty"`
+	Path  tracer.Bytes `json:"path"`
+	Links time.Time    `json:"links,omitzero"`
+	Gone  bool         `json:"gone,omitempty"`
+	Err   string       `json:"err,omitempty"`
 }
 
 type fileAnswer struct {
@@ -193,9 +203,14 @@ type parentAnswer struct {
 	Err  string `json:"err,omitempty"`
 }
 
+type heldAnswer struct {
+	Target tracer.Bytes `json:"target,omitempty"`
+	OK     bool         `json:"ok,omitempty"`
+}
+
 type sourceAnswer struct {
-	File string `json:"file,omitempty"`
-	Line int    `json:"line,omitempty"`
+	File tracer.Bytes `json:"file,omitempty"`
+	Line int          `json:"line,omitempty"`
 }
 
 func resolveAsk(path string, o pathwalk.Options) string {

@@ -261,7 +261,9 @@ func (r *runner) tick() {
 		return
 	}
 	r.handle(&session.Item{Tick: true, Boot: witness.BootNow()})
-	r.fs.PlaceBarrier()
+	if id, ok := r.sess.Barrier(); ok {
+		r.fs.PlaceBarrier(id)
+	}
 }
 
 // handle hands one item to the session, stamped now, then does what the

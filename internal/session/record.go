@@ -10,6 +10,7 @@ import (
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/host"
 	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 // A recording of a run is JSON lines, one object each, with one key:
@@ -28,12 +29,73 @@ type line struct {
 	End    *End            `json:"end,omitempty"`
 }
 
-// recordedConfig is a Config with its allowlist as entries.
+// recordedConfig is a Config with its allowlist as entries, its names
+// kept byte for byte (tracer.Bytes: a path or an argument need not be
+// UTF-8).
 type recordedConfig struct {
 	Config
-	ConfigFile string            `json:"config_file,omitempty"`
-	Project    string            `json:"project"`
-	Entries    []allowlist.Entry `json:"entries"`
+	Command    []tracer.Bytes  `json:"command"`
+	WorkDir    tracer.Bytes    `json:"work_dir"`
+	Home       tracer.Bytes    `json:"home"`
+	Roots      []tracer.Bytes  `json:"roots,omitempty"`
+	ConfigFile tracer.Bytes    `json:"config_file,omitempty"`
+	Project    tracer.Bytes    `json:"project"`
+	Entries    []recordedEntry `json:"entries"`
+}
+
+// recordedEntry is an allowlist entry, as a recording keeps it.
+type recordedEntry struct {
+	Kind          allowlist.Kind `json:"kind"`
+	Pattern       tracer.Bytes   `json:"pattern"`
+	Raw           tracer.Bytes   `json:"raw"`
+	Source        tracer.Bytes   `json:"source"`
+	Broad         bool           `json:"broad,omitempty"`
+	CoversProject bool           `json:"covers_project,omitempty"`
+}
+
+func bytesOf(ss []string) []tracer.Bytes {
+	out := make([]tracer.Bytes, len(ss))
+	for i, s := range ss {
+		out[i] = tracer.Bytes(s)
+	}
+	return out
+}
+
+func stringsOf(bs []tracer.Bytes) []string {
+	var out []string
+	for _, b := range bs {
+		out = append(out, string(b))
+	}
+	return out
+}
+
+// recorded is cfg as a recording keeps it.
+func recorded(cfg *Config) *recordedConfig {
+	rc := &recordedConfig{Config: *cfg, Command: bytesOf(cfg.Command), WorkDir: tracer.Bytes(cfg.WorkDir),
+		Home: tracer.Bytes(cfg.Home), Roots: bytesOf(cfg.Roots)}
+	if a := cfg.Allow; a != nil {
+		rc.ConfigFile, rc.Project = tracer.Bytes(a.ConfigFile()), tracer.Bytes(a.Project())
+		for _, e := range a.Entries() {
+			rc.Entries = append(rc.Entries, recordedEntry{e.Kind, tracer.Bytes(e.Pattern), tracer.Bytes(e.Raw), tracer.Bytes(e.Source), e.Broad, e.CoversProject})
+		}
+	}
+	return rc
+}
+
+// config is the Config a recording kept.
+func (rc *recordedConfig) config() (Config, error) {
+	cfg := rc.Config
+	cfg.Command, cfg.WorkDir, cfg.Home, cfg.Roots = stringsOf(rc.Command), string(rc.WorkDir), string(rc.Home), stringsOf(rc.Roots)
+	var entries []allowlist.Entry
+	for _, e := range rc.Entries {
+		entries = append(entries, allowlist.Entry{Kind: e.Kind, Pattern: string(e.Pattern), Raw: string(e.Raw), Source: string(e.Source), Broad: e.Broad, CoversProject: e.CoversProject})
+	}
+	list, err := allowlist.FromEntries(string(rc.ConfigFile), string(rc.Project), entries)
+	if err != nil {
+		return cfg, fmt.Errorf("session: recording's allowlist: %w", err)
+	}
+	cfg.Allow = list
+	return cfg, nil
 }
 
 // recorder writes a recording. A write that fails stops the recording;
@@ -64,11 +126,7 @@ func (r *recorder) config() {
 		return
 	}
 	r.header = true
-	rc := &recordedConfig{Config: *r.cfg}
-	if a := r.cfg.Allow; a != nil {
-		rc.ConfigFile, rc.Project, rc.Entries = a.ConfigFile(), a.Project(), a.Entries()
-	}
-	r.write(line{Config: rc})
+	r.write(line{Config: recorded(r.cfg)})
 }
 
 func (r *recorder) item(it *Item) {
@@ -126,12 +184,10 @@ func ReadRecording(r io.Reader) (*Recording, error) {
 		}
 		switch {
 		case l.Config != nil:
-			list, err := allowlist.FromEntries(l.Config.ConfigFile, l.Config.Project, l.Config.Entries)
-			if err != nil {
-				return nil, fmt.Errorf("session: recording's allowlist: %w", err)
+			if rec.Config, err = l.Config.config(); err != nil {
+				return nil, err
 			}
-			rec.Config, haveConfig = l.Config.Config, true
-			rec.Config.Allow = list
+			haveConfig = true
 		case l.Item != nil:
 			rec.Items = append(rec.Items, *l.Item)
 		case l.Fact != nil:

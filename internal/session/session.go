@@ -41,10 +41,10 @@ import (
 // Config is what the session knows of the run before its first item.
 // A recording keeps it whole (Allow as its entries).
 type Config struct {
-	Mode    string    `json:"mode"`    // report.ModeGate, ModeAudit or ModeEnforce
-	Command []string  `json:"command"` // COMMAND and its arguments
-	WorkDir string    `json:"work_dir"`
-	Home    string    `json:"home"`
+	Mode    string    `json:"mode"` // report.ModeGate, ModeAudit or ModeEnforce
+	Command []string  `json:"-"`    // COMMAND and its arguments
+	WorkDir string    `json:"-"`
+	Home    string    `json:"-"`
 	Started time.Time `json:"started"`
 	// Allow is the allowlist writes are judged against.
 	Allow *allowlist.List `json:"-"`
@@ -64,7 +64,7 @@ type Config struct {
 	Self int32 `json:"self,omitempty"`
 	// Roots are where the other names of a file linked from a held
 	// descriptor are looked for: the project, the home directory.
-	Roots []string `json:"roots,omitempty"`
+	Roots []string `json:"-"`
 	// GoFlags is what was done to GOFLAGS, for the notes.
 	GoFlags runners.GoFlags `json:"go_flags"`
 
@@ -189,6 +189,10 @@ type Session struct {
 	settled bool      // the witness handed over every change of the tree
 	now     time.Time // the item being handled's Now
 	pid     uint32    // COMMAND's, in writewatch's PID namespace
+	// barrier is the id of a barrier the witness is to place, when
+	// placeBarrier says so (Barrier).
+	barrier      uint64
+	placeBarrier bool
 }
 
 // group names one violation group.
@@ -297,11 +301,23 @@ func (s *Session) launched(l *Launched) {
 	s.live.SetProcesses(s.seen)
 }
 
-// tick lets the witness's held changes go when they waited enough.
+// tick lets the witness's held changes go when they waited enough, and
+// asks for the barrier that lets processes that left go (Barrier).
 func (s *Session) tick(boot uint64) {
 	if !s.cfg.Witness {
 		return
 	}
 	s.found(s.checker.Caught(boot))
 	s.found(s.checker.Expire(s.now))
+	if id, ok := s.checker.Barrier(); ok {
+		s.barrier, s.placeBarrier = id, true
+	}
+}
+
+// Barrier is the barrier the last tick asked the witness to place, once:
+// witness.Watch.PlaceBarrier places it.
+func (s *Session) Barrier() (id uint64, ok bool) {
+	id, ok = s.barrier, s.placeBarrier
+	s.placeBarrier = false
+	return id, ok
 }

@@ -145,14 +145,10 @@ func unavailable(err error) string {
 // Active says the witness watches at least one filesystem.
 func (w *Watch) Active() bool { return w != nil && w.Queue != nil }
 
-// PlaceBarrier places the barrier the Checker asks for, if any: Sync,
-// then the barrier behind the changes Sync waited for.
-func (w *Watch) PlaceBarrier() {
+// PlaceBarrier places barrier id (the Checker's Barrier): Sync, then
+// the barrier behind the changes Sync waited for.
+func (w *Watch) PlaceBarrier(id uint64) {
 	if !w.Active() {
-		return
-	}
-	id, ok := w.checker.Barrier()
-	if !ok {
 		return
 	}
 	w.syncs.Go(func() {
