@@ -31,7 +31,8 @@ func Start(t testing.TB, cols, rows int, dir string, env ...string) *Session {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed (make test-deps installs it)")
 	}
-	s := &Session{t: t, socket: fmt.Sprintf("tmuxtest-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	// The server's socket in the test's own directory, removed with it.
+	s := &Session{t: t, socket: filepath.Join(t.TempDir(), "tmux")}
 	args := []string{"-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), "-c", dir}
 	for _, e := range env {
 		args = append(args, "-e", e)
@@ -43,7 +44,7 @@ func Start(t testing.TB, cols, rows int, dir string, env ...string) *Session {
 	}
 	args = append(args, "bash --noprofile --rcfile "+rc)
 	s.tmux(args...)
-	t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
+	t.Cleanup(func() { exec.Command("tmux", "-S", s.socket, "kill-server").Run() })
 	// The size stays what the test sets, whatever clients attach.
 	s.tmux("set-option", "-g", "window-size", "manual")
 	s.WaitFor("the first prompt", time.Minute, Prompted)
@@ -52,7 +53,7 @@ func Start(t testing.TB, cols, rows int, dir string, env ...string) *Session {
 
 func (s *Session) tmux(args ...string) string {
 	s.t.Helper()
-	cmd := exec.Command("tmux", append([]string{"-L", s.socket}, args...)...)
+	cmd := exec.Command("tmux", append([]string{"-S", s.socket}, args...)...)
 	// Not a client of the tmux these tests may run in.
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "TMUX=") {
