@@ -68,6 +68,7 @@ test-deps:
 	/usr/bin/python3 -c "import xdist" >/dev/null 2>&1 || missing="$$missing python3-pytest-xdist"; \
 	command -v promtool >/dev/null 2>&1 || missing="$$missing prometheus"; \
 	command -v strace >/dev/null 2>&1 || missing="$$missing strace"; \
+	command -v tmux >/dev/null 2>&1 || missing="$$missing tmux"; \
 	command -v cc >/dev/null 2>&1 || missing="$$missing gcc"; \
 	if [ -n "$$missing" ]; then \
 		echo "make test-deps: installing$$missing"; \

@@ -294,8 +294,8 @@ func (inv *invocation) execute(enf *policy.Enforcement) int {
 		}
 	}
 	var line *status.Status
-	if !cfg.Quiet && status.IsTerminal(os.Stderr) {
-		line = status.Start(stderr, counters, status.Options{Color: w.color, Width: status.Width(os.Stderr)})
+	if !cfg.Quiet && status.Supported(os.Stderr, os.Getenv) {
+		line = status.Start(stderr, counters, status.Terminal(os.Stderr, w.color))
 	}
 
 	rep, err := inv.run(counters, enf)

@@ -2,17 +2,22 @@
 // COMMAND runs: elapsed time, processes traced, write events, violations
 // so far and, where known, the test running now.
 //
-// The line is redrawn in place ("\r", then erase to the end of the line)
-// at most ten times a second, and only when its text changes. It goes to
-// stderr only and is erased before the summary is printed. COMMAND's own
-// output to the same terminal may still land beside it: nothing tells
-// when COMMAND is about to write.
+// COMMAND writes to the same terminal (its stderr is writewatch's), so the
+// line keeps out of its way as apt's progress bar does: the terminal's
+// scroll region is set to all rows but the last, COMMAND's output scrolls
+// above, and the line is drawn in the last row between a save and a
+// restore of the cursor (term.go). It is redrawn at most ten times a
+// second, only when its text changes, and taken down before the summary
+// is printed: the last row erased, the full scroll region back, the
+// cursor where COMMAND left it. Where that cannot be done safely
+// (Supported), there is no line.
 package status
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,7 +32,6 @@ import (
 const Interval = 100 * time.Millisecond
 
 const (
-	clearLine  = "\r\x1b[K"
 	ansiBold   = "\x1b[1m"
 	ansiRed    = "\x1b[31m"
 	ansiYellow = "\x1b[33m"
@@ -148,8 +152,18 @@ func stripANSI(s string) string {
 type Options struct {
 	// Color enables ANSI colours (not with NO_COLOR).
 	Color bool
-	// Width returns the terminal's width in columns; nil means 80.
-	Width func() int
+	// Size returns the terminal's columns and rows; nil means 80 by 24.
+	Size func() (cols, rows int)
+	// Foreground reports whether this process may draw on the terminal
+	// now (it is not a background job); nil means always.
+	Foreground func() bool
+	// Signals, when set, is notified of SIGWINCH, SIGTSTP and SIGCONT
+	// from Start to Stop: a resize redraws the line at once, a stop takes
+	// it down first. Tests may send on it.
+	Signals chan os.Signal
+	// Suspend stops this process after SIGTSTP took the line down; nil
+	// means SIGSTOP to itself, what SIGTSTP would have done.
+	Suspend func()
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Interval is the least time between redraws; 0 means Interval.
@@ -163,21 +177,41 @@ type Live interface {
 
 // Status draws the line for one run until Stop.
 type Status struct {
-	w     io.Writer
-	p     Live
-	opt   Options
-	stop  chan struct{}
-	done  chan struct{}
-	once  sync.Once
-	drawn bool
-	last  string
+	w    io.Writer
+	p    Live
+	opt  Options
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+
+	// shown: the last row is set apart and the line drawn there, on a
+	// terminal of cols by rows.
+	shown      bool
+	cols, rows int
+	last       string
 }
 
-// Start draws p's status line on w, which should be a terminal, until
-// Stop. Nothing is drawn before the run has started.
+// Start draws p's status line on w, a terminal that Supported accepts,
+// until Stop. Nothing is drawn, and the scroll region is left alone,
+// before the run has started.
 func Start(w io.Writer, p Live, opt Options) *Status {
-	if opt.Width == nil {
-		opt.Width = func() int { return 80 }
+	s := newStatus(w, p, opt)
+	if s.opt.Signals != nil {
+		signal.Notify(s.opt.Signals, unix.SIGWINCH, unix.SIGTSTP, unix.SIGCONT)
+	}
+	go s.loop()
+	return s
+}
+
+func newStatus(w io.Writer, p Live, opt Options) *Status {
+	if opt.Size == nil {
+		opt.Size = func() (int, int) { return 80, 24 }
+	}
+	if opt.Foreground == nil {
+		opt.Foreground = func() bool { return true }
+	}
+	if opt.Suspend == nil {
+		opt.Suspend = func() { unix.Kill(os.Getpid(), unix.SIGSTOP) }
 	}
 	if opt.Now == nil {
 		opt.Now = time.Now
@@ -185,9 +219,7 @@ func Start(w io.Writer, p Live, opt Options) *Status {
 	if opt.Interval <= 0 {
 		opt.Interval = Interval
 	}
-	s := &Status{w: w, p: p, opt: opt, stop: make(chan struct{}), done: make(chan struct{})}
-	go s.loop()
-	return s
+	return &Status{w: w, p: p, opt: opt, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 func (s *Status) loop() {
@@ -195,54 +227,116 @@ func (s *Status) loop() {
 	t := time.NewTicker(s.opt.Interval)
 	defer t.Stop()
 	for {
-		s.draw()
+		s.update()
 		select {
 		case <-s.stop:
 			return
+		case sig := <-s.opt.Signals: // never, when nil
+			s.signal(sig)
+			if sig == unix.SIGTSTP && !s.continued() {
+				return
+			}
 		case <-t.C:
 		}
 	}
 }
 
-func (s *Status) draw() {
-	snap := s.p.Snapshot()
-	if snap.Started.IsZero() {
-		return
+// continued waits for SIGCONT after a stop, and reports false if Stop
+// came first. The other threads of this process stop a moment after the
+// one that sent SIGSTOP returns: nothing is drawn before the shell has
+// continued the job.
+func (s *Status) continued() bool {
+	for {
+		select {
+		case <-s.stop:
+			return false
+		case sig := <-s.opt.Signals:
+			if sig == unix.SIGCONT {
+				return true
+			}
+		}
 	}
-	line := Line(snap, s.opt.Now().Sub(snap.Started), s.opt.Width(), s.opt.Color)
-	if line == s.last {
-		return
-	}
-	s.last, s.drawn = line, true
-	io.WriteString(s.w, clearLine+line)
 }
 
-// Stop stops drawing and erases the line. It returns once the line is
-// gone; calling it again does nothing.
+// signal handles one of Options.Signals. SIGWINCH and SIGCONT need
+// nothing more than the update that follows, which reads the size and
+// whether this process is in the foreground anew.
+func (s *Status) signal(sig os.Signal) {
+	if sig != unix.SIGTSTP {
+		return
+	}
+	// Stopped, the shell takes the terminal back: it gets it whole.
+	s.takeDown()
+	s.opt.Suspend()
+}
+
+// update sets the last row apart if it is not, draws the line there if
+// its text changed, and takes it down if the terminal has become too
+// small for it.
+func (s *Status) update() {
+	snap := s.p.Snapshot()
+	if snap.Started.IsZero() || !s.opt.Foreground() {
+		return
+	}
+	cols, rows := s.opt.Size()
+	var out strings.Builder
+	resized := s.shown && (cols != s.cols || rows != s.rows)
+	if resized {
+		// The terminal may have moved, rewrapped or dropped the old line,
+		// and reset the scroll region: erase what is left of it and start
+		// anew.
+		out.WriteString(eraseBelow)
+		s.shown = false
+	}
+	if rows < MinRows {
+		if resized {
+			out.WriteString(fullRegion)
+		}
+		s.write(out.String())
+		return
+	}
+	if !s.shown {
+		out.WriteString(reserve(rows))
+		s.shown, s.cols, s.rows, s.last = true, cols, rows, ""
+	}
+	if line := Line(snap, s.opt.Now().Sub(snap.Started), cols, s.opt.Color); line != s.last {
+		out.WriteString(draw(rows, line))
+		s.last = line
+	}
+	s.write(out.String())
+}
+
+// takeDown erases the line and gives the terminal its full scroll region
+// back, the cursor where COMMAND left it.
+func (s *Status) takeDown() {
+	if !s.shown || !s.opt.Foreground() {
+		return
+	}
+	if cols, rows := s.opt.Size(); cols != s.cols || rows != s.rows {
+		s.write(eraseBelow + fullRegion)
+	} else {
+		s.write(release(s.rows))
+	}
+	s.shown = false
+}
+
+// write writes seq in one write, so that it lands between two of
+// COMMAND's writes, never inside one.
+func (s *Status) write(seq string) {
+	if seq != "" {
+		io.WriteString(s.w, seq)
+	}
+}
+
+// Stop stops drawing and takes the line down. It returns once the line
+// is gone; calling it again does nothing.
 func (s *Status) Stop() {
 	s.once.Do(func() {
 		close(s.stop)
 		<-s.done
-		if s.drawn {
-			io.WriteString(s.w, clearLine)
+		if s.opt.Signals != nil {
+			signal.Stop(s.opt.Signals)
 		}
+		s.takeDown()
 	})
-}
-
-// IsTerminal reports whether f is a terminal.
-func IsTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
-
-// Width returns a function reading f's width in columns, 80 when it
-// cannot be read.
-func Width(f *os.File) func() int {
-	return func() int {
-		ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
-		if err != nil || ws.Col == 0 {
-			return 80
-		}
-		return int(ws.Col)
-	}
 }

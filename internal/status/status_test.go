@@ -107,6 +107,9 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// A run on a terminal of 24 rows: the last row set apart before the first
+// draw, the line drawn there once per change, and the terminal given its
+// full scroll region back at the end, nothing else written.
 func TestStatusDrawsAndErases(t *testing.T) {
 	var (
 		l   fake
@@ -127,15 +130,17 @@ func TestStatusDrawsAndErases(t *testing.T) {
 	st.Stop() // a second Stop does nothing
 
 	got := out.String()
-	draws := strings.Count(got, "\r\x1b[K") - 1
-	if draws != 2 {
+	if !strings.HasPrefix(got, reserve(24)) || strings.Count(got, reserve(24)) != 1 {
+		t.Errorf("the last row is not set apart once, first: %q", got)
+	}
+	if draws := draws(got, 24); draws != 2 {
 		t.Errorf("%d draws, want 2 (one per change)\n%q", draws, got)
 	}
-	if !strings.HasSuffix(got, "\r\x1b[K") {
-		t.Errorf("the line is not erased at the end: %q", got)
+	if !strings.HasSuffix(got, release(24)) {
+		t.Errorf("the line is not taken down at the end: %q", got)
 	}
-	if strings.Contains(got, "\n") {
-		t.Errorf("the status line wrote a newline: %q", got)
+	if strings.ContainsAny(got, "\r\n") {
+		t.Errorf("the status line moved the cursor by writing: %q", got)
 	}
 	if strings.Contains(got, "\x1b[1m") {
 		t.Errorf("colours without Color: %q", got)
@@ -177,9 +182,15 @@ func TestStatusRedrawRate(t *testing.T) {
 	close(stop)
 	<-done
 	st.Stop()
-	if draws := strings.Count(out.String(), "\r\x1b[K") - 1; draws > 7 || draws < 3 {
+	if draws := draws(out.String(), 24); draws > 7 || draws < 3 {
 		t.Errorf("%d draws in 550ms at 10 a second", draws)
 	}
+}
+
+// draws counts the lines drawn in row in out.
+func draws(out string, row int) int {
+	at := strings.TrimSuffix(draw(row, ""), restCursor)
+	return strings.Count(out, at) - strings.Count(out, release(row))
 }
 
 func waitFor(t *testing.T, out *syncBuffer, want string) {

@@ -1,0 +1,3 @@
+module example.com/slowlines
+
+go 1.24
