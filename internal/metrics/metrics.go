@@ -9,23 +9,30 @@
 // the table of operations, package ops) and action, lost events by cause;
 // every combination is always present, zero or not.
 //
-//	writewatch_violations_total{op,action}         counter  writes outside the allowlist, every occurrence
-//	writewatch_violation_groups{op,action}         gauge    violation groups, as the report lists them
-//	writewatch_events_total                        counter  write events examined
-//	writewatch_events_lost_total{cause}            counter  events the kernel could not deliver
-//	writewatch_truncated_paths_total               counter  paths cut to fit the kernel buffers
-//	writewatch_traced_processes_total              counter  processes traced
-//	writewatch_run_duration_seconds                gauge    time since COMMAND started; at the end, the run's length
-//	writewatch_surviving_processes                 gauge    processes still running when writewatch finished (end only)
-//	writewatch_exit_code                           gauge    writewatch's exit code (end only)
-//	writewatch_incomplete                          gauge    1 when writewatch could not see everything, else 0 (end only)
-//	writewatch_command_exit_code                   gauge    COMMAND's exit code, 128+N for signal N (end only)
-//	writewatch_last_run_timestamp_seconds          gauge    when the run ended, Unix time (end only)
-//	writewatch_last_clean_run_timestamp_seconds    gauge    when the last clean run ended (end only; see below)
-//	writewatch_info{mode,version}                  gauge    always 1
-//	writewatch_program_missed_runs_total{bpf_program} counter  runs of a BPF program the kernel skipped (end only)
-//	writewatch_program_runs_total{bpf_program}      counter  runs of a BPF program, while the kernel counted them (end only)
-//	writewatch_program_run_seconds_total{bpf_program} counter  the time those runs took, summed over every process (end only)
+// Every metric is a gauge whose value is the run's: on /metrics, the run
+// under way; pushed or in a textfile, the last run. None is a counter
+// across runs: the Pushgateway keeps what was pushed last and adds
+// nothing up, and per-run values answer what a CI job asks (what did its
+// last run do). They are read as they are, not through rate() or
+// increase().
+//
+//	writewatch_violations{op,action}               writes outside the allowlist, every occurrence
+//	writewatch_violation_groups{op,action}         violation groups, as the report lists them
+//	writewatch_events                              write events examined
+//	writewatch_events_lost{cause}                  events the kernel could not deliver
+//	writewatch_truncated_paths                     paths cut to fit the kernel buffers
+//	writewatch_traced_processes                    processes traced
+//	writewatch_run_duration_seconds                time since COMMAND started; at the end, the run's length
+//	writewatch_surviving_processes                 processes still running when writewatch finished (end only)
+//	writewatch_exit_code                           writewatch's exit code (end only)
+//	writewatch_incomplete                          1 when writewatch could not see everything, else 0 (end only)
+//	writewatch_command_exit_code                   COMMAND's exit code, 128+N for signal N (end only)
+//	writewatch_last_run_timestamp_seconds          when the run ended, Unix time (end only)
+//	writewatch_last_clean_run_timestamp_seconds    when the last clean run ended (end only; see below)
+//	writewatch_info{mode,version}                  always 1
+//	writewatch_program_missed_runs{bpf_program}    runs of a BPF program the kernel skipped (end only)
+//	writewatch_program_runs{bpf_program}           runs of a BPF program, while the kernel counted them (end only)
+//	writewatch_program_run_seconds{bpf_program}    the time those runs took, summed over every process (end only)
 //
 // The program metrics have a sample for each of writewatch's BPF programs
 // that the kernel counted a run or a skipped run of (the report's
@@ -33,10 +40,6 @@
 // (sysctl kernel.bpf_stats_enabled=1), skipped runs always. A skipped
 // run of any program but the Go test probe (go_probe) makes the run
 // incomplete.
-//
-// The counters count within one run. Pushed or written to a textfile,
-// they are the last run's totals: read them as they are, not through
-// rate() or increase().
 //
 // A run is clean when it found no write outside the allowlist, lost no
 // event, saw everything (writewatch_incomplete is 0) and tracing did not
@@ -65,12 +68,12 @@ const Job = "writewatch"
 
 // Names of the metrics.
 const (
-	NameViolations    = "writewatch_violations_total"
+	NameViolations    = "writewatch_violations"
 	NameGroups        = "writewatch_violation_groups"
-	NameEvents        = "writewatch_events_total"
-	NameLost          = "writewatch_events_lost_total"
-	NameTruncated     = "writewatch_truncated_paths_total"
-	NameProcesses     = "writewatch_traced_processes_total"
+	NameEvents        = "writewatch_events"
+	NameLost          = "writewatch_events_lost"
+	NameTruncated     = "writewatch_truncated_paths"
+	NameProcesses     = "writewatch_traced_processes"
 	NameDuration      = "writewatch_run_duration_seconds"
 	NameSurvivors     = "writewatch_surviving_processes"
 	NameExitCode      = "writewatch_exit_code"
@@ -79,9 +82,9 @@ const (
 	NameLastRun       = "writewatch_last_run_timestamp_seconds"
 	NameLastCleanRun  = "writewatch_last_clean_run_timestamp_seconds"
 	NameInfo          = "writewatch_info"
-	NameProgMissed    = "writewatch_program_missed_runs_total"
-	NameProgRuns      = "writewatch_program_runs_total"
-	NameProgSeconds   = "writewatch_program_run_seconds_total"
+	NameProgMissed    = "writewatch_program_missed_runs"
+	NameProgRuns      = "writewatch_program_runs"
+	NameProgSeconds   = "writewatch_program_run_seconds"
 	labelOp           = "op"
 	labelAction       = "action"
 	labelCause        = "cause"
@@ -208,8 +211,10 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 	// the constant labels and its own, sorted by name.
 	fam := map[string]*family{}
 	variable := map[string][]string{}
-	describe := func(name, help, typ string, names ...string) {
-		fam[name], variable[name] = &family{name: name, help: help, typ: typ}, names
+	// Every metric is a gauge: its value is the run's (see the package
+	// documentation).
+	describe := func(name, help string, names ...string) {
+		fam[name], variable[name] = &family{name: name, help: help, typ: "gauge"}, names
 	}
 	put := func(name string, x float64, lv ...string) {
 		pairs := make([]labelPair, 0, len(labels)+len(lv))
@@ -222,23 +227,23 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 		slices.SortFunc(pairs, func(a, b labelPair) int { return cmp.Compare(a.name, b.name) })
 		fam[name].samples = append(fam[name].samples, sample{labels: pairs, value: x})
 	}
-	describe(NameViolations, "Writes outside the allowlist, every occurrence, by operation and action.", "counter", labelOp, labelAction)
-	describe(NameGroups, "Violation groups (distinct operation, path and role, as the report lists them), by operation and action.", "gauge", labelOp, labelAction)
-	describe(NameEvents, "Write events examined.", "counter")
-	describe(NameLost, "Events the kernel could not deliver, by cause.", "counter", labelCause)
-	describe(NameTruncated, "Paths cut to fit the kernel buffers.", "counter")
-	describe(NameProcesses, "Processes traced: COMMAND and every process it started.", "counter")
-	describe(NameDuration, "Time since COMMAND started; once the run has ended, its length.", "gauge")
-	describe(NameSurvivors, "Processes of the tree still running when writewatch finished.", "gauge")
-	describe(NameExitCode, "writewatch's exit code.", "gauge")
-	describe(NameIncomplete, "1 when writewatch could not see everything the run did (records lost, processes not followed): its verdict is unknown; else 0.", "gauge")
-	describe(NameCommandExit, "COMMAND's exit code, 128+N when it died of signal N.", "gauge")
-	describe(NameLastRun, "When the last run ended, in seconds since the Unix epoch.", "gauge")
-	describe(NameLastCleanRun, "When the last run without violations, lost events or tracing errors ended, in seconds since the Unix epoch.", "gauge")
-	describe(NameInfo, "Always 1: the writewatch version and mode of the run.", "gauge", labelMode, labelVersion)
-	describe(NameProgMissed, "Runs of a writewatch BPF program the kernel skipped, the program being already at work on that CPU; but for go_probe's, they make the run incomplete.", "counter", labelProgram)
-	describe(NameProgRuns, "Runs of a writewatch BPF program, counted while the kernel counts them (kernel.bpf_stats_enabled=1).", "counter", labelProgram)
-	describe(NameProgSeconds, "The time the counted runs of a writewatch BPF program took, summed over every process that ran it.", "counter", labelProgram)
+	describe(NameViolations, "Writes outside the allowlist in the run, every occurrence, by operation and action.", labelOp, labelAction)
+	describe(NameGroups, "Violation groups in the run (distinct operation, path and role, as the report lists them), by operation and action.", labelOp, labelAction)
+	describe(NameEvents, "Write events the run examined.")
+	describe(NameLost, "Events the kernel could not deliver in the run, by cause.", labelCause)
+	describe(NameTruncated, "Paths the run cut to fit the kernel buffers.")
+	describe(NameProcesses, "Processes the run traced: COMMAND and every process it started.")
+	describe(NameDuration, "Time since COMMAND started; once the run has ended, its length.")
+	describe(NameSurvivors, "Processes of the tree still running when writewatch finished.")
+	describe(NameExitCode, "writewatch's exit code.")
+	describe(NameIncomplete, "1 when writewatch could not see everything the run did (records lost, processes not followed): its verdict is unknown; else 0.")
+	describe(NameCommandExit, "COMMAND's exit code, 128+N when it died of signal N.")
+	describe(NameLastRun, "When the last run ended, in seconds since the Unix epoch.")
+	describe(NameLastCleanRun, "When the last run without violations, lost events or tracing errors ended, in seconds since the Unix epoch.")
+	describe(NameInfo, "Always 1: the writewatch version and mode of the run.", labelMode, labelVersion)
+	describe(NameProgMissed, "Runs of a writewatch BPF program the kernel skipped in the run, the program being already at work on that CPU; but for go_probe's, they make the run incomplete.", labelProgram)
+	describe(NameProgRuns, "Runs of a writewatch BPF program in the run, counted while the kernel counts them (kernel.bpf_stats_enabled=1).", labelProgram)
+	describe(NameProgSeconds, "The time the counted runs of a writewatch BPF program took in the run, summed over every process that ran it.", labelProgram)
 
 	for i, name := range live.Ops {
 		// The table's label for its operations; the witness's own are
