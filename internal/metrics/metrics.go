@@ -6,8 +6,9 @@
 //
 // Every name starts with writewatch_. No label takes an unbounded set of
 // values: violations are labelled by op (each operation's metric label in
-// the table of operations, package ops) and action, lost events by cause;
-// every combination is always present, zero or not.
+// the table of operations, package ops) and action, lost events by cause.
+// Every combination the run's mode can have is always present, zero or
+// not: the actions but reported only under --enforce.
 //
 // Every metric is a gauge whose value is the run's: on /metrics, the run
 // under way; pushed or in a textfile, the last run. None is a counter
@@ -253,6 +254,9 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 			label = op.Metric()
 		}
 		for j, action := range live.Actions {
+			if !r.possible(action) && v.Violations[i][j] == 0 && v.Groups[i][j] == 0 {
+				continue
+			}
 			put(NameViolations, float64(v.Violations[i][j]), label, action)
 			put(NameGroups, float64(v.Groups[i][j]), label, action)
 		}
@@ -292,6 +296,12 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 	}
 	sortFamilies(fams)
 	return fams
+}
+
+// possible reports whether the run can take action on a write: only
+// --enforce blocks or kills, so outside it every violation is reported.
+func (r *Run) possible(action string) bool {
+	return r.mode == report.ModeEnforce || action == report.ActionReported
 }
 
 func b2f(b bool) float64 {

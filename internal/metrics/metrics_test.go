@@ -55,7 +55,7 @@ func cleanReport() *report.Report {
 func dirtyReport() *report.Report {
 	r := cleanReport()
 	r.ExitCode, r.CommandExit = 86, 1
-	r.Mode = report.ModeGate
+	r.Mode = report.ModeEnforce
 	r.LostEvents = 7
 	r.Lost = map[string]uint64{report.LostRingbufFull: 5, report.LostProcMapFull: 2}
 	r.Incomplete = []string{"2 processes or threads were not followed"}
@@ -192,9 +192,33 @@ func TestFinalValuesMatchTheReport(t *testing.T) {
 	if _, ok := mfs[NameLastCleanRun]; ok {
 		t.Errorf("a dirty run with nothing carried over has %s", NameLastCleanRun)
 	}
-	// Every op and action is there, so a series never vanishes.
+	// Under --enforce, every op and action is there, so a series never
+	// vanishes.
 	if n := len(mfs[NameViolations].GetMetric()); n != len(live.Ops)*len(live.Actions) {
 		t.Errorf("%d violation series, want %d", n, len(live.Ops)*len(live.Actions))
+	}
+}
+
+// Outside --enforce nothing is blocked or killed: only the reported
+// series are there, unless a violation says otherwise.
+func TestActionsOfTheMode(t *testing.T) {
+	for _, mode := range []string{report.ModeGate, report.ModeAudit} {
+		rep := cleanReport()
+		rep.Mode = mode
+		mfs := parse(t, text(t, finished(rep, nil), nil, 0))
+		for _, name := range []string{NameViolations, NameGroups} {
+			if n := len(mfs[name].GetMetric()); n != len(live.Ops) {
+				t.Errorf("%s: %d %s series, want one per op (%d)", mode, n, name, len(live.Ops))
+			}
+			if _, ok := value(mfs, name, map[string]string{"action": report.ActionBlocked}); ok {
+				t.Errorf("%s: %s has a blocked series", mode, name)
+			}
+		}
+		rep.Violations = []report.Violation{{Op: "chmod", Path: "/x", Count: 1, Action: report.ActionKilled}}
+		mfs = parse(t, text(t, finished(rep, nil), nil, 0))
+		if v, _ := value(mfs, NameViolations, map[string]string{"op": "chmod", "action": report.ActionKilled}); v != 1 {
+			t.Errorf("%s: a killed violation is counted %v, want 1", mode, v)
+		}
 	}
 }
 
