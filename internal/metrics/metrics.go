@@ -6,9 +6,14 @@
 //
 // Every name starts with writewatch_. No label takes an unbounded set of
 // values: violations are labelled by op (each operation's metric label in
-// the table of operations, package ops) and action, lost events by cause.
-// Every combination the run's mode can have is always present, zero or
-// not: the actions but reported only under --enforce.
+// the table of operations, package ops), action and severity, lost events
+// by cause. Every op and action the run's mode can have (the actions but
+// reported only under --enforce) is always present, zero or not, with the
+// severity unknown; the other severities when not zero.
+//
+// Severity is decided once the run has ended (package severity): while it
+// lasts, /metrics counts every violation as unknown; the textfile and the
+// push have the report's severities, unknown for a violation without one.
 //
 // Every metric is a gauge whose value is the run's: on /metrics, the run
 // under way; pushed or in a textfile, the last run. None is a counter
@@ -17,8 +22,8 @@
 // last run do). They are read as they are, not through rate() or
 // increase().
 //
-//	writewatch_violations{op,action}               writes outside the allowlist, every occurrence
-//	writewatch_violation_groups{op,action}         violation groups, as the report lists them
+//	writewatch_violations{op,action,severity}       writes outside the allowlist, every occurrence
+//	writewatch_violation_groups{op,action,severity} violation groups, as the report lists them
 //	writewatch_events                              write events examined
 //	writewatch_events_lost{cause}                  events the kernel could not deliver
 //	writewatch_truncated_paths                     paths cut to fit the kernel buffers
@@ -92,6 +97,7 @@ const (
 	labelMode         = "mode"
 	labelVersion      = "version"
 	labelProgram      = "bpf_program"
+	labelSeverity     = "severity"
 	reservedLabelJob  = "job"
 	reservedLabelPref = "__"
 )
@@ -141,9 +147,10 @@ func (r *Run) Clean() bool {
 
 // values are the numbers the metrics show at one moment.
 type values struct {
-	live.Snapshot
-	duration float64
-	final    bool
+	live.Snapshot // but its Violations and Groups: see violations
+	violations    bySeverity
+	duration      float64
+	final         bool
 	// Only when final:
 	survivors, exitCode, commandExit int
 	incomplete                       bool
@@ -160,12 +167,13 @@ func (r *Run) values(carried float64) values {
 	r.mu.Unlock()
 	if rep == nil {
 		v := values{Snapshot: r.progress.Snapshot()}
+		v.violations = bySeverity{severityUnknown: liveViolations(&v.Snapshot)}
 		if !v.Started.IsZero() {
 			v.duration = r.now().Sub(v.Started).Seconds()
 		}
 		return v
 	}
-	v := values{final: true, Snapshot: fromReport(rep)}
+	v := values{final: true, Snapshot: fromReport(rep), violations: reportViolations(rep)}
 	v.duration = rep.Finished.Sub(rep.Started).Seconds()
 	v.survivors = len(rep.Survivors)
 	v.exitCode, v.commandExit = rep.ExitCode, rep.CommandExit
@@ -179,8 +187,9 @@ func (r *Run) values(carried float64) values {
 	return v
 }
 
-// fromReport computes the counters from a finished run's report, so that
-// the final metrics agree with the JSON report to the event.
+// fromReport computes the amounts from a finished run's report, so that
+// the final metrics agree with the JSON report to the event; the
+// violations are reportViolations'.
 func fromReport(rep *report.Report) live.Snapshot {
 	s := live.Snapshot{
 		Started:   rep.Started,
@@ -191,15 +200,58 @@ func fromReport(rep *report.Report) live.Snapshot {
 	for i, c := range live.LostCauses {
 		s.Lost[i] = rep.Lost[c]
 	}
+	return s
+}
+
+// severityUnknown is the severity label of a violation not judged: every
+// violation while the run lasts (severity is decided at its end, package
+// severity), and at the end one writewatch could not judge.
+const severityUnknown = "unknown"
+
+// severities are the severity label's values, worst first.
+var severities = append(slices.Clone(report.Severities), severityUnknown)
+
+// counts are violations, every occurrence, and their groups.
+type counts struct{ all, groups uint64 }
+
+// byOp are the counts of each operation and action: indexes into
+// live.Ops and live.Actions.
+type byOp = [len(live.Ops)][len(live.Actions)]counts
+
+// bySeverity are the counts by severity label.
+type bySeverity map[string]*byOp
+
+// liveViolations are the live counts, of unknown severity.
+func liveViolations(s *live.Snapshot) *byOp {
+	var c byOp
+	for i := range c {
+		for j := range c[i] {
+			c[i][j] = counts{s.Violations[i][j], s.Groups[i][j]}
+		}
+	}
+	return &c
+}
+
+// reportViolations counts a finished run's violations by severity.
+func reportViolations(rep *report.Report) bySeverity {
+	vs := bySeverity{}
 	for _, v := range rep.Violations {
 		i, j := live.OpIndex(v.Op), live.ActionIndex(v.Action)
 		if i < 0 || j < 0 {
 			continue
 		}
-		s.Violations[i][j] += uint64(max(v.Count, 1))
-		s.Groups[i][j]++
+		sev := v.Severity
+		if !slices.Contains(report.Severities, sev) {
+			sev = severityUnknown
+		}
+		if vs[sev] == nil {
+			vs[sev] = new(byOp)
+		}
+		c := &vs[sev][i][j]
+		c.all += uint64(max(v.Count, 1))
+		c.groups++
 	}
-	return s
+	return vs
 }
 
 // families are the run's metrics now, each sample with the constant
@@ -228,8 +280,8 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 		slices.SortFunc(pairs, func(a, b labelPair) int { return cmp.Compare(a.name, b.name) })
 		fam[name].samples = append(fam[name].samples, sample{labels: pairs, value: x})
 	}
-	describe(NameViolations, "Writes outside the allowlist in the run, every occurrence, by operation and action.", labelOp, labelAction)
-	describe(NameGroups, "Violation groups in the run (distinct operation, path and role, as the report lists them), by operation and action.", labelOp, labelAction)
+	describe(NameViolations, "Writes outside the allowlist in the run, every occurrence, by operation, action and severity (unknown until the run has ended).", labelOp, labelAction, labelSeverity)
+	describe(NameGroups, "Violation groups in the run (distinct operation, path and role, as the report lists them), by operation, action and severity (unknown until the run has ended).", labelOp, labelAction, labelSeverity)
 	describe(NameEvents, "Write events the run examined.")
 	describe(NameLost, "Events the kernel could not deliver in the run, by cause.", labelCause)
 	describe(NameTruncated, "Paths the run cut to fit the kernel buffers.")
@@ -246,21 +298,7 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 	describe(NameProgRuns, "Runs of a writewatch BPF program in the run, counted while the kernel counts them (kernel.bpf_stats_enabled=1).", labelProgram)
 	describe(NameProgSeconds, "The time the counted runs of a writewatch BPF program took in the run, summed over every process that ran it.", labelProgram)
 
-	for i, name := range live.Ops {
-		// The table's label for its operations; the witness's own are
-		// named as the report names them.
-		label := name
-		if op, ok := ops.ByName(name); ok {
-			label = op.Metric()
-		}
-		for j, action := range live.Actions {
-			if !r.possible(action) && v.Violations[i][j] == 0 && v.Groups[i][j] == 0 {
-				continue
-			}
-			put(NameViolations, float64(v.Violations[i][j]), label, action)
-			put(NameGroups, float64(v.Groups[i][j]), label, action)
-		}
-	}
+	r.putViolations(put, v.violations)
 	put(NameEvents, float64(v.Events))
 	for i, cause := range live.LostCauses {
 		put(NameLost, float64(v.Lost[i]), cause)
@@ -296,6 +334,34 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 	}
 	sortFamilies(fams)
 	return fams
+}
+
+// putViolations puts the violation samples: for each operation and
+// each action the run can take (possible), the unknown severity's, zero or
+// not; the others' when not zero. A push thus replaces every series of the
+// previous run, and the families are never empty.
+func (r *Run) putViolations(put func(name string, x float64, lv ...string), vs bySeverity) {
+	for i, name := range live.Ops {
+		// The table's label for its operations; the witness's own are
+		// named as the report names them.
+		label := name
+		if op, ok := ops.ByName(name); ok {
+			label = op.Metric()
+		}
+		for j, action := range live.Actions {
+			for _, sev := range severities {
+				var c counts
+				if vs[sev] != nil {
+					c = vs[sev][i][j]
+				}
+				if c == (counts{}) && (sev != severityUnknown || !r.possible(action)) {
+					continue
+				}
+				put(NameViolations, float64(c.all), label, action, sev)
+				put(NameGroups, float64(c.groups), label, action, sev)
+			}
+		}
+	}
 }
 
 // possible reports whether the run can take action on a write: only
