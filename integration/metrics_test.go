@@ -175,8 +175,10 @@ func with(base map[string]string, kv ...string) map[string]string {
 func TestPushgateway(t *testing.T) {
 	root, _ := project(t)
 	gw := pushgateway(t)
-	flags := []string{"--pushgateway", gw, "--metrics-label", "repo=itest", "--metrics-label", "branch=feature/x"}
-	group := map[string]string{"job": "writewatch", "repo": "itest", "branch": "feature/x", "instance": ""}
+	// A slash and a space in label values: the Pushgateway reads the
+	// first in base64, the second path-escaped (a "+" would stay a "+").
+	flags := []string{"--pushgateway", gw, "--metrics-label", "repo=itest", "--metrics-label", "branch=feature/x", "--metrics-label", "ci_job=unit tests"}
+	group := map[string]string{"job": "writewatch", "repo": "itest", "branch": "feature/x", "ci_job": "unit tests", "instance": ""}
 
 	// Three writes to one stray file, one stray directory: both made by
 	// the run and left behind.
