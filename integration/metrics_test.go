@@ -175,10 +175,13 @@ func with(base map[string]string, kv ...string) map[string]string {
 func TestPushgateway(t *testing.T) {
 	root, _ := project(t)
 	gw := pushgateway(t)
-	flags := []string{"--pushgateway", gw, "--metrics-label", "repo=itest", "--metrics-label", "branch=feature/x"}
-	group := map[string]string{"job": "writewatch", "repo": "itest", "branch": "feature/x", "instance": ""}
+	// A slash and a space in label values: the Pushgateway reads the
+	// first in base64, the second path-escaped (a "+" would stay a "+").
+	flags := []string{"--pushgateway", gw, "--metrics-label", "repo=itest", "--metrics-label", "branch=feature/x", "--metrics-label", "ci_job=unit tests"}
+	group := map[string]string{"job": "writewatch", "repo": "itest", "branch": "feature/x", "ci_job": "unit tests", "instance": ""}
 
-	// Three writes to one stray file, one stray directory.
+	// Three writes to one stray file, one stray directory: both made by
+	// the run and left behind.
 	res := ww(t, root, flags, opBin, "write", "stray.txt", ",", "write", "stray.txt", ",", "append", "stray.txt", ",", "mkdir", "stray-dir", ",", "write", "tests/ok.txt")
 	if res.code != 86 {
 		t.Fatalf("exit code %d, want 86\n%s", res.code, res.stderr)
@@ -190,11 +193,12 @@ func TestPushgateway(t *testing.T) {
 		labels map[string]string
 		want   float64
 	}{
-		{metrics.NameViolations, with(group, "op", "open", "action", "reported"), 3},
-		{metrics.NameViolations, with(group, "op", "mkdir", "action", "reported"), 1},
-		{metrics.NameViolations, with(group, "op", "unlink", "action", "reported"), 0},
-		{metrics.NameGroups, with(group, "op", "open", "action", "reported"), 1},
-		{metrics.NameGroups, with(group, "op", "mkdir", "action", "reported"), 1},
+		{metrics.NameViolations, with(group, "op", "open", "action", "reported", "severity", "left-behind"), 3},
+		{metrics.NameViolations, with(group, "op", "mkdir", "action", "reported", "severity", "left-behind"), 1},
+		{metrics.NameViolations, with(group, "op", "open", "action", "reported", "severity", "unknown"), 0},
+		{metrics.NameViolations, with(group, "op", "unlink", "action", "reported", "severity", "unknown"), 0},
+		{metrics.NameGroups, with(group, "op", "open", "action", "reported", "severity", "left-behind"), 1},
+		{metrics.NameGroups, with(group, "op", "mkdir", "action", "reported", "severity", "left-behind"), 1},
 		{metrics.NameEvents, group, float64(res.rep.Events)},
 		{metrics.NameProcesses, group, float64(res.rep.Processes)},
 		{metrics.NameLost, with(group, "cause", "ringbuf_full"), 0},
@@ -223,10 +227,15 @@ func TestPushgateway(t *testing.T) {
 	if !ok {
 		t.Fatalf("no %s after a clean run", metrics.NameLastCleanRun)
 	}
-	if v, _ := sample(mfs, metrics.NameViolations, with(group, "op", "open", "action", "reported")); v != 0 {
-		t.Errorf("open violations after the clean run: %v, want 0", v)
+	if v, ok := sample(mfs, metrics.NameViolations, with(group, "op", "open", "action", "reported", "severity", "unknown")); !ok || v != 0 {
+		t.Errorf("open violations after the clean run: %v (found: %v), want 0", v, ok)
 	}
-	// ...and a dirty run after it keeps it.
+	// The push replaced the first run's series.
+	if v, ok := sample(mfs, metrics.NameViolations, with(group, "op", "open", "action", "reported", "severity", "left-behind")); ok {
+		t.Errorf("the first run's left-behind open violations are still there after the clean run: %v", v)
+	}
+	// ...and a dirty run after it keeps it. It overwrites the file the
+	// first run left: data loss.
 	ww(t, root, flags, opBin, "write", "stray.txt")
 	mfs = parseMetrics(t, scrape(t, gw+"/metrics"))
 	if v, _ := sample(mfs, metrics.NameLastCleanRun, group); v != clean {
@@ -235,8 +244,8 @@ func TestPushgateway(t *testing.T) {
 	if v, _ := sample(mfs, metrics.NameLastRun, group); v <= clean {
 		t.Errorf("%s = %v, not after the clean run's %v", metrics.NameLastRun, v, clean)
 	}
-	if v, _ := sample(mfs, metrics.NameViolations, with(group, "op", "open", "action", "reported")); v != 1 {
-		t.Errorf("open violations after the last run: %v, want 1", v)
+	if v, _ := sample(mfs, metrics.NameViolations, with(group, "op", "open", "action", "reported", "severity", "data-loss")); v != 1 {
+		t.Errorf("open data-loss violations after the last run: %v, want 1", v)
 	}
 
 	// Another set of labels is another group.
@@ -311,8 +320,9 @@ func TestMetricsEndpointDuringRun(t *testing.T) {
 	for i := 0; ; i++ {
 		body = scrape(t, url)
 		mfs := parseMetrics(t, body)
-		open, _ := sample(mfs, metrics.NameViolations, with(labels, "op", "open", "action", "reported"))
-		mkdir, _ := sample(mfs, metrics.NameViolations, with(labels, "op", "mkdir", "action", "reported"))
+		// Severity is decided at the end: unknown while the run lasts.
+		open, _ := sample(mfs, metrics.NameViolations, with(labels, "op", "open", "action", "reported", "severity", "unknown"))
+		mkdir, _ := sample(mfs, metrics.NameViolations, with(labels, "op", "mkdir", "action", "reported", "severity", "unknown"))
 		if open == 1 && mkdir == 1 {
 			if d, _ := sample(mfs, metrics.NameDuration, labels); d <= 0 {
 				t.Errorf("duration %v while running", d)
@@ -427,8 +437,9 @@ func TestTextfileDuringRuns(t *testing.T) {
 	must(t, err)
 	promtoolCheck(t, "the textfile", data)
 	mfs := parseMetrics(t, data)
-	if v, _ := sample(mfs, metrics.NameViolations, map[string]string{"repo": "itest", "op": "unlink", "action": "reported"}); v != 1 {
-		t.Errorf("last run's unlink violations: %v, want 1", v)
+	// The last run removed a file from an earlier run: data loss.
+	if v, _ := sample(mfs, metrics.NameViolations, map[string]string{"repo": "itest", "op": "unlink", "action": "reported", "severity": "data-loss"}); v != 1 {
+		t.Errorf("last run's unlink data-loss violations: %v, want 1", v)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("files beside the textfile: %v", entries)

@@ -138,7 +138,9 @@ func (r *Run) Push(ctx context.Context, gateway string, labels Labels) error {
 // pushURL is the Pushgateway's URL for the group job="writewatch" plus
 // labels: /metrics/job/writewatch/NAME/VALUE..., a value with a slash
 // (or empty) as NAME@base64/VALUE in URL-safe base64, as the Pushgateway
-// reads them.
+// reads them. Other values are path-escaped: a space is %20, which the
+// Pushgateway reads as a space (the client library's push query-escapes
+// it as "+", which the Pushgateway keeps as a "+").
 func pushURL(gateway string, labels Labels) string {
 	if !strings.Contains(gateway, "://") {
 		gateway = "http://" + gateway

@@ -298,7 +298,7 @@ func TestPushRequest(t *testing.T) {
 	if _, ok := req.mfs[NameLastCleanRun]; ok {
 		t.Errorf("a dirty run pushed %s", NameLastCleanRun)
 	}
-	if v, _ := value(req.mfs, NameViolations, map[string]string{"op": "open", "action": "reported"}); v != 4 {
+	if v, _ := sum(req.mfs, NameViolations, map[string]string{"op": "open", "action": "reported"}); v != 4 {
 		t.Errorf("pushed open violations %v, want 4", v)
 	}
 

@@ -55,7 +55,7 @@ func checkLabelName(k string) error {
 		return fmt.Errorf("label name %q: names starting with __ are reserved", k)
 	case k == reservedLabelJob:
 		return errors.New(`label name "job" is reserved: runs are pushed as job="writewatch"`)
-	case k == labelOp || k == labelAction || k == labelCause || k == labelMode || k == labelVersion || k == labelProgram:
+	case k == labelOp || k == labelAction || k == labelCause || k == labelMode || k == labelVersion || k == labelProgram || k == labelSeverity:
 		return fmt.Errorf("label name %q is taken by writewatch's own metrics", k)
 	}
 	return nil

@@ -6,26 +6,39 @@
 //
 // Every name starts with writewatch_. No label takes an unbounded set of
 // values: violations are labelled by op (each operation's metric label in
-// the table of operations, package ops) and action, lost events by cause;
-// every combination is always present, zero or not.
+// the table of operations, package ops), action and severity, lost events
+// by cause. Every op and action the run's mode can have (the actions but
+// reported only under --enforce) is always present, zero or not, with the
+// severity unknown; the other severities when not zero.
 //
-//	writewatch_violations_total{op,action}         counter  writes outside the allowlist, every occurrence
-//	writewatch_violation_groups{op,action}         gauge    violation groups, as the report lists them
-//	writewatch_events_total                        counter  write events examined
-//	writewatch_events_lost_total{cause}            counter  events the kernel could not deliver
-//	writewatch_truncated_paths_total               counter  paths cut to fit the kernel buffers
-//	writewatch_traced_processes_total              counter  processes traced
-//	writewatch_run_duration_seconds                gauge    time since COMMAND started; at the end, the run's length
-//	writewatch_surviving_processes                 gauge    processes still running when writewatch finished (end only)
-//	writewatch_exit_code                           gauge    writewatch's exit code (end only)
-//	writewatch_incomplete                          gauge    1 when writewatch could not see everything, else 0 (end only)
-//	writewatch_command_exit_code                   gauge    COMMAND's exit code, 128+N for signal N (end only)
-//	writewatch_last_run_timestamp_seconds          gauge    when the run ended, Unix time (end only)
-//	writewatch_last_clean_run_timestamp_seconds    gauge    when the last clean run ended (end only; see below)
-//	writewatch_info{mode,version}                  gauge    always 1
-//	writewatch_program_missed_runs_total{bpf_program} counter  runs of a BPF program the kernel skipped (end only)
-//	writewatch_program_runs_total{bpf_program}      counter  runs of a BPF program, while the kernel counted them (end only)
-//	writewatch_program_run_seconds_total{bpf_program} counter  the time those runs took, summed over every process (end only)
+// Severity is decided once the run has ended (package severity): while it
+// lasts, /metrics counts every violation as unknown; the textfile and the
+// push have the report's severities, unknown for a violation without one.
+//
+// Every metric is a gauge whose value is the run's: on /metrics, the run
+// under way; pushed or in a textfile, the last run. None is a counter
+// across runs: the Pushgateway keeps what was pushed last and adds
+// nothing up, and per-run values answer what a CI job asks (what did its
+// last run do). They are read as they are, not through rate() or
+// increase().
+//
+//	writewatch_violations{op,action,severity}       writes outside the allowlist, every occurrence
+//	writewatch_violation_groups{op,action,severity} violation groups, as the report lists them
+//	writewatch_events                              write events examined
+//	writewatch_events_lost{cause}                  events the kernel could not deliver
+//	writewatch_truncated_paths                     paths cut to fit the kernel buffers
+//	writewatch_traced_processes                    processes traced
+//	writewatch_run_duration_seconds                time since COMMAND started; at the end, the run's length
+//	writewatch_surviving_processes                 processes still running when writewatch finished (end only)
+//	writewatch_exit_code                           writewatch's exit code (end only)
+//	writewatch_incomplete                          1 when writewatch could not see everything, else 0 (end only)
+//	writewatch_command_exit_code                   COMMAND's exit code, 128+N for signal N (end only)
+//	writewatch_last_run_timestamp_seconds          when the run ended, Unix time (end only)
+//	writewatch_last_clean_run_timestamp_seconds    when the last clean run ended (end only; see below)
+//	writewatch_info{mode,version}                  always 1
+//	writewatch_program_missed_runs{bpf_program}    runs of a BPF program the kernel skipped (end only)
+//	writewatch_program_runs{bpf_program}           runs of a BPF program, while the kernel counted them (end only)
+//	writewatch_program_run_seconds{bpf_program}    the time those runs took, summed over every process (end only)
 //
 // The program metrics have a sample for each of writewatch's BPF programs
 // that the kernel counted a run or a skipped run of (the report's
@@ -33,10 +46,6 @@
 // (sysctl kernel.bpf_stats_enabled=1), skipped runs always. A skipped
 // run of any program but the Go test probe (go_probe) makes the run
 // incomplete.
-//
-// The counters count within one run. Pushed or written to a textfile,
-// they are the last run's totals: read them as they are, not through
-// rate() or increase().
 //
 // A run is clean when it found no write outside the allowlist, lost no
 // event, saw everything (writewatch_incomplete is 0) and tracing did not
@@ -65,12 +74,12 @@ const Job = "writewatch"
 
 // Names of the metrics.
 const (
-	NameViolations    = "writewatch_violations_total"
+	NameViolations    = "writewatch_violations"
 	NameGroups        = "writewatch_violation_groups"
-	NameEvents        = "writewatch_events_total"
-	NameLost          = "writewatch_events_lost_total"
-	NameTruncated     = "writewatch_truncated_paths_total"
-	NameProcesses     = "writewatch_traced_processes_total"
+	NameEvents        = "writewatch_events"
+	NameLost          = "writewatch_events_lost"
+	NameTruncated     = "writewatch_truncated_paths"
+	NameProcesses     = "writewatch_traced_processes"
 	NameDuration      = "writewatch_run_duration_seconds"
 	NameSurvivors     = "writewatch_surviving_processes"
 	NameExitCode      = "writewatch_exit_code"
@@ -79,15 +88,16 @@ const (
 	NameLastRun       = "writewatch_last_run_timestamp_seconds"
 	NameLastCleanRun  = "writewatch_last_clean_run_timestamp_seconds"
 	NameInfo          = "writewatch_info"
-	NameProgMissed    = "writewatch_program_missed_runs_total"
-	NameProgRuns      = "writewatch_program_runs_total"
-	NameProgSeconds   = "writewatch_program_run_seconds_total"
+	NameProgMissed    = "writewatch_program_missed_runs"
+	NameProgRuns      = "writewatch_program_runs"
+	NameProgSeconds   = "writewatch_program_run_seconds"
 	labelOp           = "op"
 	labelAction       = "action"
 	labelCause        = "cause"
 	labelMode         = "mode"
 	labelVersion      = "version"
 	labelProgram      = "bpf_program"
+	labelSeverity     = "severity"
 	reservedLabelJob  = "job"
 	reservedLabelPref = "__"
 )
@@ -137,9 +147,10 @@ func (r *Run) Clean() bool {
 
 // values are the numbers the metrics show at one moment.
 type values struct {
-	live.Snapshot
-	duration float64
-	final    bool
+	live.Snapshot // but its Violations and Groups: see violations
+	violations    bySeverity
+	duration      float64
+	final         bool
 	// Only when final:
 	survivors, exitCode, commandExit int
 	incomplete                       bool
@@ -156,12 +167,13 @@ func (r *Run) values(carried float64) values {
 	r.mu.Unlock()
 	if rep == nil {
 		v := values{Snapshot: r.progress.Snapshot()}
+		v.violations = bySeverity{severityUnknown: liveViolations(&v.Snapshot)}
 		if !v.Started.IsZero() {
 			v.duration = r.now().Sub(v.Started).Seconds()
 		}
 		return v
 	}
-	v := values{final: true, Snapshot: fromReport(rep)}
+	v := values{final: true, Snapshot: fromReport(rep), violations: reportViolations(rep)}
 	v.duration = rep.Finished.Sub(rep.Started).Seconds()
 	v.survivors = len(rep.Survivors)
 	v.exitCode, v.commandExit = rep.ExitCode, rep.CommandExit
@@ -175,8 +187,9 @@ func (r *Run) values(carried float64) values {
 	return v
 }
 
-// fromReport computes the counters from a finished run's report, so that
-// the final metrics agree with the JSON report to the event.
+// fromReport computes the amounts from a finished run's report, so that
+// the final metrics agree with the JSON report to the event; the
+// violations are reportViolations'.
 func fromReport(rep *report.Report) live.Snapshot {
 	s := live.Snapshot{
 		Started:   rep.Started,
@@ -187,15 +200,58 @@ func fromReport(rep *report.Report) live.Snapshot {
 	for i, c := range live.LostCauses {
 		s.Lost[i] = rep.Lost[c]
 	}
+	return s
+}
+
+// severityUnknown is the severity label of a violation not judged: every
+// violation while the run lasts (severity is decided at its end, package
+// severity), and at the end one writewatch could not judge.
+const severityUnknown = "unknown"
+
+// severities are the severity label's values, worst first.
+var severities = append(slices.Clone(report.Severities), severityUnknown)
+
+// counts are violations, every occurrence, and their groups.
+type counts struct{ all, groups uint64 }
+
+// byOp are the counts of each operation and action: indexes into
+// live.Ops and live.Actions.
+type byOp = [len(live.Ops)][len(live.Actions)]counts
+
+// bySeverity are the counts by severity label.
+type bySeverity map[string]*byOp
+
+// liveViolations are the live counts, of unknown severity.
+func liveViolations(s *live.Snapshot) *byOp {
+	var c byOp
+	for i := range c {
+		for j := range c[i] {
+			c[i][j] = counts{s.Violations[i][j], s.Groups[i][j]}
+		}
+	}
+	return &c
+}
+
+// reportViolations counts a finished run's violations by severity.
+func reportViolations(rep *report.Report) bySeverity {
+	vs := bySeverity{}
 	for _, v := range rep.Violations {
 		i, j := live.OpIndex(v.Op), live.ActionIndex(v.Action)
 		if i < 0 || j < 0 {
 			continue
 		}
-		s.Violations[i][j] += uint64(max(v.Count, 1))
-		s.Groups[i][j]++
+		sev := v.Severity
+		if !slices.Contains(report.Severities, sev) {
+			sev = severityUnknown
+		}
+		if vs[sev] == nil {
+			vs[sev] = new(byOp)
+		}
+		c := &vs[sev][i][j]
+		c.all += uint64(max(v.Count, 1))
+		c.groups++
 	}
-	return s
+	return vs
 }
 
 // families are the run's metrics now, each sample with the constant
@@ -208,8 +264,10 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 	// the constant labels and its own, sorted by name.
 	fam := map[string]*family{}
 	variable := map[string][]string{}
-	describe := func(name, help, typ string, names ...string) {
-		fam[name], variable[name] = &family{name: name, help: help, typ: typ}, names
+	// Every metric is a gauge: its value is the run's (see the package
+	// documentation).
+	describe := func(name, help string, names ...string) {
+		fam[name], variable[name] = &family{name: name, help: help, typ: "gauge"}, names
 	}
 	put := func(name string, x float64, lv ...string) {
 		pairs := make([]labelPair, 0, len(labels)+len(lv))
@@ -222,36 +280,25 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 		slices.SortFunc(pairs, func(a, b labelPair) int { return cmp.Compare(a.name, b.name) })
 		fam[name].samples = append(fam[name].samples, sample{labels: pairs, value: x})
 	}
-	describe(NameViolations, "Writes outside the allowlist, every occurrence, by operation and action.", "counter", labelOp, labelAction)
-	describe(NameGroups, "Violation groups (distinct operation, path and role, as the report lists them), by operation and action.", "gauge", labelOp, labelAction)
-	describe(NameEvents, "Write events examined.", "counter")
-	describe(NameLost, "Events the kernel could not deliver, by cause.", "counter", labelCause)
-	describe(NameTruncated, "Paths cut to fit the kernel buffers.", "counter")
-	describe(NameProcesses, "Processes traced: COMMAND and every process it started.", "counter")
-	describe(NameDuration, "Time since COMMAND started; once the run has ended, its length.", "gauge")
-	describe(NameSurvivors, "Processes of the tree still running when writewatch finished.", "gauge")
-	describe(NameExitCode, "writewatch's exit code.", "gauge")
-	describe(NameIncomplete, "1 when writewatch could not see everything the run did (records lost, processes not followed): its verdict is unknown; else 0.", "gauge")
-	describe(NameCommandExit, "COMMAND's exit code, 128+N when it died of signal N.", "gauge")
-	describe(NameLastRun, "When the last run ended, in seconds since the Unix epoch.", "gauge")
-	describe(NameLastCleanRun, "When the last run without violations, lost events or tracing errors ended, in seconds since the Unix epoch.", "gauge")
-	describe(NameInfo, "Always 1: the writewatch version and mode of the run.", "gauge", labelMode, labelVersion)
-	describe(NameProgMissed, "Runs of a writewatch BPF program the kernel skipped, the program being already at work on that CPU; but for go_probe's, they make the run incomplete.", "counter", labelProgram)
-	describe(NameProgRuns, "Runs of a writewatch BPF program, counted while the kernel counts them (kernel.bpf_stats_enabled=1).", "counter", labelProgram)
-	describe(NameProgSeconds, "The time the counted runs of a writewatch BPF program took, summed over every process that ran it.", "counter", labelProgram)
+	describe(NameViolations, "Writes outside the allowlist in the run, every occurrence, by operation, action and severity (unknown until the run has ended).", labelOp, labelAction, labelSeverity)
+	describe(NameGroups, "Violation groups in the run (distinct operation, path and role, as the report lists them), by operation, action and severity (unknown until the run has ended).", labelOp, labelAction, labelSeverity)
+	describe(NameEvents, "Write events the run examined.")
+	describe(NameLost, "Events the kernel could not deliver in the run, by cause.", labelCause)
+	describe(NameTruncated, "Paths the run cut to fit the kernel buffers.")
+	describe(NameProcesses, "Processes the run traced: COMMAND and every process it started.")
+	describe(NameDuration, "Time since COMMAND started; once the run has ended, its length.")
+	describe(NameSurvivors, "Processes of the tree still running when writewatch finished.")
+	describe(NameExitCode, "writewatch's exit code.")
+	describe(NameIncomplete, "1 when writewatch could not see everything the run did (records lost, processes not followed): its verdict is unknown; else 0.")
+	describe(NameCommandExit, "COMMAND's exit code, 128+N when it died of signal N.")
+	describe(NameLastRun, "When the last run ended, in seconds since the Unix epoch.")
+	describe(NameLastCleanRun, "When the last run without violations, lost events or tracing errors ended, in seconds since the Unix epoch.")
+	describe(NameInfo, "Always 1: the writewatch version and mode of the run.", labelMode, labelVersion)
+	describe(NameProgMissed, "Runs of a writewatch BPF program the kernel skipped in the run, the program being already at work on that CPU; but for go_probe's, they make the run incomplete.", labelProgram)
+	describe(NameProgRuns, "Runs of a writewatch BPF program in the run, counted while the kernel counts them (kernel.bpf_stats_enabled=1).", labelProgram)
+	describe(NameProgSeconds, "The time the counted runs of a writewatch BPF program took in the run, summed over every process that ran it.", labelProgram)
 
-	for i, name := range live.Ops {
-		// The table's label for its operations; the witness's own are
-		// named as the report names them.
-		label := name
-		if op, ok := ops.ByName(name); ok {
-			label = op.Metric()
-		}
-		for j, action := range live.Actions {
-			put(NameViolations, float64(v.Violations[i][j]), label, action)
-			put(NameGroups, float64(v.Groups[i][j]), label, action)
-		}
-	}
+	r.putViolations(put, v.violations)
 	put(NameEvents, float64(v.Events))
 	for i, cause := range live.LostCauses {
 		put(NameLost, float64(v.Lost[i]), cause)
@@ -287,6 +334,40 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 	}
 	sortFamilies(fams)
 	return fams
+}
+
+// putViolations puts the violation samples: for each operation and
+// each action the run can take (possible), the unknown severity's, zero or
+// not; the others' when not zero. A push thus replaces every series of the
+// previous run, and the families are never empty.
+func (r *Run) putViolations(put func(name string, x float64, lv ...string), vs bySeverity) {
+	for i, name := range live.Ops {
+		// The table's label for its operations; the witness's own are
+		// named as the report names them.
+		label := name
+		if op, ok := ops.ByName(name); ok {
+			label = op.Metric()
+		}
+		for j, action := range live.Actions {
+			for _, sev := range severities {
+				var c counts
+				if vs[sev] != nil {
+					c = vs[sev][i][j]
+				}
+				if c == (counts{}) && (sev != severityUnknown || !r.possible(action)) {
+					continue
+				}
+				put(NameViolations, float64(c.all), label, action, sev)
+				put(NameGroups, float64(c.groups), label, action, sev)
+			}
+		}
+	}
+}
+
+// possible reports whether the run can take action on a write: only
+// --enforce blocks or kills, so outside it every violation is reported.
+func (r *Run) possible(action string) bool {
+	return r.mode == report.ModeEnforce || action == report.ActionReported
 }
 
 func b2f(b bool) float64 {

@@ -55,20 +55,21 @@ func cleanReport() *report.Report {
 func dirtyReport() *report.Report {
 	r := cleanReport()
 	r.ExitCode, r.CommandExit = 86, 1
-	r.Mode = report.ModeGate
+	r.Mode = report.ModeEnforce
 	r.LostEvents = 7
 	r.Lost = map[string]uint64{report.LostRingbufFull: 5, report.LostProcMapFull: 2}
 	r.Incomplete = []string{"2 processes or threads were not followed"}
 	r.TruncatedPaths = 1
 	r.Violations = []report.Violation{
-		{Op: "open", Path: "/home/dev/.config/x", Count: 3, Action: report.ActionReported},
-		{Op: "open", Path: "/home/dev/src/stray.txt", Count: 1, Action: report.ActionReported},
-		{Op: "rename", Path: "/home/dev/a", Role: report.RoleOld, Count: 2, Action: report.ActionReported},
-		{Op: "rename", Path: "/home/dev/b", Role: report.RoleNew, Count: 2, Action: report.ActionReported},
-		{Op: "unlink", Path: "/home/dev/gone", Action: report.ActionReported}, // Count 0 stands for 1
-		{Op: "chmod", Path: "/home/dev/.bashrc", Count: 2, Action: report.ActionBlockedKilled},
+		{Op: "open", Path: "/home/dev/.config/x", Count: 3, Action: report.ActionReported, Severity: report.SeverityDataLoss},
+		{Op: "open", Path: "/home/dev/src/stray.txt", Count: 1, Action: report.ActionReported, Severity: report.SeverityLeftBehind},
+		{Op: "rename", Path: "/home/dev/a", Role: report.RoleOld, Count: 2, Action: report.ActionReported, Severity: report.SeverityDataLoss},
+		{Op: "rename", Path: "/home/dev/b", Role: report.RoleNew, Count: 2, Action: report.ActionReported, Severity: report.SeverityDataLoss},
+		// Count 0 stands for 1; no severity: unknown.
+		{Op: "unlink", Path: "/home/dev/gone", Action: report.ActionReported},
+		{Op: "chmod", Path: "/home/dev/.bashrc", Count: 2, Action: report.ActionBlockedKilled, Severity: report.SeverityAttempt},
 		// Seen by the filesystem witness alone: no call record explains it.
-		{Op: report.OpCreate, Path: "/home/dev/sock", Action: report.ActionReported},
+		{Op: report.OpCreate, Path: "/home/dev/sock", Action: report.ActionReported, Severity: report.SeverityTransient},
 	}
 	r.Survivors = []report.Proc{{PID: 42, Comm: "sleep"}}
 	r.Programs = []report.ProgramStat{
@@ -141,7 +142,7 @@ func TestLiveValues(t *testing.T) {
 			t.Errorf("%s = %v, want %v", name, got, want)
 		}
 	}
-	if got, _ := value(mfs, NameViolations, map[string]string{"op": "open", "action": "reported"}); got != 5 {
+	if got, _ := value(mfs, NameViolations, map[string]string{"op": "open", "action": "reported", "severity": "unknown"}); got != 5 {
 		t.Errorf("open violations %v, want 5", got)
 	}
 	if got, _ := value(mfs, NameLost, map[string]string{"cause": live.LostCauses[0]}); got != 3 {
@@ -162,17 +163,20 @@ func TestFinalValuesMatchTheReport(t *testing.T) {
 		labels map[string]string
 		want   float64
 	}{
-		{NameViolations, map[string]string{"op": "open", "action": "reported"}, 4},
-		{NameViolations, map[string]string{"op": "rename", "action": "reported"}, 4},
-		{NameViolations, map[string]string{"op": "unlink", "action": "reported"}, 1},
-		{NameViolations, map[string]string{"op": "mkdir", "action": "reported"}, 0},
-		{NameGroups, map[string]string{"op": "open", "action": "reported"}, 2},
-		{NameGroups, map[string]string{"op": "rename", "action": "reported"}, 2},
-		{NameViolations, map[string]string{"op": "chmod", "action": "blocked+killed"}, 2},
-		{NameGroups, map[string]string{"op": "chmod", "action": "blocked+killed"}, 1},
-		{NameViolations, map[string]string{"op": "chmod", "action": "reported"}, 0},
-		{NameViolations, map[string]string{"op": "create", "action": "reported"}, 1},
-		{NameGroups, map[string]string{"op": "create", "action": "reported"}, 1},
+		{NameViolations, map[string]string{"op": "open", "action": "reported", "severity": "data-loss"}, 3},
+		{NameViolations, map[string]string{"op": "open", "action": "reported", "severity": "left-behind"}, 1},
+		{NameViolations, map[string]string{"op": "open", "action": "reported", "severity": "unknown"}, 0},
+		{NameViolations, map[string]string{"op": "rename", "action": "reported", "severity": "data-loss"}, 4},
+		{NameViolations, map[string]string{"op": "unlink", "action": "reported", "severity": "unknown"}, 1},
+		{NameViolations, map[string]string{"op": "mkdir", "action": "reported", "severity": "unknown"}, 0},
+		{NameGroups, map[string]string{"op": "open", "action": "reported", "severity": "data-loss"}, 1},
+		{NameGroups, map[string]string{"op": "open", "action": "reported", "severity": "left-behind"}, 1},
+		{NameGroups, map[string]string{"op": "rename", "action": "reported", "severity": "data-loss"}, 2},
+		{NameViolations, map[string]string{"op": "chmod", "action": "blocked+killed", "severity": "attempt"}, 2},
+		{NameGroups, map[string]string{"op": "chmod", "action": "blocked+killed", "severity": "attempt"}, 1},
+		{NameViolations, map[string]string{"op": "chmod", "action": "reported", "severity": "unknown"}, 0},
+		{NameViolations, map[string]string{"op": "create", "action": "reported", "severity": "transient"}, 1},
+		{NameGroups, map[string]string{"op": "create", "action": "reported", "severity": "transient"}, 1},
 		{NameLost, map[string]string{"cause": "ringbuf_full"}, 5},
 		{NameLost, map[string]string{"cause": "proc_map_full"}, 2},
 		{NameEvents, nil, 1234},
@@ -192,9 +196,73 @@ func TestFinalValuesMatchTheReport(t *testing.T) {
 	if _, ok := mfs[NameLastCleanRun]; ok {
 		t.Errorf("a dirty run with nothing carried over has %s", NameLastCleanRun)
 	}
-	// Every op and action is there, so a series never vanishes.
-	if n := len(mfs[NameViolations].GetMetric()); n != len(live.Ops)*len(live.Actions) {
-		t.Errorf("%d violation series, want %d", n, len(live.Ops)*len(live.Actions))
+	// The severities add up to the report's groups and occurrences.
+	for name, want := range map[string]float64{NameViolations: 12, NameGroups: 7} {
+		if got, _ := sum(mfs, name, nil); got != want {
+			t.Errorf("%s: %v in all, want %v", name, got, want)
+		}
+	}
+	// Under --enforce, every op and action is there with the unknown
+	// severity, so a series never vanishes; the other severities when
+	// not 0: here 5 of them.
+	if n := len(mfs[NameViolations].GetMetric()); n != len(live.Ops)*len(live.Actions)+5 {
+		t.Errorf("%d violation series, want %d", n, len(live.Ops)*len(live.Actions)+5)
+	}
+	if _, n := sum(mfs, NameViolations, map[string]string{"op": "mkdir", "severity": "data-loss"}); n != 0 {
+		t.Errorf("%d mkdir data-loss series at 0", n)
+	}
+}
+
+// While the run lasts every violation's severity is unknown; once it has
+// ended, the severities are the report's: an alert on data loss alone
+// sees the run's data loss, and only once.
+func TestSeverityLiveThenFinal(t *testing.T) {
+	snap := liveSnapshot()
+	r := New(fixed(snap), report.ModeGate, "dev")
+	mfs := parse(t, text(t, r, nil, 0))
+	if got, _ := sum(mfs, NameViolations, map[string]string{"severity": "unknown"}); got != 5 {
+		t.Errorf("live: %v unknown violations, want 5", got)
+	}
+	for _, sev := range report.Severities {
+		if _, n := sum(mfs, NameViolations, map[string]string{"severity": sev}); n != 0 {
+			t.Errorf("live: %d %s series", n, sev)
+		}
+	}
+	rep := cleanReport()
+	rep.Violations = []report.Violation{
+		{Op: "open", Path: "/home/dev/.config/x", Count: 4, Action: report.ActionReported, Severity: report.SeverityDataLoss},
+		{Op: "open", Path: "/home/dev/new", Count: 1, Action: report.ActionReported, Severity: report.SeverityLeftBehind},
+	}
+	r.Finish(rep, nil)
+	mfs = parse(t, text(t, r, nil, 0))
+	if got, _ := sum(mfs, NameGroups, map[string]string{"severity": "data-loss"}); got != 1 {
+		t.Errorf("final: %v data-loss groups, want 1", got)
+	}
+	if got, _ := sum(mfs, NameViolations, map[string]string{"severity": "unknown"}); got != 0 {
+		t.Errorf("final: %v unknown violations, want 0", got)
+	}
+}
+
+// Outside --enforce nothing is blocked or killed: only the reported
+// series are there, unless a violation says otherwise.
+func TestActionsOfTheMode(t *testing.T) {
+	for _, mode := range []string{report.ModeGate, report.ModeAudit} {
+		rep := cleanReport()
+		rep.Mode = mode
+		mfs := parse(t, text(t, finished(rep, nil), nil, 0))
+		for _, name := range []string{NameViolations, NameGroups} {
+			if n := len(mfs[name].GetMetric()); n != len(live.Ops) {
+				t.Errorf("%s: %d %s series, want one per op (%d)", mode, n, name, len(live.Ops))
+			}
+			if _, ok := value(mfs, name, map[string]string{"action": report.ActionBlocked}); ok {
+				t.Errorf("%s: %s has a blocked series", mode, name)
+			}
+		}
+		rep.Violations = []report.Violation{{Op: "chmod", Path: "/x", Count: 1, Action: report.ActionKilled}}
+		mfs = parse(t, text(t, finished(rep, nil), nil, 0))
+		if v, _ := sum(mfs, NameViolations, map[string]string{"op": "chmod", "action": report.ActionKilled}); v != 1 {
+			t.Errorf("%s: a killed violation is counted %v, want 1", mode, v)
+		}
 	}
 }
 
@@ -237,6 +305,33 @@ func parse(t *testing.T, text []byte) map[string]*dto.MetricFamily {
 	return mfs
 }
 
+// sum adds up the samples of name whose labels include want, and says
+// how many there were.
+func sum(mfs map[string]*dto.MetricFamily, name string, want map[string]string) (float64, int) {
+	var total float64
+	var n int
+	for _, m := range mfs[name].GetMetric() {
+		if hasLabels(m, want) {
+			total += m.GetGauge().GetValue() + m.GetCounter().GetValue() + m.GetUntyped().GetValue()
+			n++
+		}
+	}
+	return total, n
+}
+
+func hasLabels(m *dto.Metric, want map[string]string) bool {
+	have := map[string]string{}
+	for _, l := range m.GetLabel() {
+		have[l.GetName()] = l.GetValue()
+	}
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
 // value finds the sample of name whose labels include want.
 func value(mfs map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
 	mf := mfs[name]
@@ -275,7 +370,7 @@ func TestLabels(t *testing.T) {
 	if l["eq"] != "a=b" || l["empty"] != "" || len(l) != 5 {
 		t.Errorf("labels: %v", l)
 	}
-	for _, bad := range []string{"novalue", "=x", "1a=x", "a-b=x", "job=x", "__name__=x", "op=x", "cause=x", "bpf_program=x", "repo=again"} {
+	for _, bad := range []string{"novalue", "=x", "1a=x", "a-b=x", "job=x", "__name__=x", "op=x", "severity=x", "cause=x", "bpf_program=x", "repo=again"} {
 		if err := l.Set(bad); err == nil {
 			t.Errorf("Set(%q) accepted", bad)
 		}
@@ -311,7 +406,7 @@ func TestMetricNamesFollowConventions(t *testing.T) {
 		for _, m := range mf.GetMetric() {
 			for _, l := range m.GetLabel() {
 				switch l.GetName() {
-				case "op", "action", "cause", "mode", "version", "bpf_program":
+				case "op", "action", "severity", "cause", "mode", "version", "bpf_program":
 				default:
 					t.Errorf("%s: unexpected label %s", name, l.GetName())
 				}

@@ -12,9 +12,10 @@ import (
 // The Prometheus text exposition format (version 0.0.4), which
 // Prometheus scrapes, the Pushgateway takes and node_exporter's textfile
 // collector reads, written here rather than through the Prometheus client
-// library: its packages' initialisation cost every start of writewatch
-// about as much as loading a BPF program (docs/performance.md).
-// promtool and the library's own parser check the output in the tests.
+// library: its packages' initialisation would run at every start of
+// writewatch, metrics asked for or not (docs/performance.md). The tests
+// hold the output to the client library's, byte for byte, and to
+// promtool's checks.
 
 // textContentType is the format's media type.
 const textContentType = "text/plain; version=0.0.4; charset=utf-8"

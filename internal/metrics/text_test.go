@@ -15,7 +15,7 @@ func TestTextEscapes(t *testing.T) {
 		name: NameLastCleanRun, help: "help with \\ and\na newline", typ: "gauge",
 		samples: []sample{{labels: []labelPair{{"branch", odd}, {"repo", ""}}, value: 1.7959419715e+09}},
 	}, {
-		name: NameEvents, help: "events", typ: "counter",
+		name: NameEvents, help: "events", typ: "gauge",
 		samples: []sample{{value: math.Inf(1)}},
 	}}
 	var buf bytes.Buffer
