@@ -3,6 +3,7 @@ module github.com/writewatch/writewatch
 go 1.26.0
 
 require (
+	github.com/aymanbagabas/go-udiff v0.4.2
 	github.com/cilium/ebpf v0.22.0
 	github.com/fzipp/gocyclo v0.6.0
 	github.com/joshdk/go-junit v1.0.0

@@ -98,6 +98,9 @@ const (
 	// SeenByFilesystem: the kernel's own notification that the file
 	// changed (the filesystem witness), with the path the kernel acted on.
 	SeenByFilesystem = "filesystem"
+	// SeenBySandbox: the sandbox's overlay holds the change (--sandbox):
+	// what the path would have become, with the path the kernel made.
+	SeenBySandbox = "sandbox"
 )
 
 // Operations only the filesystem witness names: a change that no system
@@ -204,6 +207,57 @@ type Violation struct {
 	Exe string `json:"exe,omitempty"`
 	// Who is the test that wrote, as its runner named it.
 	Who
+	// Change is what the path would have become (--sandbox), when the
+	// sandbox held a change of it.
+	Change *Change `json:"change,omitempty"`
+}
+
+// Change is what a path would have become (--sandbox): the change its
+// overlay held, which never reached the real file.
+type Change struct {
+	// Kind is "created", "modified", "attrib", "removed", "replaced" or
+	// "moved".
+	Kind string `json:"kind"`
+	// From is where a moved directory was.
+	From string `json:"from,omitempty"`
+	// Before is the real file, nil when there was none; After what it
+	// would have become, nil when it would have been removed.
+	Before *FileState `json:"before,omitempty"`
+	After  *FileState `json:"after,omitempty"`
+	// Diff is a unified diff of a text file's contents, cut at
+	// DiffLines lines (DiffCut says how many more there were).
+	Diff    string `json:"diff,omitempty"`
+	DiffCut int    `json:"diff_cut,omitempty"`
+}
+
+// FileState is a file as a Change shows it.
+type FileState struct {
+	Type   string `json:"type"` // file, dir, symlink, ...
+	Mode   string `json:"mode"` // as ls shows the permissions, e.g. "-rw-r--r--"
+	UID    uint32 `json:"uid"`
+	GID    uint32 `json:"gid"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256,omitempty"`
+	Target string `json:"target,omitempty"` // a symlink's
+}
+
+// DiffLines bounds a Change's diff.
+const DiffLines = 60
+
+// SandboxInfo is how a run was sandboxed.
+type SandboxInfo struct {
+	// Overlaid are the mount points COMMAND saw as copy-on-write
+	// overlays; Real those bound through (special filesystems, the
+	// allowed paths, what is mounted read-only).
+	Overlaid []string `json:"overlaid"`
+	Real     []string `json:"real"`
+	// Applied are the changes the allowlist allows that were made on
+	// the real filesystem when the run ended (a glob's, a path missing
+	// at the start); Unapplied those that could not be, with why.
+	Applied   []string `json:"applied,omitempty"`
+	Unapplied []string `json:"unapplied,omitempty"`
+	// Kept is where --sandbox-keep kept what the run would have changed.
+	Kept string `json:"kept,omitempty"`
 }
 
 // Who is who made a write (or read) besides its process: the test, as
@@ -378,6 +432,9 @@ type Report struct {
 	// Witness says what the filesystem witness watched; nil when the run
 	// did not try it.
 	Witness *WitnessInfo `json:"witness,omitempty"`
+	// Sandbox says how the run was sandboxed (--sandbox); nil when it
+	// was not.
+	Sandbox *SandboxInfo `json:"sandbox,omitempty"`
 	// Baseline is the --baseline report the violations were matched
 	// against, "" without one.
 	Baseline string `json:"baseline,omitempty"`

@@ -63,6 +63,11 @@ type Config struct {
 	// with COMMAND's own code instead of 88.
 	AcceptIncomplete bool
 
+	// Sandbox is --sandbox; SandboxKeep --sandbox-keep (which implies
+	// it).
+	Sandbox     bool
+	SandboxKeep string
+
 	given    []string // the flags on the command line, by name
 	dashdash bool     // -- ended the flags
 }
@@ -146,6 +151,8 @@ func (c *Config) flagSet() *flag.FlagSet {
 	fs.Var(&c.MetricsLabels, "metrics-label", "add the label `KEY=VALUE` to each metric; repeatable")
 	fs.StringVar(&c.MetricsTextfile, "metrics-textfile", "", "write the metrics to `FILE` for node_exporter")
 	boolVar(&c.MetricsRequired, "metrics-required", "exit with 70 when the push to --pushgateway fails")
+	boolVar(&c.Sandbox, "sandbox", "run COMMAND where nothing outside the allowlist changes for real")
+	fs.StringVar(&c.SandboxKeep, "sandbox-keep", "", "--sandbox, keeping in `DIR` what would have changed")
 	fs.Var(&c.Enforce, "enforce", "refuse writes outside the allowlist; kill writers")
 	fs.StringVar(&c.EnforceWith, "enforce-with", "auto", "`TIER`: auto (the default), lsm, landlock or kill")
 	boolVar(&c.Doctor, "doctor", "say whether you can trace here, and what to do")
@@ -327,6 +334,8 @@ func (c *Config) checkCombinations(t task) error {
 	switch {
 	case c.Enforce.on && c.Audit:
 		return errors.New("--enforce and --audit exclude each other")
+	case c.Enforce.on && (c.Sandbox || c.SandboxKeep != ""):
+		return errors.New("--enforce and --sandbox exclude each other: the sandbox keeps writes outside the allowlist from the real files without refusing them")
 	case c.AcceptIncomplete && c.Audit:
 		return errors.New("--accept-incomplete means nothing with --audit, which never fails a run")
 	case t == taskRun && len(c.Args) == 0:

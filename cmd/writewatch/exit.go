@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/run"
+	"github.com/writewatch/writewatch/internal/sandbox"
 	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/tracer"
 )
@@ -87,6 +89,10 @@ var startFailures = []startFailure{
 		return "writewatch: cannot trace here: " + err.Error()
 	}},
 	{run.ErrTracer, exitCannot, plainError},
+	{sandbox.ErrUnavailable, exitCannot, func(_ string, err error, _ *launch.Identity) string {
+		why := strings.TrimPrefix(strings.TrimPrefix(err.Error(), sandbox.ErrUnavailable.Error()), ": ")
+		return "writewatch: --sandbox: cannot make the sandbox here: " + why + "; run writewatch as root (sudo writewatch --sandbox ...), or without --sandbox"
+	}},
 	{launch.ErrConfine, exitCannot, func(_ string, err error, _ *launch.Identity) string {
 		return fmt.Sprintf("writewatch: cannot enforce here: %v (--enforce-with picks another tier; --ignore-metadata goes without the metadata guard)", err)
 	}},

@@ -137,6 +137,8 @@ var helpGroups = []struct {
 }{
 	{"Mode", "By default writewatch reports, and exits with 86 when anything was written outside the allowlist.", []helpLine{
 		{flag: "audit"},
+		{flag: "sandbox"},
+		{flag: "sandbox-keep"},
 		{flag: "enforce"},
 		{form: "--enforce=block", text: "refuse them, but let the writer live"},
 		{flag: "enforce-with"},
@@ -200,7 +202,8 @@ const helpExitCodes = `Exit codes:
   86             writes outside the allowlist were found (with --enforce:
                  tried)
   87             cannot trace here: no privileges, no BTF, kernel too old, or
-                 the enforcement asked for is not available or was refused
+                 the enforcement or the sandbox asked for is not available
+                 or was refused
   88             writewatch could not see everything (records lost, processes
                  not followed...): the verdict is unknown; the report says why
                  (--accept-incomplete gives COMMAND's own code instead)

@@ -335,6 +335,8 @@ func (inv *invocation) run(counters *live.Counters, enf *policy.Enforcement) (*r
 		KillSurvivors:   cfg.KillSurvivors,
 		RingBufferBytes: uint32(cfg.RingbufMiB) << 20,
 		IgnoreMetadata:  cfg.IgnoreMetadata,
+		Sandbox:         cfg.Sandbox || cfg.SandboxKeep != "",
+		SandboxKeep:     cfg.SandboxKeep,
 		MaxViolations:   cfg.MaxViolations,
 		Live:            counters,
 		Enforce:         enf,

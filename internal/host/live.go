@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -21,32 +22,47 @@ type Live struct {
 	// Source names a followed Go test's source (tracer.GoTestSource);
 	// nil: unknown.
 	Source func(tgid uint32, pc uint64, name string) (string, int)
+	// Root, when set, is a path of writewatch's to the root COMMAND's
+	// paths start from (a sandbox's, sandbox.Sandbox.Root): every path
+	// asked about is COMMAND's, looked up under Root.
+	Root string
 }
 
 // Resolve walks path now. Links and Gone are watched when o asks for
 // them (o.Links not nil).
-func (Live) Resolve(path string, o pathwalk.Options) Walk {
+func (l Live) Resolve(path string, o pathwalk.Options) Walk {
 	var w Walk
 	if o.Links != nil { // asked to watch the symlinks followed
 		o.Links, o.Gone = &w.Links, &w.Gone
+	}
+	if l.Root != "" && o.Root == "" {
+		o.Root = l.Root
+		if o.Dir != "" {
+			o.Dir = l.Root + o.Dir
+		}
+		w.Path, w.Err = pathwalk.Resolve(path, o)
+		if rest, ok := strings.CutPrefix(w.Path, l.Root); ok {
+			w.Path = "/" + strings.TrimPrefix(rest, "/")
+		}
+		return w
 	}
 	w.Path, w.Err = pathwalk.Resolve(path, o)
 	return w
 }
 
 // Stat stats path, following its last symlink.
-func (Live) Stat(path string) (File, error) {
+func (l Live) Stat(path string) (File, error) {
 	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err != nil {
+	if err := unix.Stat(l.Root+path, &st); err != nil {
 		return File{}, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
 	return fileOf(&st), nil
 }
 
 // Lstat stats path itself.
-func (Live) Lstat(path string) (File, error) {
+func (l Live) Lstat(path string) (File, error) {
 	var st unix.Stat_t
-	if err := unix.Lstat(path, &st); err != nil {
+	if err := unix.Lstat(l.Root+path, &st); err != nil {
 		return File{}, &fs.PathError{Op: "lstat", Path: path, Err: err}
 	}
 	return fileOf(&st), nil
@@ -59,13 +75,13 @@ func fileOf(st *unix.Stat_t) File {
 // Descriptor reads descriptor fd's link. The descriptor may have been
 // closed and its number reused: it counts only while it is the file
 // linkPath names.
-func (Live) Descriptor(fd, linkPath string) Held {
+func (l Live) Descriptor(fd, linkPath string) Held {
 	target, err := os.Readlink(fd)
 	if err != nil {
 		return Held{}
 	}
 	var held, linked unix.Stat_t
-	if unix.Stat(fd, &held) == nil && unix.Lstat(linkPath, &linked) == nil &&
+	if unix.Stat(fd, &held) == nil && unix.Lstat(l.Root+linkPath, &linked) == nil &&
 		(held.Dev != linked.Dev || held.Ino != linked.Ino) {
 		return Held{}
 	}
@@ -79,7 +95,7 @@ const maxVisits = 100_000
 var errFound = errors.New("found")
 
 // OtherNames walks the roots, in order, for the file's other names.
-func (Live) OtherNames(dev, ino uint64, known string, want int, roots []string) []string {
+func (l Live) OtherNames(dev, ino uint64, known string, want int, roots []string) []string {
 	var (
 		names  []string
 		visits int
@@ -90,15 +106,16 @@ func (Live) OtherNames(dev, ino uint64, known string, want int, roots []string) 
 			continue
 		}
 		seen[root] = true
-		filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		filepath.WalkDir(l.Root+root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}
+			p = strings.TrimPrefix(p, l.Root)
 			if visits++; visits > maxVisits {
 				return filepath.SkipAll
 			}
 			var st unix.Stat_t
-			if unix.Lstat(p, &st) != nil || st.Dev != dev {
+			if unix.Lstat(l.Root+p, &st) != nil || st.Dev != dev {
 				if d.IsDir() {
 					return filepath.SkipDir
 				}

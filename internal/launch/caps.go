@@ -74,16 +74,24 @@ func CacheKernelVersion() {
 // Capabilities belong to a thread, and a child gets those of the thread
 // that forks it. So a goroutine locks a thread, empties the sets there
 // and forks; the thread is never unlocked and ends with the goroutine,
-// leaving the runtime's other threads as they were.
-func startWithoutCapabilities(cmd *exec.Cmd) error {
+// leaving the runtime's other threads as they were. With thread, the
+// fork runs on the thread it gives (a sandbox's, locked already).
+func startWithoutCapabilities(cmd *exec.Cmd, thread func(func())) error {
 	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
+	start := func() {
 		if err := dropInheritable(); err != nil {
 			errc <- err
 			return
 		}
 		errc <- cmd.Start()
+	}
+	if thread != nil {
+		thread(start)
+		return <-errc
+	}
+	go func() {
+		runtime.LockOSThread()
+		start()
 	}()
 	return <-errc
 }

@@ -450,7 +450,7 @@ func startTrampoline(path string, spec Spec, env []string) (*Process, error) {
 		ExtraFiles:  []*os.File{specFile, statusW, sockTheirs, ruleset},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: spec.Setpgid},
 	}
-	err = startWithoutCapabilities(cmd)
+	err = startWithoutCapabilities(cmd, nil)
 	statusW.Close()
 	sockTheirs.Close()
 	if err != nil {

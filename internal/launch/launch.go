@@ -47,6 +47,11 @@ type Spec struct {
 	// NoIOURing: the guard's filter also makes io_uring_setup fail
 	// (ENOSYS); only with MetadataGuard.
 	NoIOURing bool
+	// Thread, when set, runs COMMAND's start on a thread of the
+	// caller's, whose namespaces and root COMMAND then starts in (a
+	// sandbox's: sandbox.Sandbox.Do); not with Landlock or
+	// MetadataGuard.
+	Thread func(func())
 }
 
 // Identity is the user COMMAND runs as.
@@ -204,7 +209,7 @@ func Start(path string, spec Spec) (*Process, error) {
 	if id := spec.User; id != nil {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: id.UID, Gid: id.GID, Groups: id.Groups}
 	}
-	if err := startWithoutCapabilities(cmd); err != nil {
+	if err := startWithoutCapabilities(cmd, spec.Thread); err != nil {
 		if errors.Is(err, syscall.ENOENT) {
 			return nil, fmt.Errorf("start %s: %w", path, ErrNotFound)
 		}

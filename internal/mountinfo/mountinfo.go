@@ -18,6 +18,7 @@ import (
 // Mount is one line of mountinfo.
 type Mount struct {
 	ID     int
+	Parent int    // the mount this one is mounted on
 	Dev    uint64 // major:minor as st_dev encodes it
 	Root   string // the directory of the filesystem mounted here
 	Point  string // where it is mounted, in this mount namespace
@@ -25,6 +26,9 @@ type Mount struct {
 	// Options are the filesystem's own options (the last field), with
 	// their values still escaped.
 	Options string
+	// MountOptions are the mount's own (the sixth field: rw or ro,
+	// nosuid, nodev, noexec...).
+	MountOptions string
 }
 
 // Read reads the mounts of this mount namespace. A line longer than
@@ -48,11 +52,14 @@ func convert(infos []*moby.Info, err error) ([]Mount, error) {
 	for i, m := range infos {
 		out[i] = Mount{
 			ID:      m.ID,
+			Parent:  m.Parent,
 			Dev:     unix.Mkdev(uint32(m.Major), uint32(m.Minor)),
 			Root:    m.Root,
 			Point:   m.Mountpoint,
 			FSType:  m.FSType,
 			Options: m.VFSOptions,
+
+			MountOptions: m.Options,
 		}
 	}
 	return out, nil
@@ -95,4 +102,14 @@ func unescape(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// ReadOnly says the mount is read-only (its own ro option).
+func (m Mount) ReadOnly() bool {
+	for opt := range strings.SplitSeq(m.MountOptions, ",") {
+		if opt == "ro" {
+			return true
+		}
+	}
+	return false
 }

@@ -36,6 +36,7 @@ const (
 const (
 	ansiBold   = "\x1b[1m"
 	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
 	ansiYellow = "\x1b[33m"
 	ansiReset  = "\x1b[0m"
 )
@@ -55,6 +56,7 @@ func WriteText(w io.Writer, r *report.Report, opt TextOptions) error {
 	t := &textWriter{color: opt.Color}
 	t.header(r)
 	t.severities(r)
+	t.sandboxed(r)
 	t.warnings(r)
 	items := collapse(r.Violations)
 	t.byTest(items)
@@ -322,6 +324,7 @@ func (t *textWriter) violation(v *report.Violation) {
 		t.line("  in ", whoText(v))
 	}
 	t.writtenBy(v)
+	t.change(v)
 }
 
 // pathHead is the path, as matched, and how the process named it.

@@ -13,6 +13,7 @@ import (
 	"github.com/writewatch/writewatch/internal/metaguard"
 	"github.com/writewatch/writewatch/internal/phases"
 	"github.com/writewatch/writewatch/internal/runners"
+	"github.com/writewatch/writewatch/internal/sandbox"
 	"github.com/writewatch/writewatch/internal/session"
 	"github.com/writewatch/writewatch/internal/stream"
 	"github.com/writewatch/writewatch/internal/witness"
@@ -32,6 +33,7 @@ type runner struct {
 	tee    *runners.GoJSON  // nil: not go test -json
 	gobins runners.GoBinaries
 	exit   int
+	sb     *sandbox.Sandbox // nil: no sandbox
 	// early holds what the session is told before COMMAND starts.
 	early []session.Item
 }
@@ -52,6 +54,11 @@ func (r *runner) startWatch() func() {
 		ContentsLater: r.cfg.Enforce == nil, Inherited: launch.InheritedFDs(r.cfg.Stdin, r.cfg.Stdout, r.cfg.Stderr),
 		Later: r.tr.ContentsLater, Watched: r.tr.ContentsWatched,
 		Incomplete: func(reason string) { r.tell(session.Item{Incomplete: reason}) },
+	}
+	if r.sb != nil {
+		r.fs = witness.Off(r.sess.Checker(), "not used in a sandbox, whose overlays hold what changed")
+		r.events = stream.New(&stream.Tracer{Tracer: r.tr})
+		return func() {}
 	}
 	private, err := os.MkdirTemp("", "writewatch-run-")
 	if err != nil {
@@ -94,6 +101,7 @@ func (r *runner) launch(path string, landlock *launch.Landlock, e *tracer.Enforc
 		Stdin: r.cfg.Stdin, Stdout: stdout, Stderr: r.cfg.Stderr,
 		User: r.cfg.User, Landlock: landlock, MetadataGuard: e != nil && e.MetadataGuarded,
 		NoIOURing: e != nil && e.MetadataGuarded && e.NoIOURing,
+		Thread:    r.thread(),
 	})
 	if r.tee != nil {
 		r.tee.Started(err == nil)
@@ -120,6 +128,14 @@ func (r *runner) launch(path string, landlock *launch.Landlock, e *tracer.Enforc
 	}
 	r.early = nil
 	return nil
+}
+
+// thread is where COMMAND starts: in the sandbox, else anywhere.
+func (r *runner) thread() func(func()) {
+	if r.sb == nil {
+		return nil
+	}
+	return r.sb.Do
 }
 
 // follow reads the tree's items until COMMAND has exited and its tree

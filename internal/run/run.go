@@ -61,6 +61,11 @@ type Config struct {
 	// Record, when not nil, receives a recording of the run's items, for
 	// a replay with no kernel (session.ReadRecording).
 	Record io.Writer
+	// Sandbox runs COMMAND in a sandbox whose overlays keep what it
+	// writes outside the allowlist (package sandbox); SandboxKeep is
+	// where a copy of what it would have changed is kept, "" for none.
+	Sandbox     bool
+	SandboxKeep string
 }
 
 // ErrTracer wraps a failure to start tracing: no privileges, an
@@ -101,7 +106,15 @@ func Run(cfg Config) (*report.Report, error) {
 		cfg.Live = new(live.Counters)
 	}
 	r := &runner{cfg: cfg, tr: tr}
-	sess, err := session.New(sessionConfig(cfg, goflags, tr), host.Live{Source: tr.GoTestSource})
+	sc, h := sessionConfig(cfg, goflags, tr), host.Live{Source: tr.GoTestSource}
+	if cfg.Sandbox {
+		if r.sb, err = startSandbox(cfg); err != nil {
+			return nil, err
+		}
+		defer r.sb.Close()
+		sc.Sandbox, h.Root = sandboxConfig(r.sb), r.sb.Root()
+	}
+	sess, err := session.New(sc, h)
 	if err != nil {
 		return nil, err
 	}
@@ -122,6 +135,9 @@ func Run(cfg Config) (*report.Report, error) {
 	end = phases.Start("follow and finish")
 	loopErr := r.follow()
 	last, err := r.end()
+	if r.sb != nil {
+		r.sandboxed(&last)
+	}
 	rep := sess.Finish(last)
 	end()
 	return rep, errors.Join(loopErr, err, sess.RecordErr())

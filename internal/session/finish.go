@@ -17,14 +17,17 @@ func (s *Session) Finish(end End) *report.Report {
 	if s.rec != nil {
 		s.rec.end(&end)
 	}
+	s.now = end.Finished
 	if s.cfg.Witness {
-		s.now = end.Finished
 		s.found(s.checker.Flush())
 	}
 	if s.tree == nil { // COMMAND never started
 		s.launched(&Launched{})
 	}
 	rep := s.header()
+	if s.cfg.Sandbox != nil {
+		s.sandboxFindings()
+	}
 	for _, r := range end.Repeats {
 		for _, g := range s.repeatOf[r.Key] {
 			s.groups.RepeatN(g.op, g.path, g.role, g.who, int(r.N))
@@ -58,7 +61,12 @@ func (s *Session) Finish(end End) *report.Report {
 	rep.Tests = s.tests.Results()
 	rep.Notes = append(rep.Notes, s.tests.Notes()...)
 	rep.Packages = s.tests.Packages()
-	s.witness(rep, end.Witness)
+	if s.cfg.Sandbox == nil {
+		s.witness(rep, end.Witness)
+	} else {
+		rep.Incomplete = append(rep.Incomplete, s.ledger.Reasons()...)
+		rep.Sandbox = &end.Sandbox
+	}
 	rep.Notes = append(rep.Notes, s.cfg.GoFlags.Notes(runners.GoTests(s.tree.Cmdlines()))...)
 	if s.rec != nil {
 		s.rec.flush()

@@ -127,8 +127,10 @@ func seenRank(by string) int {
 		return 0
 	case report.SeenByFilesystem:
 		return 1
+	case report.SeenBySandbox:
+		return 2
 	}
-	return 2
+	return 3
 }
 
 // Violations returns the groups sorted by Path, then Op, then Role. The
@@ -148,4 +150,24 @@ func compareViolations(a, b report.Violation) int {
 		return c
 	}
 	return strings.Compare(a.Who.Key(), b.Who.Key()) // built only on a tie
+}
+
+// AtPath are the groups of path, in the order they were added.
+func (b *Groups) AtPath(path string) []*report.Violation {
+	var out []*report.Violation
+	for _, g := range b.groups {
+		if g.Path == path {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// SeeAll adds a way every group of path was seen (see MarkSeen).
+func (b *Groups) SeeAll(path, by string) {
+	for i, g := range b.groups {
+		if g.Path == path {
+			b.seen(i, by)
+		}
+	}
 }

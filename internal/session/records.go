@@ -111,9 +111,11 @@ func (s *Session) write(ev *tracer.Event) {
 	if ev.Paused && s.cfg.Resume != nil { // the judge followed its path: the process may change it now
 		s.cfg.Resume(ev)
 	}
-	s.unsettled(ev, len(verdicts))
+	if s.cfg.Sandbox == nil { // a sandbox's overlays hold every change there
+		s.unsettled(ev, len(verdicts))
+	}
 	s.report(ev, verdicts)
-	if s.cfg.Witness {
+	if s.cfg.Witness || s.cfg.Sandbox != nil {
 		s.found(s.checker.Record(ev))
 	}
 }

@@ -67,6 +67,9 @@ type Config struct {
 	Roots []string `json:"-"`
 	// GoFlags is what was done to GOFLAGS, for the notes.
 	GoFlags runners.GoFlags `json:"go_flags"`
+	// Sandbox is how COMMAND was sandboxed (--sandbox); nil when it was
+	// not. Its overlays' changes then come as items (Sandboxed).
+	Sandbox *SandboxConfig `json:"sandbox,omitempty"`
 
 	// Tracked asks the kernel whether a process is of the tree, for the
 	// witness (witness.CheckOptions.Tracked); nil: it cannot be asked.
@@ -116,6 +119,8 @@ type Item struct {
 	// Incomplete is a reason the run could not see everything, found
 	// outside the session (the witness's start, its end).
 	Incomplete string `json:"incomplete,omitempty"`
+	// Sandboxed is a change the sandbox's overlay held (--sandbox).
+	Sandboxed *Sandboxed `json:"sandboxed,omitempty"`
 }
 
 // Launched is COMMAND's start.
@@ -152,6 +157,8 @@ type End struct {
 	// Witness is the filesystem witness's account as its Watch kept it
 	// (the session adds what it counted).
 	Witness report.WitnessInfo `json:"witness"`
+	// Sandbox is the sandbox's account (--sandbox).
+	Sandbox report.SandboxInfo `json:"sandbox,omitzero"`
 	// TestResults are the runner's own results (go test -json).
 	TestResults []report.TestResult `json:"test_results,omitempty"`
 	PeakRSS     uint64              `json:"peak_rss,omitempty"`
@@ -193,6 +200,10 @@ type Session struct {
 	// placeBarrier says so (Barrier).
 	barrier      uint64
 	placeBarrier bool
+	// sandboxed are the sandbox's changes, by path, in the order they
+	// came (sandboxOrder).
+	sandboxed    map[string]*Sandboxed
+	sandboxOrder []string
 }
 
 // group names one violation group.
@@ -229,6 +240,10 @@ func New(cfg Config, h host.Host) (*Session, error) {
 	s.groups = &Groups{Limit: cfg.MaxViolations}
 	s.xreads.Limit = cfg.MaxViolations
 	s.sev = severity.New(cfg.Started, h)
+	if cfg.Sandbox != nil {
+		s.sev.Changed = s.sandboxChanged
+		s.sandboxed = map[string]*Sandboxed{}
+	}
 	return s, nil
 }
 
@@ -269,6 +284,13 @@ func (s *Session) Handle(it *Item) {
 		s.tests.GoBinary(g.TGID, g.PID, g.Package, g.Followed, g.Problem, g.TestMain)
 	case it.Incomplete != "":
 		s.ledger.Add(it.Incomplete)
+	case it.Sandboxed != nil && s.sandboxed != nil:
+		c := *it.Sandboxed
+		path := string(c.Path)
+		if _, ok := s.sandboxed[path]; !ok {
+			s.sandboxOrder = append(s.sandboxOrder, path)
+		}
+		s.sandboxed[path] = &c
 	}
 }
 

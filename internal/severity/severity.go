@@ -93,6 +93,11 @@ type Tracker struct {
 	Survivors bool
 	paths     map[string]*pathState
 	host      host.Host
+	// Changed, when set, says whether the file at a path changed during
+	// the run, where it knows (a sandbox's overlay holds every change):
+	// it stands for the change time, which a copy that changed nothing
+	// makes new.
+	Changed func(path string) (changed, known bool)
 }
 
 // New returns a Tracker for a run that started at start, which looks at
@@ -294,9 +299,15 @@ func (t *Tracker) judge(s seen, path string, truncated bool, cache map[string]on
 // look lstats path.
 func (t *Tracker) look(path string) onDisk {
 	f, err := t.host.Lstat(path)
+	changed := err == nil && !f.Ctime.Before(t.Start.Add(-ctimeSlack))
+	if t.Changed != nil {
+		if c, known := t.Changed(path); known {
+			changed = c
+		}
+	}
 	switch {
 	case err == nil:
-		return onDisk{there: true, changed: !f.Ctime.Before(t.Start.Add(-ctimeSlack))}
+		return onDisk{there: true, changed: changed}
 	case errors.Is(err, fs.ErrNotExist):
 		return onDisk{}
 	}

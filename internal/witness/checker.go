@@ -539,6 +539,23 @@ func (c *Checker) explainer(p *pending) *Recorded {
 	return nil
 }
 
+// Explainer is the newest recent record of any process of the tree
+// that names the entry at path with an operation that makes a change of
+// kind op, or nil: for a change whose process is not known (one a
+// sandbox's overlay held).
+func (c *Checker) Explainer(path string, op Op) *Recorded {
+	for i := range recentRecords {
+		r := &c.recent[(c.next-1-i+2*recentRecords)%recentRecords]
+		if r.OpName == "" {
+			break
+		}
+		if r.explains(path, "", op) {
+			return r
+		}
+	}
+	return nil
+}
+
 // explains says whether record r names the entry at path with an
 // operation that makes a change of kind op.
 func (r *Recorded) explains(path, role string, op Op) bool {

@@ -131,6 +131,15 @@ func StartWatch(opts WatchOptions, paths []string, syncDir string) *Watch {
 	return w
 }
 
+// Off is a Watch that watches nothing, for why (a run whose sandbox's
+// overlays hold what changed).
+func Off(checker *Checker, why string) *Watch {
+	w := &Watch{checker: checker}
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	w.info.Unavailable = why
+	return w
+}
+
 // unavailable says why the witness watches nothing, in a user's words.
 func unavailable(err error) string {
 	switch {

@@ -1,0 +1,105 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/writewatch/writewatch/report"
+)
+
+// textDiffLines bounds the diff the text summary shows of one change:
+// the JSON report has up to report.DiffLines.
+const textDiffLines = 12
+
+// sandboxed says, under the counts, that nothing changed for real in a
+// sandboxed run: what follows is what would have.
+func (t *textWriter) sandboxed(r *report.Report) {
+	if r.Sandbox == nil || len(r.Violations) == 0 {
+		return
+	}
+	t.line(t.paint(ansiBold, "writewatch: sandboxed: none of it reached the real files; below, what would have changed"))
+}
+
+// change shows what a path would have become in a sandboxed run: the
+// change its overlay held, and a text file's diff.
+func (t *textWriter) change(v *report.Violation) {
+	c := v.Change
+	if c == nil {
+		return
+	}
+	t.line("  would have been ", changeText(c))
+	lines := strings.Split(strings.TrimSuffix(c.Diff, "\n"), "\n")
+	if c.Diff == "" {
+		return
+	}
+	// The diff's header (--- a/PATH, +++ b/PATH) names the path above.
+	if len(lines) >= 2 && strings.HasPrefix(lines[0], "--- ") && strings.HasPrefix(lines[1], "+++ ") {
+		lines = lines[2:]
+	}
+	more := c.DiffCut
+	if len(lines) > textDiffLines {
+		more += len(lines) - textDiffLines
+		lines = lines[:textDiffLines]
+	}
+	for _, l := range lines {
+		t.line("    ", t.diffLine(l))
+	}
+	if more > 0 {
+		t.line(fmt.Sprintf("    … %s more (the JSON report has the diff)", plural(more, "line", "lines")))
+	}
+}
+
+// diffLine paints a line of a diff: removed red, added green.
+func (t *textWriter) diffLine(l string) string {
+	switch {
+	case strings.HasPrefix(l, "-"):
+		return t.paint(ansiRed, displayText(l))
+	case strings.HasPrefix(l, "+"):
+		return t.paint(ansiGreen, displayText(l))
+	}
+	return displayText(l)
+}
+
+// changeText says what a change made of a path, in words.
+func changeText(c *report.Change) string {
+	switch c.Kind {
+	case "created":
+		return "created" + sizeText(c.After)
+	case "removed":
+		return "removed" + sizeText(c.Before)
+	case "moved":
+		return "moved from " + displayPath(c.From)
+	case "replaced":
+		return "replaced (" + typeText(c.Before) + " → " + typeText(c.After) + ")"
+	case "attrib":
+		return "changed in mode, owner, times or attributes" + modeChange(c)
+	}
+	if c.Before != nil && c.After != nil {
+		return fmt.Sprintf("changed (%d → %d bytes)", c.Before.Size, c.After.Size)
+	}
+	return "changed"
+}
+
+func sizeText(f *report.FileState) string {
+	switch {
+	case f == nil:
+		return ""
+	case f.Type == "file":
+		return fmt.Sprintf(" (%s)", plural(f.Size, "byte", "bytes"))
+	}
+	return " (" + f.Type + ")"
+}
+
+func typeText(f *report.FileState) string {
+	if f == nil {
+		return "nothing"
+	}
+	return f.Type
+}
+
+func modeChange(c *report.Change) string {
+	if c.Before != nil && c.After != nil && c.Before.Mode != c.After.Mode {
+		return " (" + c.Before.Mode + " → " + c.After.Mode + ")"
+	}
+	return ""
+}

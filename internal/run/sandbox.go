@@ -1,0 +1,76 @@
+package run
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/writewatch/writewatch/internal/mountinfo"
+	"github.com/writewatch/writewatch/internal/phases"
+	"github.com/writewatch/writewatch/internal/sandbox"
+	"github.com/writewatch/writewatch/internal/session"
+	"github.com/writewatch/writewatch/report"
+)
+
+// stageParent is where the sandbox's layers are mounted from: /run,
+// whose mounts COMMAND's tree does not carry, else the temporary
+// directory.
+func stageParent() string {
+	if st, err := os.Stat("/run"); err == nil && st.IsDir() {
+		return "/run"
+	}
+	return os.TempDir()
+}
+
+// startSandbox makes COMMAND's sandbox (--sandbox).
+func startSandbox(cfg Config) (*sandbox.Sandbox, error) {
+	defer phases.Start("sandbox")()
+	mounts, err := mountinfo.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%w: read the mounts: %w", sandbox.ErrUnavailable, err)
+	}
+	parent := stageParent()
+	return sandbox.Start(sandbox.NewPlan(cfg.Allow, mounts, parent), parent)
+}
+
+// sandboxConfig is what the session knows of the sandbox.
+func sandboxConfig(sb *sandbox.Sandbox) *session.SandboxConfig {
+	overlaid, real := sb.Places()
+	return &session.SandboxConfig{Overlaid: overlaid, Real: real}
+}
+
+// sandboxed hands the session what the sandbox's overlays hold once the
+// tree is done: each change outside the allowlist, with what the path
+// would have become; makes on the real filesystem those the allowlist
+// allows; and keeps a copy of the others when asked (--sandbox-keep).
+// It says all that in e.Sandbox.
+func (r *runner) sandboxed(e *session.End) {
+	defer phases.Start("sandbox: changes")()
+	overlaid, real := r.sb.Places()
+	e.Sandbox = report.SandboxInfo{Overlaid: overlaid, Real: real}
+	changes, err := r.sb.Changes()
+	if err != nil {
+		r.tell(session.Item{Incomplete: fmt.Sprintf("the sandbox's changes could not all be read: %v", err)})
+	}
+	for i := range changes {
+		c := &changes[i]
+		if c.Allowed {
+			e.Sandbox.Applied = append(e.Sandbox.Applied, c.Path)
+			continue
+		}
+		dir := c.After != nil && c.After.Type == "dir" || c.After == nil && c.Before != nil && c.Before.Type == "dir"
+		r.tell(session.Item{Sandboxed: &session.Sandboxed{Path: []byte(c.Path), Dir: dir, Change: r.sb.Detail(c)}})
+	}
+	if err := r.sb.Apply(changes); err != nil {
+		e.Sandbox.Unapplied = append(e.Sandbox.Unapplied, err.Error())
+	}
+	if r.cfg.SandboxKeep != "" {
+		if err := r.sb.Keep(r.cfg.SandboxKeep, changes); err != nil {
+			e.Sandbox.Unapplied = append(e.Sandbox.Unapplied, "--sandbox-keep: "+err.Error())
+		} else {
+			e.Sandbox.Kept = r.cfg.SandboxKeep
+		}
+	}
+	for _, n := range r.sb.Notes {
+		r.tell(session.Item{Incomplete: "the sandbox: " + n})
+	}
+}
