@@ -67,6 +67,11 @@ type Config struct {
 	Roots []string `json:"-"`
 	// GoFlags is what was done to GOFLAGS, for the notes.
 	GoFlags runners.GoFlags `json:"go_flags"`
+	// Baseline is the --baseline report the violations are matched
+	// against (report.ApplyBaseline), BaselineFile its name as the user
+	// gave it; nil without one.
+	Baseline     *report.Report `json:"baseline,omitempty"`
+	BaselineFile string         `json:"-"`
 
 	// Tracked asks the kernel whether a process is of the tree, for the
 	// witness (witness.CheckOptions.Tracked); nil: it cannot be asked.
