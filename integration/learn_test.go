@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/writewatch/writewatch/report"
 )
 
 // learnProject is a project holding testdata/learn, with a home
@@ -79,12 +81,34 @@ func TestSuggestConfig(t *testing.T) {
 }
 
 // --baseline with the report of an earlier run: the writes it lists pass
-// (the numbered names and the scratch file's are new at each run, but of
-// the same pattern), a new write fails the run, and the writes no longer
-// made are listed as fixed.
+// (the numbered names, the pages named after the time and the scratch
+// file's are new at each run, but of the same shape; the files the first
+// run left behind and the next ones overwrite are its leftovers, not
+// data loss), a new write fails the run, and the writes no longer made
+// are listed as fixed once what they left is gone, not while it is
+// still there.
 func TestBaseline(t *testing.T) {
-	root, _, env := learnProject(t)
-	res := wwEnv(t, root, env, nil, "go", "test", "-run", "Test", "./...")
+	root, home, env := learnProject(t)
+	writeFile(t, filepath.Join(root, "pages_test.go"), `package learn
+
+import (
+	"os"
+	"testing"
+)
+
+// A page per subtest, named after the time it was made.
+func TestPages(t *testing.T) {
+	for _, name := range []string{"cover", "intro", "index"} {
+		t.Run(name, func(t *testing.T) {
+			if err := Save("page_"+name+"-"+os.Getenv("LEARN_STAMP")+".pdf", "pdf"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+`)
+	at := func(stamp string) []string { return append(slices.Clone(env), "LEARN_STAMP="+stamp) }
+	res := wwEnv(t, root, at("05-14-10-22-31"), nil, "go", "test", "-run", "Test", "./...")
 	if res.code != 86 {
 		t.Fatalf("first run: exit %d, want 86\n%s", res.code, res.stderr)
 	}
@@ -94,6 +118,7 @@ func TestBaseline(t *testing.T) {
 	}
 	base := filepath.Join(t.TempDir(), "base.json")
 	writeFile(t, base, string(data))
+	outputs := []string{"TestOutputs open a.json", "TestOutputs open b.yaml", "TestOutputs open c.txt", "TestOutputs mkdir out"}
 
 	// Tomorrow: TestOutputs is gone, and a new test writes a stray file.
 	writeFile(t, filepath.Join(root, "new_test.go"), `package learn
@@ -106,7 +131,7 @@ func TestNewStray(t *testing.T) {
 	}
 }
 `)
-	res = wwEnv(t, root, env, []string{"--baseline", base}, "go", "test", "-run", "Test", "-skip", "TestOutputs", "./...")
+	res = wwEnv(t, root, at("05-15-09-01-02"), []string{"--baseline", base}, "go", "test", "-run", "Test", "-skip", "TestOutputs", "./...")
 	if res.code != 86 {
 		t.Fatalf("second run: exit %d, want 86 for the new write\n%s", res.code, res.stderr)
 	}
@@ -119,29 +144,61 @@ func TestNewStray(t *testing.T) {
 	if v := violation(res.rep, "open", filepath.Join(root, "new-stray.txt")); v == nil {
 		t.Errorf("the new write is not reported\n%s", res.stderr)
 	}
-	var fixed []string
-	for _, v := range res.rep.Fixed {
-		fixed = append(fixed, v.Test+" "+v.Op+" "+filepath.Base(v.Path))
+	// TestOutputs's files are still there: not fixed, as far as a run can tell.
+	if fixed, left := baselineEntries(res.rep.Fixed), baselineEntries(res.rep.Leftovers); len(fixed) != 0 || !sameSet(left, outputs) {
+		t.Errorf("fixed %q, still there %q; want TestOutputs's four writes still there", fixed, left)
 	}
-	for _, want := range []string{"TestOutputs open a.json", "TestOutputs open b.yaml", "TestOutputs open c.txt", "TestOutputs mkdir out"} {
-		if !slices.Contains(fixed, want) {
-			t.Errorf("%q not listed as fixed: %q", want, fixed)
+	if strings.Contains(res.stderr, "Fixed since the baseline") || !strings.Contains(res.stderr, "Not made again, but still there") {
+		t.Errorf("the summary calls files still there fixed:\n%s", res.stderr)
+	}
+
+	// Without the new write, the run passes: TestOutputs overwrites what
+	// the first run left in out, which it finds there.
+	os.Remove(filepath.Join(root, "new_test.go"))
+	os.Remove(filepath.Join(root, "new-stray.txt"))
+	res = wwEnv(t, root, at("05-16-11-12-13"), []string{"--baseline", base}, "go", "test", "-run", "Test", "./...")
+	if res.code != 0 {
+		t.Errorf("third run: exit %d, want 0\n%s", res.code, res.stderr)
+	}
+	for _, name := range []string{"a.json", "b.yaml", "c.txt"} {
+		v := violation(res.rep, "open", filepath.Join(root, "out", name))
+		if v == nil || v.Severity != report.SeverityLeftBehind || !v.BaselineLeftover || !v.Baselined {
+			t.Errorf("out/%s: %+v, want left-behind, the baseline run's leftover, in the baseline", name, v)
 		}
 	}
-	if len(fixed) != 4 {
-		t.Errorf("fixed: %q, want TestOutputs's four writes", fixed)
+	if v := violation(res.rep, "open", filepath.Join(home, ".config", "learn", "config.toml")); v == nil || v.Severity != report.SeverityDataLoss || !v.Baselined {
+		t.Errorf("the user's config.toml: %+v, want data-loss, in the baseline", v)
+	}
+	if !strings.Contains(res.stderr, "the baseline run's leftover") {
+		t.Errorf("the summary does not say whose file out/a.json was:\n%s", res.stderr)
+	}
+
+	// TestOutputs gone and its files removed: fixed.
+	if err := os.RemoveAll(filepath.Join(root, "out")); err != nil {
+		t.Fatal(err)
+	}
+	res = wwEnv(t, root, at("05-17-08-09-10"), []string{"--baseline", base}, "go", "test", "-run", "Test", "-skip", "TestOutputs", "./...")
+	if fixed, left := baselineEntries(res.rep.Fixed), baselineEntries(res.rep.Leftovers); res.code != 0 || !sameSet(fixed, outputs) || len(left) != 0 {
+		t.Errorf("fourth run: exit %d, fixed %q, still there %q; want 0 and TestOutputs's four writes fixed\n%s", res.code, fixed, left, res.stderr)
 	}
 	if !strings.Contains(res.stderr, "Fixed since the baseline") {
 		t.Errorf("the summary lists nothing as fixed:\n%s", res.stderr)
 	}
+}
 
-	// Without the new write, the run passes.
-	os.Remove(filepath.Join(root, "new_test.go"))
-	os.Remove(filepath.Join(root, "new-stray.txt"))
-	res = wwEnv(t, root, env, []string{"--baseline", base}, "go", "test", "-run", "Test", "./...")
-	if res.code != 0 {
-		t.Errorf("third run: exit %d, want 0\n%s", res.code, res.stderr)
+// baselineEntries names entries of a baseline: test, op and file name.
+func baselineEntries(vs []report.Violation) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.Test+" "+v.Op+" "+filepath.Base(v.Path))
 	}
+	return out
+}
+
+// sameSet reports whether a and b hold the same strings, in any order.
+func sameSet(a, b []string) bool {
+	a, b = slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b))
+	return slices.Equal(a, b)
 }
 
 // Examples, benchmarks and fuzz targets are named like tests, at their

@@ -170,6 +170,13 @@ type Violation struct {
 	// Baselined reports that the --baseline report lists this write: it
 	// fails nothing.
 	Baselined bool `json:"baselined,omitempty"`
+	// BaselineLeftover reports that the path held, before the run, what
+	// an earlier run left there: the --baseline report lists the path
+	// as left-behind (and never as data-loss). The kernel's facts made
+	// the write data-loss; its Severity is that of a write to a file
+	// the run made (left-behind, or transient when the path is gone at
+	// the end), as the file it changed was not the user's.
+	BaselineLeftover bool `json:"baseline_leftover,omitempty"`
 	// PID and PPID are as seen in writewatch's PID namespace.
 	PID     int      `json:"pid"`
 	PPID    int      `json:"ppid"`
@@ -439,8 +446,14 @@ type Report struct {
 	// against, "" without one.
 	Baseline string `json:"baseline,omitempty"`
 	// Fixed are the baseline's violations that this run did not make
-	// again, as the baseline lists them.
+	// again, as the baseline lists them; but for those in Leftovers.
 	Fixed []Violation `json:"fixed,omitempty"`
+	// Leftovers are the baseline's left-behind violations that this run
+	// did not make again, whose paths are still there at its end: not
+	// fixed, as far as this run can tell, since a test may skip a write
+	// when it finds the file an earlier run left. Removing them, and
+	// running again, tells.
+	Leftovers []Violation `json:"leftovers,omitempty"`
 	// CrossTestReads are the reads by one test of a file outside the
 	// allowlist that another test of the run had written: tests whose
 	// outcome may depend on the order they run in.

@@ -341,6 +341,8 @@ func (inv *invocation) run(counters *live.Counters, enf *policy.Enforcement) (*r
 		Live:            counters,
 		Enforce:         enf,
 		Launched:        inv.launched,
+		Baseline:        cfg.baseline,
+		BaselineFile:    cfg.Baseline,
 	})
 }
 

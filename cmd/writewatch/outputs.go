@@ -148,13 +148,10 @@ func closeAll(files []*outfile.File) {
 	}
 }
 
-// writeOutputs matches the report against the --baseline report, writes
-// the outputs, notes in o.out those that failed, and returns the exit
-// code.
+// writeOutputs writes the outputs, notes in o.out those that failed, and
+// returns the exit code. The run's session matched the report against
+// the --baseline report.
 func writeOutputs(o *writing, outs []output, files []*outfile.File) int {
-	if o.cfg.baseline != nil && o.out.startErr == nil {
-		report.ApplyBaseline(o.out.rep, o.cfg.baseline, o.cfg.Baseline)
-	}
 	o.out.rep.ExitCode = exitCode(o.out)
 	for i, out := range outs {
 		if o.out.startErr != nil && !out.notStarted {

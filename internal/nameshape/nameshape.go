@@ -16,7 +16,53 @@ var (
 	digits = regexp.MustCompile(`[0-9]+`)
 	// Python's tempfile names: tmp and eight random characters.
 	tempName = regexp.MustCompile(`tmp[a-z0-9_]{8}`)
+	// A UUID, and a word: letters and digits between other characters.
+	uuid = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+	word = regexp.MustCompile(`[0-9A-Za-z]+`)
 )
+
+// Shape is name with every part that may differ from one run to the
+// next as a mark, for the --baseline match: two names of one shape are
+// one write, made by the same test at two runs. A UUID, Python's
+// tempfile names ("tmp" and eight characters) and a random word are '*':
+// a word (letters and digits between other characters) of six or more
+// hexadecimal digits with a digit and a letter, or of eight or more
+// letters and digits with upper case, lower case and a digit. Every run
+// of digits left is '#', whatever its length: a counter, a pid, a date,
+// each part of a time ("page-05-14-10-22-31.pdf" is "page-#-#-#-#-#.pdf").
+// Letters are kept: "debug.toml" and "trace.toml" are two shapes.
+func Shape(name string) string {
+	s := uuid.ReplaceAllString(name, "*")
+	s = tempName.ReplaceAllString(s, "tmp*")
+	return word.ReplaceAllStringFunc(s, func(w string) string {
+		if randomWord(w) {
+			return "*"
+		}
+		return digits.ReplaceAllString(w, "#")
+	})
+}
+
+// randomWord reports whether w looks drawn at random: six or more
+// hexadecimal digits with a digit and a letter (a hash, a random hex
+// suffix), or eight or more characters with upper case, lower case and a
+// digit (mktemp's, base62).
+func randomWord(w string) bool {
+	var digit, lower, upper, nonHex bool
+	for _, c := range w {
+		switch {
+		case c >= '0' && c <= '9':
+			digit = true
+		case c >= 'a' && c <= 'z':
+			lower = true
+			nonHex = nonHex || c > 'f'
+		case c >= 'A' && c <= 'Z':
+			upper = true
+			nonHex = nonHex || c > 'F'
+		}
+	}
+	hex := len(w) >= 6 && digit && (lower || upper) && !nonHex
+	return hex || len(w) >= 8 && digit && lower && upper
+}
 
 // VaryingName is name with the parts that differ from one run to the
 // next as '*': Python's tempfile names, and the numbers numberGlob

@@ -92,7 +92,7 @@ func keyOf(v *report.Violation) (collapseKey, bool) {
 	if v.Truncated || v.Path == "" || v.DeniedBy != "" {
 		return collapseKey{}, false
 	}
-	return collapseKey{v.Severity, v.Op, v.Role, suiteOf(v), filepath.Dir(v.Path), v.Baselined}, true
+	return collapseKey{severityLabel(v), v.Op, v.Role, suiteOf(v), filepath.Dir(v.Path), v.Baselined}, true
 }
 
 // nameGlob is a pattern covering every name: their common prefix and
@@ -151,7 +151,7 @@ func (t *textWriter) collapsedLine(g []*report.Violation) string {
 	dir := filepath.Dir(first.Path)
 	s := t.paint(ansiBold, displayPath(filepath.Join(dir, nameGlob(names)))) + ": "
 	if first.Severity != "" {
-		s += "[" + t.severityTag(first.Severity) + "] "
+		s += "[" + t.violationTag(first) + "] "
 	}
 	s += t.paint(ansiRed, displayText(first.Op))
 	if first.Flags != "" && sameFlags(g) {

@@ -32,7 +32,7 @@ func WriteGitHubAnnotations(w io.Writer, r *report.Report, workspace string) err
 		}
 		title := "writewatch: write outside the allowlist"
 		if v.Severity != "" {
-			title += " (" + v.Severity + ")"
+			title += " (" + severityLabel(v) + ")"
 		}
 		props = append(props, "title="+ghProperty(title))
 		msg := annotationText(v)
@@ -141,7 +141,7 @@ func WriteGitHubSummary(w io.Writer, r *report.Report) error {
 		if v.Exe != "" {
 			proc += " (" + filepath.Base(v.Exe) + ")"
 		}
-		sev := v.Severity
+		sev := severityLabel(v)
 		if v.Baselined {
 			sev += " (baseline)"
 		}

@@ -257,7 +257,7 @@ func junitWrites(vs []*report.Violation) string {
 	var b strings.Builder
 	for _, v := range vs {
 		if v.Severity != "" {
-			b.WriteString("[" + v.Severity + "] ")
+			b.WriteString("[" + severityLabel(v) + "] ")
 		}
 		b.WriteString(v.Op)
 		if v.Flags != "" {

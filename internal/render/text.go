@@ -214,6 +214,25 @@ func (t *textWriter) wrap(first, then string, words, plain []string) {
 // left-behind.
 func (t *textWriter) severityTag(s string) string { return t.paintSeverity(s, s) }
 
+// leftoverText is what severityLabel adds for a write to what the
+// baseline run left behind.
+const leftoverText = ", the baseline run's leftover"
+
+// severityLabel is v's severity as the reports name it: "left-behind,
+// the baseline run's leftover" for a write to a file the --baseline run
+// left there (Violation.BaselineLeftover).
+func severityLabel(v *report.Violation) string {
+	if v.BaselineLeftover {
+		return v.Severity + leftoverText
+	}
+	return v.Severity
+}
+
+// violationTag renders v's severity label, painted as its severity.
+func (t *textWriter) violationTag(v *report.Violation) string {
+	return t.paintSeverity(v.Severity, severityLabel(v))
+}
+
 // paintSeverity renders word in severity s's colour.
 func (t *textWriter) paintSeverity(s, word string) string {
 	switch s {
@@ -343,7 +362,7 @@ func (t *textWriter) pathHead(v *report.Violation) string {
 func (t *textWriter) opText(v *report.Violation) string {
 	op := ""
 	if v.Severity != "" {
-		op += "[" + t.severityTag(v.Severity) + "] "
+		op += "[" + t.violationTag(v) + "] "
 	}
 	op += t.paint(ansiRed, displayText(v.Op))
 	if v.Flags != "" {
@@ -895,7 +914,7 @@ func (t *textWriter) byTest(items []item) {
 			what += ", failed: " + displayText(v.Errno)
 		}
 		if v.Severity != "" {
-			what += "; " + displayText(v.Severity)
+			what += "; " + displayText(severityLabel(v))
 		}
 		if v.Baselined {
 			what += ", in the baseline"
@@ -993,26 +1012,39 @@ func (t *textWriter) notes(r *report.Report) {
 	}
 }
 
-// maxFixed is the most baseline entries the summary lists as fixed.
+// maxFixed is the most baseline entries the summary lists as fixed, or
+// as not made again but still there.
 const maxFixed = 10
 
-// fixed lists the baseline's writes this run did not make again.
+// fixed lists the baseline's writes this run did not make again: those
+// fixed, and those whose paths the baseline run left are still there.
 func (t *textWriter) fixed(r *report.Report) {
-	if len(r.Fixed) == 0 {
-		return
+	if len(r.Fixed) > 0 {
+		t.line()
+		t.line(fmt.Sprintf("Fixed since the baseline (%s): %s no longer made:", displayPath(r.Baseline),
+			plural(len(r.Fixed), "write", "writes")))
+		t.baselineEntries(r.Fixed)
 	}
-	t.line()
-	t.line(fmt.Sprintf("Fixed since the baseline (%s): %s no longer made:", displayPath(r.Baseline),
-		plural(len(r.Fixed), "write", "writes")))
-	for i := range r.Fixed[:min(len(r.Fixed), maxFixed)] {
-		v := &r.Fixed[i]
+	if n := len(r.Leftovers); n > 0 {
+		t.line()
+		t.line(fmt.Sprintf("Not made again, but still there (%s): %s no longer made, but the baseline run left %s there; remove %s and run again to know whether %s fixed:",
+			displayPath(r.Baseline), plural(n, "write", "writes"), pick(n == 1, "its path", "their paths"),
+			pick(n == 1, "it", "them"), pick(n == 1, "it is", "they are")))
+		t.baselineEntries(r.Leftovers)
+	}
+}
+
+// baselineEntries lists entries of the baseline, the first maxFixed.
+func (t *textWriter) baselineEntries(vs []report.Violation) {
+	for i := range vs[:min(len(vs), maxFixed)] {
+		v := &vs[i]
 		line := "  " + displayText(v.Op) + " " + displayPath(v.Path)
 		if attributed(v) {
 			line += " by " + whoText(v)
 		}
 		t.line(line)
 	}
-	if n := len(r.Fixed) - maxFixed; n > 0 {
+	if n := len(vs) - maxFixed; n > 0 {
 		t.line(fmt.Sprintf("  … and %d more (the JSON report lists them)", n))
 	}
 }

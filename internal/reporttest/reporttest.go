@@ -198,6 +198,24 @@ var Cases = []Case{
 	{"lost-refusals", LostRefusals},
 	{"witnessed", Witnessed},
 	{"crosstest", CrossTest},
+	{"baseline", Baselined},
+}
+
+// Baselined is Tests matched against a --baseline report: a write in
+// it, one to a file its run left behind, new ones, a write no longer
+// made, and one not made again whose path is still there.
+func Baselined() *report.Report {
+	r := Tests()
+	r.ExitCode = 86
+	r.Baseline = "base.json"
+	r.Violations[0].Baselined = true // config.toml, the very path
+	r.Violations[1].Baselined, r.Violations[1].BaselineLeftover = true, true
+	r.Violations[1].Flags = "O_WRONLY|O_TRUNC"
+	gone, kept := r.Violations[2], r.Violations[2]
+	gone.Path, gone.RequestedPath, gone.Test = "/src/app/old.txt", "/src/app/old.txt", "TestOld"
+	kept.Op, kept.Path, kept.RequestedPath, kept.Test, kept.Flags = "mkdir", "/src/app/cache", "cache", "TestCache", ""
+	r.Fixed, r.Leftovers = []report.Violation{gone}, []report.Violation{kept}
+	return r
 }
 
 // Witnessed has a write the filesystem witness alone saw (a path

@@ -66,6 +66,10 @@ type Config struct {
 	// where a copy of what it would have changed is kept, "" for none.
 	Sandbox     bool
 	SandboxKeep string
+	// Baseline is the --baseline report, BaselineFile its name as the
+	// user gave it; nil without one.
+	Baseline     *report.Report
+	BaselineFile string
 }
 
 // ErrTracer wraps a failure to start tracing: no privileges, an
@@ -150,6 +154,7 @@ func sessionConfig(cfg Config, goflags runners.GoFlags, tr *tracer.Tracer) sessi
 		Allow: cfg.Allow, MaxViolations: cfg.MaxViolations, KillSurvivors: cfg.KillSurvivors,
 		InitialPIDNS: witness.InitialPIDNamespace(), Self: int32(os.Getpid()), Roots: roots(cfg),
 		GoFlags: goflags, Live: cfg.Live, Tracked: tr.IsTracked, Record: cfg.Record,
+		Baseline: cfg.Baseline, BaselineFile: cfg.BaselineFile,
 		Resume: func(ev *tracer.Event) { ev.Resume() },
 	}
 	if cfg.Enforce != nil {

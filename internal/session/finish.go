@@ -1,7 +1,9 @@
 package session
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/runners"
@@ -41,6 +43,9 @@ func (s *Session) Finish(end End) *report.Report {
 	rep.Violations = s.groups.Violations()
 	s.sev.Survivors = len(end.Alive) > 0
 	s.sev.Assign(rep.Violations)
+	if s.cfg.Baseline != nil {
+		report.ApplyBaseline(rep, s.cfg.Baseline, s.cfg.BaselineFile, s.there)
+	}
 	report.SortBySeverity(rep.Violations)
 	rep.UnlistedViolations = s.groups.Unlisted
 	s.xreads.fill(rep)
@@ -72,6 +77,13 @@ func (s *Session) Finish(end End) *report.Report {
 		s.rec.flush()
 	}
 	return rep
+}
+
+// there reports whether something is at path at the end of the run (an
+// error other than not found: assume it is).
+func (s *Session) there(path string) bool {
+	_, err := s.host.Lstat(path)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // header starts the report with what was known before the run.

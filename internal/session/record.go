@@ -41,6 +41,8 @@ type recordedConfig struct {
 	ConfigFile tracer.Bytes    `json:"config_file,omitempty"`
 	Project    tracer.Bytes    `json:"project"`
 	Entries    []recordedEntry `json:"entries"`
+	// BaselineFile is Config.BaselineFile.
+	BaselineFile tracer.Bytes `json:"baseline_file,omitempty"`
 }
 
 // recordedEntry is an allowlist entry, as a recording keeps it.
@@ -72,7 +74,7 @@ func stringsOf(bs []tracer.Bytes) []string {
 // recorded is cfg as a recording keeps it.
 func recorded(cfg *Config) *recordedConfig {
 	rc := &recordedConfig{Config: *cfg, Command: bytesOf(cfg.Command), WorkDir: tracer.Bytes(cfg.WorkDir),
-		Home: tracer.Bytes(cfg.Home), Roots: bytesOf(cfg.Roots)}
+		Home: tracer.Bytes(cfg.Home), Roots: bytesOf(cfg.Roots), BaselineFile: tracer.Bytes(cfg.BaselineFile)}
 	if a := cfg.Allow; a != nil {
 		rc.ConfigFile, rc.Project = tracer.Bytes(a.ConfigFile()), tracer.Bytes(a.Project())
 		for _, e := range a.Entries() {
@@ -86,6 +88,7 @@ func recorded(cfg *Config) *recordedConfig {
 func (rc *recordedConfig) config() (Config, error) {
 	cfg := rc.Config
 	cfg.Command, cfg.WorkDir, cfg.Home, cfg.Roots = stringsOf(rc.Command), string(rc.WorkDir), string(rc.Home), stringsOf(rc.Roots)
+	cfg.BaselineFile = string(rc.BaselineFile)
 	var entries []allowlist.Entry
 	for _, e := range rc.Entries {
 		entries = append(entries, allowlist.Entry{Kind: e.Kind, Pattern: string(e.Pattern), Raw: string(e.Raw), Source: string(e.Source), Broad: e.Broad, CoversProject: e.CoversProject})

@@ -70,6 +70,11 @@ type Config struct {
 	// Sandbox is how COMMAND was sandboxed (--sandbox); nil when it was
 	// not. Its overlays' changes then come as items (Sandboxed).
 	Sandbox *SandboxConfig `json:"sandbox,omitempty"`
+	// Baseline is the --baseline report the violations are matched
+	// against (report.ApplyBaseline), BaselineFile its name as the user
+	// gave it; nil without one.
+	Baseline     *report.Report `json:"baseline,omitempty"`
+	BaselineFile string         `json:"-"`
 
 	// Tracked asks the kernel whether a process is of the tree, for the
 	// witness (witness.CheckOptions.Tracked); nil: it cannot be asked.

@@ -72,9 +72,25 @@ func New(t testing.TB, config string) *Run {
 	}
 	r.Config = session.Config{Mode: report.ModeGate, Command: []string{"sh", "-c", "tests"}, WorkDir: r.Root, Home: r.Home,
 		Started: r.now, Allow: list, InitialPIDNS: true, Roots: []string{r.Root, r.Home}}
+	r.launch()
+	return r
+}
+
+// launch starts the run: COMMAND (sh) as process r.PID.
+func (r *Run) launch() {
 	r.items = append(r.items, session.Item{Launched: &session.Launched{PID: r.PID, Launcher: 1}})
 	r.Record(&tracer.Event{Kind: tracer.KindFork, TGID: r.PID, NSTGID: r.PID, PPID: 1, Flags: 1})
-	return r
+}
+
+// Next starts the next run of the same project, with its config, an
+// hour after r: its files are as r's run (and the test) left them.
+func (r *Run) Next() *Run {
+	n := &Run{t: r.t, Root: r.Root, Home: r.Home, PID: r.PID, next: r.PID + 1,
+		boot: r.boot + uint64(time.Hour), now: r.now.Add(time.Hour)}
+	n.Config = r.Config
+	n.Config.Started = n.now
+	n.launch()
+	return n
 }
 
 // Path is p made absolute in the project.
