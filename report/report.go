@@ -265,6 +265,10 @@ type SandboxInfo struct {
 	Unapplied []string `json:"unapplied,omitempty"`
 	// Kept is where --sandbox-keep kept what the run would have changed.
 	Kept string `json:"kept,omitempty"`
+	// Withheld are the descriptors writewatch was started with, open
+	// for writing on files outside the allowlist, that COMMAND did not
+	// inherit: through them it would have written the real files.
+	Withheld []string `json:"withheld,omitempty"`
 }
 
 // Who is who made a write (or read) besides its process: the test, as

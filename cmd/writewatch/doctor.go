@@ -10,6 +10,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/policy"
+	"github.com/writewatch/writewatch/internal/sandbox"
 	"github.com/writewatch/writewatch/internal/witness"
 	"github.com/writewatch/writewatch/tracer"
 )
@@ -22,6 +23,8 @@ type doctorFacts struct {
 	// witnessErr is why the filesystem witness could not watch the
 	// working directory's filesystem; nil when it could.
 	witnessErr error
+	// sandboxErr is why --sandbox cannot be made here; nil when it can.
+	sandboxErr error
 	support    policy.Support
 }
 
@@ -40,6 +43,7 @@ func doctor(w io.Writer) int {
 		t.Close()
 	}
 	f.witnessErr = probeWitness()
+	f.sandboxErr = sandbox.Probe(os.TempDir())
 	return writeDoctor(w, f)
 }
 
@@ -55,6 +59,15 @@ func probeWitness() error {
 		return err
 	}
 	return wit.Close()
+}
+
+// sandboxRow says whether --sandbox works here.
+func sandboxRow(err error) string {
+	if err == nil {
+		return "yes: --sandbox keeps what COMMAND writes outside the allowlist in overlays"
+	}
+	why := strings.TrimPrefix(strings.TrimPrefix(err.Error(), sandbox.ErrUnavailable.Error()), ": ")
+	return "no: " + why
 }
 
 // witnessRow says whether runs here get the filesystem witness, a second
@@ -112,6 +125,7 @@ func writeDoctor(w io.Writer, f doctorFacts) int {
 	}
 	if canTrace {
 		row("witness", witnessRow(f.witnessErr))
+		row("sandbox", sandboxRow(f.sandboxErr))
 	}
 	row("kernel", s.Kernel)
 	btf := "no"

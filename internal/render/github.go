@@ -43,6 +43,9 @@ func WriteGitHubAnnotations(w io.Writer, r *report.Report, workspace string) err
 		if via != "" {
 			msg += " via " + via
 		}
+		if v.Change != nil {
+			msg += "; in the sandbox it would have been " + changeText(v.Change)
+		}
 		b.WriteString("::" + ghLevel(v) + " " + strings.Join(props, ",") + "::" + ghData(msg) + "\n")
 	}
 	if r.Blind() {

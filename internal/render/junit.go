@@ -281,6 +281,12 @@ func junitWrites(vs []*report.Violation) string {
 			b.WriteString("\n" + chainLine(p))
 		}
 		b.WriteString("\n")
+		if c := v.Change; c != nil {
+			b.WriteString("    would have been " + changeText(c) + "\n")
+			for _, l := range diffLines(c, textDiffLines) {
+				b.WriteString("      " + l + "\n")
+			}
+		}
 	}
 	return b.String()
 }

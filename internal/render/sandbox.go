@@ -14,10 +14,18 @@ const textDiffLines = 12
 // sandboxed says, under the counts, that nothing changed for real in a
 // sandboxed run: what follows is what would have.
 func (t *textWriter) sandboxed(r *report.Report) {
-	if r.Sandbox == nil || len(r.Violations) == 0 {
+	if r.Sandbox == nil {
 		return
 	}
-	t.line(t.paint(ansiBold, "writewatch: sandboxed: none of it reached the real files; below, what would have changed"))
+	if len(r.Violations) > 0 {
+		t.line(t.paint(ansiBold, "writewatch: sandboxed: none of it reached the real files; below, what would have changed"))
+	}
+	for _, w := range r.Sandbox.Withheld {
+		t.line("writewatch: sandboxed: COMMAND did not inherit " + displayText(w) + ", open for writing outside the allowlist")
+	}
+	for _, u := range r.Sandbox.Unapplied {
+		t.line(t.paint(ansiYellow, "writewatch: warning: an allowed change in the sandbox was not made for real: "+displayText(u)))
+	}
 }
 
 // change shows what a path would have become in a sandboxed run: the
@@ -28,25 +36,31 @@ func (t *textWriter) change(v *report.Violation) {
 		return
 	}
 	t.line("  would have been ", changeText(c))
-	lines := strings.Split(strings.TrimSuffix(c.Diff, "\n"), "\n")
-	if c.Diff == "" {
-		return
+	for _, l := range diffLines(c, textDiffLines) {
+		t.line("    ", t.diffLine(l))
 	}
-	// The diff's header (--- a/PATH, +++ b/PATH) names the path above.
+}
+
+// diffLines are the lines of a change's diff to show, at most n and a
+// last one that says how many more there are: without the diff's
+// header, which names the path shown above it.
+func diffLines(c *report.Change, n int) []string {
+	if c.Diff == "" {
+		return nil
+	}
+	lines := strings.Split(strings.TrimSuffix(c.Diff, "\n"), "\n")
 	if len(lines) >= 2 && strings.HasPrefix(lines[0], "--- ") && strings.HasPrefix(lines[1], "+++ ") {
 		lines = lines[2:]
 	}
 	more := c.DiffCut
-	if len(lines) > textDiffLines {
-		more += len(lines) - textDiffLines
-		lines = lines[:textDiffLines]
-	}
-	for _, l := range lines {
-		t.line("    ", t.diffLine(l))
+	if len(lines) > n {
+		more += len(lines) - n
+		lines = lines[:n]
 	}
 	if more > 0 {
-		t.line(fmt.Sprintf("    … %s more (the JSON report has the diff)", plural(more, "line", "lines")))
+		lines = append(lines, fmt.Sprintf("… %s more (the JSON report has the diff)", plural(more, "line", "lines")))
 	}
+	return lines
 }
 
 // diffLine paints a line of a diff: removed red, added green.

@@ -416,6 +416,10 @@ func outcomeText(v *report.Violation) string {
 func (t *textWriter) writtenBy(v *report.Violation) {
 	prev := t.prev
 	t.prev = v
+	if v.PID == 0 && v.Comm == "" {
+		t.line("  by a process of the tree that no record names")
+		return
+	}
 	if prev != nil && sameProcess(prev, v) {
 		t.line(procName("  by ", v.PID, v.Comm), ", as above")
 		return

@@ -198,6 +198,7 @@ var Cases = []Case{
 	{"lost-refusals", LostRefusals},
 	{"witnessed", Witnessed},
 	{"crosstest", CrossTest},
+	{"sandboxed", Sandboxed},
 	{"baseline", Baselined},
 }
 
@@ -338,5 +339,39 @@ func CrossTest() *report.Report {
 		PID: 5100, PPID: 5000, Comm: "python3", Cmdline: []string{"python3", "-m", "pytest"}, Chain: []report.Proc{}, Count: 1,
 		First: T0.Add(10 * time.Second), Action: report.ActionReported, Severity: report.SeverityLeftBehind,
 		Who: report.Who{Runner: report.RunnerPytest, Package: "tests/test_state.py", Test: "tests/test_state.py::test_a", Phase: "call"}}}, r.Violations...)
+	return r
+}
+
+// Sandboxed is a --sandbox run: a config overwritten, with its diff, a
+// file left in the project, one removed, a change no record named, and
+// a descriptor COMMAND did not inherit.
+func Sandboxed() *report.Report {
+	r := Empty()
+	r.ExitCode = 86
+	r.Home = "/home/dev"
+	v := func(op, path, req, severity string, c *report.Change, seen ...string) report.Violation {
+		return report.Violation{Op: op, Path: path, RequestedPath: req, PID: PkgTest.PID, PPID: PkgTest.PPID, Comm: PkgTest.Comm,
+			Cmdline: PkgTest.Cmdline, Chain: []report.Proc{GoTest}, Count: 1, First: T0.Add(time.Second), Action: report.ActionReported,
+			Severity: severity, SeenBy: seen, Change: c, Who: report.Who{Runner: report.RunnerGo, Package: "example.com/app", Test: "TestSave", Phase: report.PhaseTest}}
+	}
+	file := func(size int64, sum string) *report.FileState {
+		return &report.FileState{Type: "file", Mode: "-rw-r--r--", UID: 1000, GID: 1000, Size: size, SHA256: sum}
+	}
+	cfg := v("open", "/home/dev/.config/app/config.toml", "/home/dev/.config/app/config.toml", report.SeverityDataLoss,
+		&report.Change{Kind: "modified", Before: file(25, "85eb"), After: file(26, "0e15"),
+			Diff: "--- a/home/dev/.config/app/config.toml\n+++ b/home/dev/.config/app/config.toml\n@@ -1,2 +1,2 @@\n-theme = \"dark\"\n+theme = \"test\"\n size = 12\n"},
+		report.SeenBySyscall, report.SeenBySandbox)
+	cfg.Flags = "O_WRONLY|O_CREAT|O_TRUNC"
+	litter := v("open", "/home/dev/proj/debug.txt", "debug.txt", report.SeverityLeftBehind,
+		&report.Change{Kind: "created", After: file(6, "43ba"), Diff: "--- a/home/dev/proj/debug.txt\n+++ b/home/dev/proj/debug.txt\n@@ -0,0 +1 @@\n+debug\n"},
+		report.SeenBySyscall, report.SeenBySandbox)
+	gone := v("unlink", "/home/dev/proj/go.sum", "go.sum", report.SeverityDataLoss,
+		&report.Change{Kind: "removed", Before: file(4096, "9f86")}, report.SeenBySyscall, report.SeenBySandbox)
+	unnamed := report.Violation{Op: report.OpWrite, Path: "/home/dev/proj/state.db", Cmdline: []string{}, Chain: []report.Proc{},
+		Count: 1, First: T0.Add(2 * time.Second), Action: report.ActionReported, Severity: report.SeverityDataLoss,
+		SeenBy: []string{report.SeenBySandbox}, Change: &report.Change{Kind: "modified", Before: file(8192, "aaaa"), After: file(8192, "bbbb")}}
+	r.Violations = []report.Violation{cfg, gone, unnamed, litter}
+	r.Sandbox = &report.SandboxInfo{Overlaid: []string{"/", "/home"}, Real: []string{"/proc", "/sys", "/dev", "/run", "/tmp", "/home/dev/proj/tests"},
+		Applied: []string{"/home/dev/proj/gen/x.out"}, Withheld: []string{"descriptor 3, /home/dev/notes.txt"}}
 	return r
 }

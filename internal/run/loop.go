@@ -34,6 +34,9 @@ type runner struct {
 	gobins runners.GoBinaries
 	exit   int
 	sb     *sandbox.Sandbox // nil: no sandbox
+	// withheld are the descriptors COMMAND did not inherit in the
+	// sandbox (withhold).
+	withheld []string
 	// early holds what the session is told before COMMAND starts.
 	early []session.Item
 }
@@ -56,6 +59,7 @@ func (r *runner) startWatch() func() {
 		Incomplete: func(reason string) { r.tell(session.Item{Incomplete: reason}) },
 	}
 	if r.sb != nil {
+		r.withhold()
 		r.fs = witness.Off(r.sess.Checker(), "not used in a sandbox, whose overlays hold what changed")
 		r.events = stream.New(&stream.Tracer{Tracer: r.tr})
 		return func() {}

@@ -3,12 +3,15 @@ package run
 import (
 	"fmt"
 	"os"
+	"strconv"
 
+	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/mountinfo"
 	"github.com/writewatch/writewatch/internal/phases"
 	"github.com/writewatch/writewatch/internal/sandbox"
 	"github.com/writewatch/writewatch/internal/session"
 	"github.com/writewatch/writewatch/report"
+	"golang.org/x/sys/unix"
 )
 
 // stageParent is where the sandbox's layers are mounted from: /run,
@@ -46,7 +49,7 @@ func sandboxConfig(sb *sandbox.Sandbox) *session.SandboxConfig {
 func (r *runner) sandboxed(e *session.End) {
 	defer phases.Start("sandbox: changes")()
 	overlaid, real := r.sb.Places()
-	e.Sandbox = report.SandboxInfo{Overlaid: overlaid, Real: real}
+	e.Sandbox = report.SandboxInfo{Overlaid: overlaid, Real: real, Withheld: r.withheld}
 	changes, err := r.sb.Changes()
 	if err != nil {
 		r.tell(session.Item{Incomplete: fmt.Sprintf("the sandbox's changes could not all be read: %v", err)})
@@ -72,5 +75,28 @@ func (r *runner) sandboxed(e *session.End) {
 	}
 	for _, n := range r.sb.Notes {
 		r.tell(session.Item{Incomplete: "the sandbox: " + n})
+	}
+}
+
+// withhold keeps COMMAND from inheriting the descriptors, past its
+// standard streams, that writewatch was started with open for writing on
+// a regular file outside the allowlist: they lead to the real file, past
+// the sandbox. It says which in r.withheld.
+func (r *runner) withhold() {
+	for _, fd := range launch.InheritedFDs() {
+		if fd <= 2 {
+			continue
+		}
+		var st unix.Stat_t
+		fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+		if err != nil || unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || fl&unix.O_ACCMODE == unix.O_RDONLY {
+			continue
+		}
+		path, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+		if err == nil && r.cfg.Allow != nil && r.cfg.Allow.Allowed(path) {
+			continue
+		}
+		unix.CloseOnExec(fd)
+		r.withheld = append(r.withheld, fmt.Sprintf("descriptor %d, %s", fd, path))
 	}
 }

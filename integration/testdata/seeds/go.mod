@@ -1,0 +1,3 @@
+module example.com/seeds
+
+go 1.24
