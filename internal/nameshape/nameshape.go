@@ -16,7 +16,28 @@ var (
 	digits = regexp.MustCompile(`[0-9]+`)
 	// Python's tempfile names: tmp and eight random characters.
 	tempName = regexp.MustCompile(`tmp[a-z0-9_]{8}`)
+	// A UUID, and a run of eight hexadecimal digits or more (a hash, a
+	// random name).
+	uuid = regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
+	hex  = regexp.MustCompile(`[0-9a-f]{8,}`)
 )
+
+// Shape is name with what differs between names of one kind as '*':
+// UUIDs, runs of eight hexadecimal digits or more that hold a digit,
+// Python's tempfile names, and every run of digits. "chart000_31081.xlsx"
+// and "chart001_4242.xlsx" have one shape, "chart*_*.xlsx"; "setup.cfg"
+// and "notes.txt" have their own.
+func Shape(name string) string {
+	s := uuid.ReplaceAllString(name, "*")
+	s = hex.ReplaceAllStringFunc(s, func(h string) string {
+		if strings.ContainsAny(h, "0123456789") {
+			return "*"
+		}
+		return h
+	})
+	s = tempName.ReplaceAllString(s, "tmp*")
+	return digits.ReplaceAllString(s, "*")
+}
 
 // VaryingName is name with the parts that differ from one run to the
 // next as '*': Python's tempfile names, and the numbers numberGlob
