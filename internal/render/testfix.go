@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/writewatch/writewatch/internal/nameshape"
 	"github.com/writewatch/writewatch/internal/pathwalk"
 	"github.com/writewatch/writewatch/report"
 )
@@ -80,17 +81,21 @@ func testFixes(r *report.Report) []string {
 			f.paths = append(f.paths, v.Path)
 		}
 	}
-	// Collapse: the tests of one suite with one fix for one directory.
-	type groupKey struct{ suite, fix, dir string }
+	// Collapse: the tests of one suite with one fix for names of one
+	// shape in one directory.
+	type groupKey struct{ suite, fix, dir, shape string }
+	keyOf := func(f *testFix) groupKey {
+		return groupKey{f.suite, f.fix, f.dir, nameshape.Shape(filepath.Base(f.paths[0]))}
+	}
 	groups := map[groupKey][]*testFix{}
 	for _, f := range fixes {
-		k := groupKey{f.suite, f.fix, f.dir}
+		k := keyOf(f)
 		groups[k] = append(groups[k], f)
 	}
 	var lines []string
 	done := map[groupKey]bool{}
 	for _, f := range fixes {
-		k := groupKey{f.suite, f.fix, f.dir}
+		k := keyOf(f)
 		g := groups[k]
 		switch {
 		case done[k]:
@@ -100,33 +105,60 @@ func testFixes(r *report.Report) []string {
 			continue
 		}
 		done[k] = true
-		var names, places []string
-		pkg := f.suite[strings.IndexByte(f.suite, 0)+1:] // without the runner
-		if pkg == "." {
-			pkg = "the top directory"
-		}
-		for _, f := range g {
-			names = append(names, filepath.Base(f.paths[0]))
-			w := where(r, f)
-			if f.file != "" { // the location alone, within the suite's directory
-				w, _, _ = strings.Cut(w, ": ")
-				w = strings.TrimPrefix(w, pkg+"/")
-			}
-			if !slices.Contains(places, w) {
-				places = append(places, w)
-			}
-		}
-		slices.Sort(names)
-		names = slices.Compact(names)
-		what := shown(r, filepath.Join(f.dir, nameGlob(names)))
-		lines = append(lines, fmt.Sprintf("%s: %d tests write %s (e.g. %s): %s",
-			displayText(pkg), len(g), what, examples(places, func(s string) string { return s }), f.fix))
+		lines = append(lines, fixGroupLine(r, g))
 	}
 	if len(lines) > maxTestFixes {
 		more := len(lines) - (maxTestFixes - 1)
 		lines = append(lines[:maxTestFixes-1], fmt.Sprintf("… and %d more (the JSON report names every test)", more))
 	}
 	return lines
+}
+
+// fixGroupLine renders the fix of many tests of one suite, for writes
+// of one directory: "tests/ (3 files): 14 tests write out*.csv (e.g.
+// test_a.py:1, test_b.py:2): monkeypatch.chdir(tmp_path)".
+func fixGroupLine(r *report.Report, g []*testFix) string {
+	title, strip := fixSuiteTitle(g)
+	var names, places []string
+	for _, f := range g {
+		names = append(names, filepath.Base(f.paths[0]))
+		w := where(r, f)
+		if f.file != "" { // the location alone, within the suite's directory
+			w, _, _ = strings.Cut(w, ": ")
+			w = strings.TrimPrefix(w, strip)
+		}
+		if !slices.Contains(places, w) {
+			places = append(places, w)
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	what := shown(r, filepath.Join(g[0].dir, nameGlob(names)))
+	return fmt.Sprintf("%s: %d tests write %s (e.g. %s): %s",
+		displayText(title), len(g), what, examples(places, func(s string) string { return s }), g[0].fix)
+}
+
+// fixSuiteTitle names the suite of g's tests: a Go package, a test file,
+// or a directory with how many test files ("tests/ (3 files)"); strip is
+// what a location in it starts with that the title says.
+func fixSuiteTitle(g []*testFix) (title, strip string) {
+	pkg := g[0].suite[strings.IndexByte(g[0].suite, 0)+1:] // without the runner
+	if strings.HasPrefix(g[0].suite, report.RunnerGo+"\x00") {
+		return pkg, pkg + "/"
+	}
+	var files []string
+	for _, f := range g {
+		if !slices.Contains(files, f.pkg) {
+			files = append(files, f.pkg)
+		}
+	}
+	switch {
+	case len(files) == 1 && files[0] != "":
+		return files[0], pkg + "/"
+	case pkg == ".":
+		return "the top directory (" + plural(len(files), "file", "files") + ")", ""
+	}
+	return pkg + "/ (" + plural(len(files), "file", "files") + ")", pkg + "/"
 }
 
 // fixLine renders one test's fix: "app_test.go:12: TestSave writes

@@ -862,53 +862,6 @@ func pick(cond bool, a, b string) string {
 	return b
 }
 
-// byTest lists the violations that a test runner's boundaries attribute,
-// one line each, grouped by test (those collapsed into one line are
-// shown by that line):
-//
-//	TestSave (pkg example.com/app) wrote /home/u/.config/app/config.toml (open O_WRONLY|O_TRUNC) via /usr/bin/git
-func (t *textWriter) byTest(items []item) {
-	var vs []*report.Violation
-	for _, it := range items {
-		if it.v != nil && attributed(it.v) {
-			vs = append(vs, it.v)
-		}
-	}
-	if len(vs) == 0 {
-		return
-	}
-	slices.SortStableFunc(vs, func(a, b *report.Violation) int {
-		return cmp.Or(cmp.Compare(report.SeverityRank(a.Severity), report.SeverityRank(b.Severity)),
-			strings.Compare(a.Package, b.Package), strings.Compare(whoText(a), whoText(b)))
-	})
-	t.line()
-	t.line("By test:")
-	for _, v := range vs {
-		what := displayText(v.Op)
-		if v.Flags != "" {
-			what += " " + displayText(v.Flags)
-		}
-		if v.Errno != "" {
-			what += ", failed: " + displayText(v.Errno)
-		}
-		if v.Severity != "" {
-			what += "; " + displayText(v.Severity)
-		}
-		if v.Baselined {
-			what += ", in the baseline"
-		}
-		via := v.Exe
-		if via == "" {
-			via = v.Comm
-		}
-		line := "  " + t.paint(ansiBold, whoText(v)) + " wrote " + displayPath(v.Path) + " (" + what + ")"
-		if via != "" {
-			line += " via " + displayPath(via)
-		}
-		t.line(line)
-	}
-}
-
 // attributed reports whether a runner's boundaries tell who wrote v.
 func attributed(v *report.Violation) bool {
 	return v.Test != "" || len(v.AmbiguousTests) > 0 || v.Package != "" || v.Runner != ""
