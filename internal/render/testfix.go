@@ -66,7 +66,7 @@ func testFixes(r *report.Report) []string {
 	byKey := map[string]*testFix{}
 	for i := range r.Violations {
 		v := &r.Violations[i]
-		if v.Test == "" || v.DeniedBy != "" || !v.Fails() {
+		if v.Test == "" || v.DeniedBy != "" || !v.Fails() || systemPath(r, v) {
 			continue
 		}
 		fix := fixFor(r, v)
@@ -206,4 +206,61 @@ func shown(r *report.Report, p string) string {
 		return "~/" + displayPath(rel)
 	}
 	return displayPath(p)
+}
+
+// systemDirs hold the system's own files. A test seldom names one: the
+// libraries and tools it uses write there on their own behalf (libuuid
+// keeps its clock in /var/lib/libuuid/clock.txt when Python's
+// uuid.uuid1() runs), where no temporary directory of the test's can
+// take the write.
+var systemDirs = []string{"/etc", "/opt", "/run", "/srv", "/usr", "/var"}
+
+// systemPath reports whether v wrote a system path: one named absolute,
+// under systemDirs but not /var/tmp, outside the project, the work
+// directory and the home directory. A relative name is the test's own,
+// from where it ran.
+func systemPath(r *report.Report, v *report.Violation) bool {
+	if !filepath.IsAbs(v.Path) || (v.RequestedPath != "" && !filepath.IsAbs(v.RequestedPath)) || pathwalk.Within(v.Path, "/var/tmp") {
+		return false
+	}
+	for _, d := range []string{configDir(r), r.WorkDir, r.Home} {
+		if d != "" && pathwalk.Within(v.Path, d) {
+			return false
+		}
+	}
+	for _, d := range systemDirs {
+		if pathwalk.Within(v.Path, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// systemWrites lists the writes to system paths that fail the run, each
+// path once, for How to fix: "/var/lib/libuuid/clock.txt (open O_RDWR
+// by tests/test_ids.py::test_uuid)".
+func systemWrites(r *report.Report) []string {
+	var lines, seen []string
+	for i := range r.Violations {
+		v := &r.Violations[i]
+		if v.DeniedBy != "" || !v.Fails() || !systemPath(r, v) || slices.Contains(seen, v.Path) {
+			continue
+		}
+		seen = append(seen, v.Path)
+		what := displayText(v.Op)
+		if v.Flags != "" {
+			what += " " + displayText(v.Flags)
+		}
+		if attributed(v) {
+			what += " by " + whoText(v)
+		} else {
+			what += procName(" by ", v.PID, v.Comm)
+		}
+		lines = append(lines, displayPath(v.Path)+" ("+what+")")
+	}
+	if len(lines) > maxTestFixes {
+		more := len(lines) - (maxTestFixes - 1)
+		lines = append(lines[:maxTestFixes-1], fmt.Sprintf("… and %d more (the JSON report lists them)", more))
+	}
+	return lines
 }

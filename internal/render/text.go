@@ -512,9 +512,15 @@ func (t *textWriter) howToFix(r *report.Report) {
 }
 
 // tempDirFix tells to write under a temporary directory, and how for
-// each test that can be told.
+// each test that can be told; then what to do of writes to system paths,
+// which no temporary directory takes.
 func (t *textWriter) tempDirFix(r *report.Report) {
+	system := systemWrites(r)
+	defer t.systemFix(system)
 	fixes := testFixes(r)
+	if len(fixes) == 0 && len(system) > 0 && !ownWrites(r) {
+		return
+	}
 	if len(fixes) == 0 {
 		t.line("  - Make the tests write under a temporary directory: t.TempDir() in Go, the tmp_path fixture in pytest.")
 		return
@@ -523,6 +529,29 @@ func (t *textWriter) tempDirFix(r *report.Report) {
 	for _, f := range fixes {
 		t.line("      ", f)
 	}
+}
+
+// systemFix says what to do of the writes to system paths.
+func (t *textWriter) systemFix(lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	t.line("  - Writes to system paths, which a library or tool the tests use makes on its own: a temporary directory cannot take them.")
+	t.line("    Allow them if they are expected (below), or point the library elsewhere if it reads a setting or an environment variable for the path:")
+	for _, l := range lines {
+		t.line("      ", l)
+	}
+}
+
+// ownWrites reports whether a write that fails the run is not to a
+// system path.
+func ownWrites(r *report.Report) bool {
+	for i := range r.Violations {
+		if v := &r.Violations[i]; v.Fails() && !systemPath(r, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // marked counts the violations an allow entry cannot fix as it is
