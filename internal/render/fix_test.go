@@ -127,3 +127,35 @@ func TestSystemPathFix(t *testing.T) {
 		t.Errorf("want the test's fix for ids.txt alone, in:\n%s", out)
 	}
 }
+
+// A unittest-style test's write in its shared setUp is fixed in setUp,
+// where How to fix points, naming the test it ran for; its tearDown's
+// removal of that file adds no line.
+func TestUnittestFrameFix(t *testing.T) {
+	r := emptyReport()
+	r.Command = []string{"python3", "-m", "pytest"}
+	who := func(test, phase, file string, line int) report.Who {
+		return report.Who{Runner: report.RunnerPytest, Package: "tests/test_report.py", Test: "tests/test_report.py::" + test, Phase: phase,
+			TestFile: "/home/dev/proj/tests/" + file, TestLine: line}
+	}
+	add := func(op, name string, w report.Who) {
+		r.Violations = append(r.Violations, report.Violation{Op: op, Path: "/home/dev/proj/" + name, RequestedPath: name, PID: 5100, Comm: "python3",
+			Count: 1, First: t0, Action: report.ActionReported, Severity: report.SeverityTransient, Who: w})
+	}
+	add("open", "report.txt", who("TestReport::test_one", "setUp", "base.py", 8))
+	add("open", "extra.txt", who("TestReport::test_one", "call", "test_report.py", 20))
+	add("unlink", "report.txt", who("TestReport::test_one", "tearDown", "base.py", 12))
+	out := writeText(t, r)
+	for _, want := range []string{
+		"      tests/base.py:8: setUp of TestReport (for test_one) writes report.txt: os.chdir into a tempfile.mkdtemp() made in setUp, or a path under it\n",
+		"      tests/test_report.py:20: TestReport::test_one writes extra.txt: os.chdir into a tempfile.mkdtemp() made in setUp, or a path under it\n",
+		"in tests/test_report.py::TestReport::test_one [setUp]\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "tearDown of") {
+		t.Errorf("a line for tearDown's removal of setUp's file:\n%s", out)
+	}
+}

@@ -23,13 +23,25 @@ type testFix struct {
 	fix                    string
 	paths                  []string
 	dir                    string // of the first path
+	frame                  string // unittestFrame of the writes
+}
+
+// unittestFrame is the method of a unittest.TestCase that made v, when
+// the pytest plugin announced one ("setUp", "tearDown"), else "".
+func unittestFrame(v *report.Violation) string {
+	if v.Runner == report.RunnerPytest && (v.Phase == "setUp" || v.Phase == "tearDown") {
+		return v.Phase
+	}
+	return ""
 }
 
 // fixFor is the change that keeps v's test from writing where it did:
 // $HOME pointed at a temporary directory for a write under the home
 // directory (outside the project), the working directory moved into one
-// for a relative path, a temporary directory otherwise.
-func fixFor(r *report.Report, v *report.Violation) string {
+// for a relative path, a temporary directory otherwise. A unittest-style
+// test (unittest says whether v's test is one), which pytest's fixtures
+// do not reach, makes its temporary directory in setUp.
+func fixFor(r *report.Report, v *report.Violation, unittest bool) string {
 	project := configDir(r)
 	home := r.Home != "" && pathwalk.Within(v.Path, r.Home) &&
 		(project == "" || !pathwalk.Within(v.Path, project))
@@ -45,6 +57,12 @@ func fixFor(r *report.Report, v *report.Violation) string {
 		return "write under t.TempDir()"
 	case report.RunnerPytest:
 		switch {
+		case unittest && home:
+			return "point HOME at a tempfile.mkdtemp() made in setUp (unittest.mock.patch.dict(os.environ, ...))"
+		case unittest && relative:
+			return "os.chdir into a tempfile.mkdtemp() made in setUp, or a path under it"
+		case unittest:
+			return "write under a tempfile.mkdtemp() made in setUp"
 		case home:
 			return `monkeypatch.setenv("HOME", str(tmp_path))`
 		case relative:
@@ -62,30 +80,12 @@ func fixFor(r *report.Report, v *report.Violation) string {
 // worst severity first; many tests of one package or test directory with
 // the same fix for writes under one directory are one line.
 func testFixes(r *report.Report) []string {
-	var fixes []*testFix
-	byKey := map[string]*testFix{}
-	for i := range r.Violations {
-		v := &r.Violations[i]
-		if v.Test == "" || v.DeniedBy != "" || !v.Fails() || systemPath(r, v) {
-			continue
-		}
-		fix := fixFor(r, v)
-		k := v.Runner + "\x00" + v.Package + "\x00" + v.Test + "\x00" + fix
-		f := byKey[k]
-		if f == nil {
-			f = &testFix{test: v.Test, pkg: v.Package, suite: suiteOf(v), file: v.TestFile, line: v.TestLine, fix: fix, dir: filepath.Dir(v.Path)}
-			byKey[k] = f
-			fixes = append(fixes, f)
-		}
-		if !slices.Contains(f.paths, v.Path) {
-			f.paths = append(f.paths, v.Path)
-		}
-	}
+	fixes := perTestFixes(r)
 	// Collapse: the tests of one suite with one fix for names of one
 	// shape in one directory.
-	type groupKey struct{ suite, fix, dir, shape string }
+	type groupKey struct{ suite, fix, dir, shape, frame string }
 	keyOf := func(f *testFix) groupKey {
-		return groupKey{f.suite, f.fix, f.dir, nameshape.Shape(filepath.Base(f.paths[0]))}
+		return groupKey{f.suite, f.fix, f.dir, nameshape.Shape(filepath.Base(f.paths[0])), f.frame}
 	}
 	groups := map[groupKey][]*testFix{}
 	for _, f := range fixes {
@@ -114,6 +114,45 @@ func testFixes(r *report.Report) []string {
 	return lines
 }
 
+// perTestFixes gathers the fixes of each test, in the order of their
+// first write: one for each change to make in each of its frames (the
+// test, or its unittest setUp or tearDown). A path one of them lists
+// already adds nothing (setUp's file, removed by tearDown).
+func perTestFixes(r *report.Report) []*testFix {
+	var (
+		fixes    []*testFix
+		byKey    = map[string]*testFix{}
+		byTest   = map[string][]*testFix{}
+		unittest = map[string]bool{} // tests with a write in a unittest frame
+	)
+	ok := func(v *report.Violation) bool {
+		return v.Test != "" && v.DeniedBy == "" && v.Fails() && !systemPath(r, v)
+	}
+	testKey := func(v *report.Violation) string { return v.Runner + "\x00" + v.Package + "\x00" + v.Test }
+	for i := range r.Violations {
+		if v := &r.Violations[i]; ok(v) && unittestFrame(v) != "" {
+			unittest[testKey(v)] = true
+		}
+	}
+	for i := range r.Violations {
+		v := &r.Violations[i]
+		if !ok(v) || slices.ContainsFunc(byTest[testKey(v)], func(f *testFix) bool { return slices.Contains(f.paths, v.Path) }) {
+			continue
+		}
+		fix, frame := fixFor(r, v, unittest[testKey(v)]), unittestFrame(v)
+		k := testKey(v) + "\x00" + fix + "\x00" + frame
+		f := byKey[k]
+		if f == nil {
+			f = &testFix{test: v.Test, pkg: v.Package, suite: suiteOf(v), file: v.TestFile, line: v.TestLine, fix: fix, dir: filepath.Dir(v.Path), frame: frame}
+			byKey[k] = f
+			byTest[testKey(v)] = append(byTest[testKey(v)], f)
+			fixes = append(fixes, f)
+		}
+		f.paths = append(f.paths, v.Path)
+	}
+	return fixes
+}
+
 // fixGroupLine renders the fix of many tests of one suite, for writes
 // of one directory: "tests/ (3 files): 14 tests write out*.csv (e.g.
 // test_a.py:1, test_b.py:2): monkeypatch.chdir(tmp_path)".
@@ -134,6 +173,9 @@ func fixGroupLine(r *report.Report, g []*testFix) string {
 	slices.Sort(names)
 	names = slices.Compact(names)
 	what := shown(r, filepath.Join(g[0].dir, nameGlob(names)))
+	if g[0].frame != "" {
+		what += " in " + g[0].frame
+	}
 	return fmt.Sprintf("%s: %d tests write %s (e.g. %s): %s",
 		displayText(title), len(g), what, examples(places, func(s string) string { return s }), g[0].fix)
 }
@@ -176,14 +218,28 @@ func fixLine(r *report.Report, f *testFix) string {
 }
 
 // where names a test by its source location and id (a pytest id without
-// its file, which the location names).
+// its file, which the location names); a unittest frame by its name and
+// class, and the test it ran for: "base.py:8: setUp of TestReport (for
+// test_one)".
 func where(r *report.Report, f *testFix) string {
 	id := displayText(f.test)
-	if f.file == "" {
-		return id
-	}
 	if f.pkg != "" {
 		id = displayText(strings.TrimPrefix(f.test, f.pkg+"::"))
+	}
+	if f.frame != "" {
+		if class, method, ok := cutLast(id, "::"); ok {
+			id = f.frame + " of " + class + " (for " + method + ")"
+		} else {
+			id = f.frame + " (for " + id + ")"
+		}
+	}
+	switch {
+	case f.file == "" && f.frame == "":
+		return displayText(f.test)
+	case f.file == "" && f.pkg != "":
+		return displayText(f.pkg) + ": " + id
+	case f.file == "":
+		return id
 	}
 	file := f.file
 	if rel, ok := relUnder(file, r.WorkDir); ok {
@@ -263,4 +319,12 @@ func systemWrites(r *report.Report) []string {
 		lines = append(lines[:maxTestFixes-1], fmt.Sprintf("… and %d more (the JSON report lists them)", more))
 	}
 	return lines
+}
+
+// cutLast slices s around the last sep.
+func cutLast(s, sep string) (before, after string, found bool) {
+	if i := strings.LastIndex(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, "", false
 }
