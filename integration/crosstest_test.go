@@ -3,9 +3,12 @@ package integration
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	junit "github.com/joshdk/go-junit"
 
 	"github.com/writewatch/writewatch/report"
 )
@@ -35,7 +38,10 @@ func TestCrossTestReads(t *testing.T) {
 				requirePytest(t, python)
 			}
 			copyDir(t, "../testdata/crosstest/"+c.suite, root)
-			res := ww(t, root, nil, c.cmd...)
+			out := t.TempDir()
+			junitPath, summary := filepath.Join(out, "junit.xml"), filepath.Join(out, "summary.md")
+			res := wwEnv(t, root, []string{"GITHUB_ACTIONS=true", "GITHUB_STEP_SUMMARY=" + summary, "GITHUB_WORKSPACE=" + root},
+				[]string{"--junit", junitPath}, c.cmd...)
 			if res.code != 86 {
 				t.Fatalf("exit %d, want 86\n%s\n%s", res.code, res.stdout, res.stderr)
 			}
@@ -75,7 +81,46 @@ func TestCrossTestReads(t *testing.T) {
 			if !strings.Contains(res.stderr, "Cross-test reads: 1 read of a file another test wrote") || !strings.Contains(res.stderr, want) {
 				t.Errorf("the summary does not say %q:\n%s", want, res.stderr)
 			}
+			checkPolluterNamed(t, c.reader, c.writer, state, junitPath, summary, res.stderr)
 		})
+	}
+}
+
+// checkPolluterNamed checks that the reader's JUnit testcase, its
+// GitHub annotation (at its source file) and the step summary name the
+// test that wrote the file it read.
+func checkPolluterNamed(t *testing.T, reader, writer, path, junitPath, summary, stderr string) {
+	t.Helper()
+	suites, err := junit.IngestFile(junitPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := false
+	for _, s := range suites {
+		for _, c := range s.Tests {
+			if c.Name == reader {
+				named = strings.Contains(c.SystemOut, "read "+path+", which "+writer+" (open) wrote")
+				if !named {
+					t.Errorf("%s's testcase (%s) does not name %s: system-out %q", reader, c.Status, writer, c.SystemOut)
+				}
+			}
+		}
+	}
+	if !named {
+		t.Errorf("no testcase %s names %s in %s", reader, writer, junitPath)
+	}
+	annotation := regexp.MustCompile(`(?m)^::warning file=[^,]+_test\.go,line=\d+,title=writewatch%3A cross-test read::` +
+		regexp.QuoteMeta(reader) + `.* read ` + regexp.QuoteMeta(path) + `, which ` + regexp.QuoteMeta(writer) + ` \(open\) wrote`)
+	if strings.HasPrefix(reader, "test_") {
+		annotation = regexp.MustCompile(`(?m)^::warning file=test_state\.py,line=\d+,title=writewatch%3A cross-test read::` +
+			regexp.QuoteMeta(reader) + ` read ` + regexp.QuoteMeta(path) + `, which ` + regexp.QuoteMeta(writer) + ` \(open\) wrote`)
+	}
+	if !annotation.MatchString(stderr) {
+		t.Errorf("no annotation at %s's source naming %s (%s):\n%s", reader, writer, annotation, stderr)
+	}
+	data, err := os.ReadFile(summary)
+	if err != nil || !strings.Contains(string(data), "`"+path+"` | "+writer+" (open) |") {
+		t.Errorf("the step summary does not name %s: %v\n%s", writer, err, data)
 	}
 }
 

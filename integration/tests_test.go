@@ -414,6 +414,45 @@ func TestPytestAttribution(t *testing.T) {
 	}
 }
 
+// unittest-style tests run by pytest: a write in the shared setUp of
+// their base class is the test's, in phase setUp, at setUp's line, and
+// How to fix points there, naming the test it ran for, with a fix that
+// a unittest.TestCase can follow; setUp's failure stays the test's.
+func TestPytestUnittestSetUp(t *testing.T) {
+	requireRoot(t)
+	python := "/usr/bin/python3"
+	requirePytest(t, python)
+	root, _ := project(t)
+	copyDir(t, "../testdata/pyunit", root)
+	res := ww(t, root, nil, python, "-m", "pytest", "-q", "-p", "no:cacheprovider")
+	if res.code != 86 {
+		t.Fatalf("exit %d, want 86\n%s\n%s", res.code, res.stdout, res.stderr)
+	}
+	if !strings.Contains(res.stdout, "1 failed, 2 passed") || !strings.Contains(res.stdout, "RuntimeError: setUp fails") {
+		t.Errorf("the plugin changed the outcome:\n%s", res.stdout)
+	}
+	base := filepath.Join(root, "reportbase.py")
+	for _, m := range []string{"test_header", "test_footer"} {
+		path := filepath.Join(root, "report_"+m+".txt")
+		id := "test_reports.py::TestSummary::" + m
+		if v := violation(res.rep, "open", path); v == nil || v.Test != id || v.Phase != "setUp" || v.TestFile != base || v.TestLine != 10 {
+			t.Errorf("open %s: %+v, want %s in setUp at reportbase.py:10", path, v, id)
+		}
+		if v := violation(res.rep, "unlink", path); v == nil || v.Test != id || v.Phase != "tearDown" || v.TestFile != base {
+			t.Errorf("unlink %s: %+v, want %s in tearDown at reportbase.py", path, v, id)
+		}
+		want := "reportbase.py:10: setUp of TestSummary (for " + m + ") writes report_" + m + ".txt: os.chdir into a tempfile.mkdtemp() made in setUp, or a path under it\n"
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("%q missing in the summary:\n%s", want, res.stderr)
+		}
+	}
+	for _, tr := range res.rep.Tests {
+		if tr.File != filepath.Join(root, "test_reports.py") {
+			t.Errorf("%s: at %s:%d, want its own file", tr.ID, tr.File, tr.Line)
+		}
+	}
+}
+
 // The plugin never changes an outcome: a failing test still fails, and
 // pytest's exit code passes through in --audit mode.
 func TestPytestFailureKept(t *testing.T) {

@@ -285,7 +285,8 @@ type Who struct {
 	// node id for pytest. "" outside any test, or when ambiguous.
 	Test string `json:"test,omitempty"`
 	// Phase is when it wrote: for a test "test", "cleanup" (Go) or
-	// "setup", "call", "teardown" (pytest); outside tests the runner's
+	// "setup", "call", "teardown" (pytest), and "setUp", "tearDown" for
+	// a unittest.TestCase's own methods (pytest); outside tests the runner's
 	// phase, e.g. PhaseSetup (Go init and TestMain before the tests),
 	// PhaseTeardown, "collect".
 	Phase string `json:"phase,omitempty"`
@@ -294,7 +295,9 @@ type Who struct {
 	// AmbiguousTests lists the tests running when a goroutine that no
 	// test is known to have started wrote: one of them, or none, did it.
 	AmbiguousTests []string `json:"ambiguous_tests,omitempty"`
-	// TestFile and TestLine locate the test's source, when known.
+	// TestFile and TestLine locate the test's source, when known: the
+	// place its runner announced with the phase, which for a unittest
+	// setUp or tearDown is that method's.
 	TestFile string `json:"test_file,omitempty"`
 	TestLine int    `json:"test_line,omitempty"`
 }

@@ -11,6 +11,7 @@ It never changes a test's outcome: every announcement swallows every
 error, and the hooks only wrap pytest's own.
 """
 
+import functools
 import os
 
 import pytest
@@ -79,9 +80,82 @@ def pytest_runtest_setup(item):
         yield
 
 
+# The methods of a unittest.TestCase that run inside pytest's call phase,
+# around the test method, announced as phases of their own.
+_FRAMES = ("setUp", "tearDown")
+
+
+def _testcase(item):
+    """The unittest.TestCase instance item runs, or None."""
+    import unittest
+
+    for name in ("_testcase", "instance"):
+        try:
+            case = getattr(item, name, None)
+        except BaseException:
+            continue
+        if isinstance(case, unittest.TestCase):
+            return case
+    return None
+
+
+def _framed(item, name, method, path, line):
+    """method, announced as phase name of item's test, at path and line;
+    the phase before it is announced again when it returns or raises."""
+
+    @functools.wraps(method)
+    def run(*args, **kwargs):
+        current, suite = None, ""
+        try:
+            current = getattr(item.config, "_writewatch_current", None)
+            suite = _where(item)[0]
+            _announce("begin", suite=suite, id=item.nodeid, phase=name, file=path, line=line)
+        except BaseException:
+            pass
+        try:
+            return method(*args, **kwargs)
+        finally:
+            try:
+                if current is not None:
+                    outer, phase = current
+                    suite, opath, oline = _where(outer)
+                    _announce("begin", suite=suite, id=outer.nodeid, phase=phase, file=opath, line=oline)
+                else:
+                    _announce("end", suite=suite, phase="session")
+            except BaseException:
+                pass
+
+    return run
+
+
+def _announce_frames(item):
+    """Makes a unittest test's own setUp and tearDown announce themselves:
+    unittest runs them inside pytest's call phase, where a write they make
+    would be the test method's. Only the instance is changed, and only for
+    methods its class defines (not unittest.TestCase's own, which write
+    nothing)."""
+    try:
+        import unittest
+
+        case = _testcase(item)
+        if case is None:
+            return
+        for name in _FRAMES:
+            defined = getattr(type(case), name, None)
+            if defined is None or defined is getattr(unittest.TestCase, name) or name in vars(case):
+                continue
+            code = getattr(defined, "__code__", None)
+            path = code.co_filename if code is not None else ""
+            line = code.co_firstlineno if code is not None else ""
+            setattr(case, name, _framed(item, name, getattr(case, name), path, line))
+    except BaseException:
+        pass
+
+
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_call(item):
     with _Phase(item, "call"):
+        _announce_frames(item)
         yield
 
 

@@ -22,10 +22,12 @@ const (
 
 // collapseKey is what the violations shown as one line share: their
 // severity and operation, the package (Go) or test directory (pytest)
-// of the tests that made them, and the directory they are in.
+// of the tests that made them, the directory they are in and the shape
+// of their names (nameshape.Shape): unrelated files of one directory
+// stay apart.
 type collapseKey struct {
-	severity, op, role, suite, dir string
-	baselined                      bool
+	severity, op, role, suite, dir, shape string
+	baselined                             bool
 }
 
 // item is one entry of the text summary: a violation, or a group of
@@ -49,10 +51,9 @@ func suiteOf(v *report.Violation) string {
 
 // collapse turns the violations into the items of the text summary, in
 // the order of their first violation: past collapseOver, groups of
-// collapseMin or more
-// violations of one kind, by the tests of one package, under one
-// directory, become one item. Truncated paths and the empty path stay
-// on their own.
+// collapseMin or more violations of one kind, by the tests of one
+// package, under one directory, of one name shape, become one item.
+// Truncated paths and the empty path stay on their own.
 func collapse(vs []report.Violation) []item {
 	if len(vs) <= collapseOver {
 		out := make([]item, len(vs))
@@ -92,7 +93,7 @@ func keyOf(v *report.Violation) (collapseKey, bool) {
 	if v.Truncated || v.Path == "" || v.DeniedBy != "" {
 		return collapseKey{}, false
 	}
-	return collapseKey{severityLabel(v), v.Op, v.Role, suiteOf(v), filepath.Dir(v.Path), v.Baselined}, true
+	return collapseKey{severityLabel(v), v.Op, v.Role, suiteOf(v), filepath.Dir(v.Path), nameshape.Shape(filepath.Base(v.Path)), v.Baselined}, true
 }
 
 // nameGlob is a pattern covering every name: their common prefix and
@@ -110,23 +111,34 @@ func joinGlob(prefix, suffix string) string {
 	return strings.TrimSuffix(prefix, "*") + "*" + strings.TrimPrefix(suffix, "*")
 }
 
-// suiteTitle names the tests of g's suite: a Go package; for pytest, the
-// test file when they share one, else their directory.
-func suiteTitle(g []*report.Violation) (name string, strip string) {
+// suiteTitle names the tests of g's suite as their user knows them: a
+// Go package; for pytest, the test file when they share one, else how
+// many files of which directory ("3 files in tests/"). strip is what
+// their ids start with that the title says, to leave out of examples.
+func suiteTitle(g []*report.Violation) (title string, strip string) {
 	first := g[0]
 	if first.Runner == report.RunnerGo {
 		return first.Package, ""
 	}
+	var files []string
 	for _, v := range g {
-		if v.Package != first.Package {
-			dir := filepath.Dir(first.Package)
-			if dir == "." {
-				return "the top directory", ""
-			}
-			return dir, dir + "/"
+		if !slices.Contains(files, v.Package) {
+			files = append(files, v.Package)
 		}
 	}
-	return first.Package, first.Package + "::"
+	if len(files) == 1 {
+		return first.Package, first.Package + "::"
+	}
+	return filesIn(len(files), filepath.Dir(first.Package))
+}
+
+// filesIn names n test files of directory dir ("3 files in tests/"), and
+// returns the prefix their paths start with.
+func filesIn(n int, dir string) (title, strip string) {
+	if dir == "." {
+		return strconv.Itoa(n) + " files in the top directory", ""
+	}
+	return strconv.Itoa(n) + " files in " + dir + "/", dir + "/"
 }
 
 // collapsedLine renders a group as one line: the pattern of its paths,
@@ -135,21 +147,9 @@ func suiteTitle(g []*report.Violation) (name string, strip string) {
 //
 //	/src/out/chart_*.xlsx: [transient] open O_WRONLY|O_CREAT|O_TRUNC ×1160, 1158 files (e.g. chart_a.xlsx, chart_b.xlsx), by 1158 tests of tests/comparison (e.g. …)
 func (t *textWriter) collapsedLine(g []*report.Violation) string {
-	var (
-		names  []string
-		seen   = map[string]bool{}
-		events int
-	)
-	for _, v := range g {
-		events += max(v.Count, 1)
-		if base := filepath.Base(v.Path); !seen[base] {
-			seen[base] = true
-			names = append(names, base)
-		}
-	}
+	names := namesOf(g)
 	first := g[0]
-	dir := filepath.Dir(first.Path)
-	s := t.paint(ansiBold, displayPath(filepath.Join(dir, nameGlob(names)))) + ": "
+	s := t.paint(ansiBold, groupPath(g)) + ": "
 	if first.Severity != "" {
 		s += "[" + t.violationTag(first) + "] "
 	}
@@ -166,21 +166,57 @@ func (t *textWriter) collapsedLine(g []*report.Violation) string {
 	if first.Baselined {
 		s += " (in the baseline)"
 	}
-	s += " ×" + strconv.Itoa(events) + ", " + plural(len(names), "path", "paths") + " (e.g. " + examples(names, displayPath) + ")"
-	if tests := testsOf(g); len(tests) > 0 {
-		s += ", by " + plural(len(tests), "test", "tests")
-		short := displayText
-		if first.Package != "" {
-			pkg, strip := suiteTitle(g)
-			// Test ids without the file or directory just named.
-			short = func(id string) string { return displayText(strings.TrimPrefix(id, strip)) }
-			s += " of " + displayText(pkg)
-		}
-		s += " (e.g. " + examples(tests, short) + ")"
+	s += " ×" + strconv.Itoa(events(g)) + ", " + plural(len(names), "path", "paths") + " (e.g. " + examples(names, displayPath) + ")"
+	if tests := testsText(g); tests != "" {
+		s += ", by " + tests
 	} else if attributed(first) {
 		s += ", in " + whoText(first)
 	}
 	return s
+}
+
+// testsText names the tests that made g's violations: "14 tests of 3
+// files in tests/ (e.g. test_a.py::test_x, test_b.py::test_y)", or ""
+// when no test did.
+func testsText(g []*report.Violation) string {
+	tests := testsOf(g)
+	if len(tests) == 0 {
+		return ""
+	}
+	s := plural(len(tests), "test", "tests")
+	short := displayText
+	if g[0].Package != "" {
+		title, strip := suiteTitle(g)
+		// Test ids without the file or directory just named.
+		short = func(id string) string { return displayText(strings.TrimPrefix(id, strip)) }
+		s += " of " + displayText(title)
+	}
+	return s + " (e.g. " + examples(tests, short) + ")"
+}
+
+// namesOf lists the names of g's paths, each once, in order.
+func namesOf(g []*report.Violation) []string {
+	var names []string
+	for _, v := range g {
+		if base := filepath.Base(v.Path); !slices.Contains(names, base) {
+			names = append(names, base)
+		}
+	}
+	return names
+}
+
+// groupPath is the pattern of g's paths, as shown: "/src/chart*.xlsx".
+func groupPath(g []*report.Violation) string {
+	return displayPath(filepath.Join(filepath.Dir(g[0].Path), nameGlob(namesOf(g))))
+}
+
+// events counts the occurrences of g's violations.
+func events(g []*report.Violation) int {
+	n := 0
+	for _, v := range g {
+		n += max(v.Count, 1)
+	}
+	return n
 }
 
 func sameFlags(g []*report.Violation) bool {

@@ -61,10 +61,10 @@ func TestTextCollapseFitsOneScreen(t *testing.T) {
 	}
 	for _, want := range []string{
 		"nothing was left behind",
-		"/src/xlsx/chart*.xlsx: [transient] open O_WRONLY|O_CREAT|O_TRUNC ×1158, 1158 paths (e.g. chart000_1000.xlsx, chart001_1007.xlsx), by 1158 tests of xlsxwriter/test/comparison",
+		"/src/xlsx/chart*.xlsx: [transient] open O_WRONLY|O_CREAT|O_TRUNC ×1158, 1158 paths (e.g. chart000_1000.xlsx, chart001_1007.xlsx), by 1158 tests of 1158 files in xlsxwriter/test/comparison/ (e.g. test_chart000.py::TestCompareXLSXFiles::test_create_file, ",
 		"/src/xlsx/chart*.xlsx: [transient] unlink ×1158, 1158 paths",
 		"/home/u/.config/xlsx.ini\n",
-		"xlsxwriter/test/comparison: 1158 tests write chart*.xlsx (e.g. test_chart000.py:1, test_chart001.py:1): monkeypatch.chdir(tmp_path)",
+		"xlsxwriter/test/comparison/ (1158 files): 1158 tests write chart*.xlsx (e.g. test_chart000.py:1, test_chart001.py:1): monkeypatch.chdir(tmp_path)",
 		"\n          - chart*.xlsx\n",
 	} {
 		if !strings.Contains(out, want) {
@@ -101,5 +101,90 @@ func TestNameGlob(t *testing.T) {
 		if got := nameGlob(tt.names); got != tt.want {
 			t.Errorf("nameGlob(%q) = %q, want %q", tt.names, got, tt.want)
 		}
+	}
+}
+
+// rootReport is a run that writes unrelated files into the project's
+// top directory, and a numbered log of a kind three times: only the
+// logs share a name's shape.
+func rootReport() *report.Report {
+	r := emptyReport()
+	r.Command = []string{"make", "check"}
+	r.WorkDir = "/src/repo"
+	sh := report.Proc{PID: 7100, PPID: 7000, Comm: "sh", Cmdline: []string{"sh", "-c", "./gen"}}
+	names := []string{"setup.cfg", "VERSION", "out.json", "notes.txt", "coverage.xml", "Makefile.bak", "index.html",
+		"schema.sql", "CHANGES", "requirements.lock", "run-1.log", "run-2.log", "run-30.log"}
+	for i, n := range names {
+		r.Violations = append(r.Violations, report.Violation{Op: "open", Path: "/src/repo/" + n, RequestedPath: n, Flags: "O_WRONLY|O_CREAT|O_TRUNC",
+			PID: sh.PID, PPID: sh.PPID, Comm: sh.Comm, Cmdline: sh.Cmdline, Chain: []report.Proc{}, Count: 1 + i%3, First: t0,
+			Action: report.ActionReported, Severity: report.SeverityLeftBehind})
+	}
+	return r
+}
+
+// Files of one directory collapse into one line only when their names
+// share a shape: unrelated files in the top directory stay on their own.
+func TestCollapseByNameShape(t *testing.T) {
+	out := writeText(t, rootReport())
+	if strings.Contains(out, "/src/repo/*:") {
+		t.Errorf("unrelated files collapsed into one line:\n%s", out)
+	}
+	for _, want := range []string{
+		"\n/src/repo/setup.cfg (requested as setup.cfg)\n",
+		"\n/src/repo/run-*.log: [left-behind] open O_WRONLY|O_CREAT|O_TRUNC ×",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing in:\n%s", want, out)
+		}
+	}
+}
+
+// pyDirReport is a pytest run whose tests of several files in tests/
+// each write a numbered file into the project.
+func pyDirReport() *report.Report {
+	r := emptyReport()
+	r.Command = []string{"python3", "-m", "pytest"}
+	r.WorkDir = "/src/py"
+	py := report.Proc{PID: 7000, PPID: 6999, Comm: "python3", Exe: "/usr/bin/python3.11", Cmdline: []string{"python3", "-m", "pytest"}}
+	for i := range 14 {
+		file := fmt.Sprintf("tests/test_%c.py", 'a'+i%3)
+		r.Violations = append(r.Violations, report.Violation{Op: "open", Path: fmt.Sprintf("/src/py/out%02d.csv", i), RequestedPath: fmt.Sprintf("out%02d.csv", i),
+			Flags: "O_WRONLY|O_CREAT|O_TRUNC", PID: py.PID, PPID: py.PPID, Comm: py.Comm, Exe: py.Exe, Cmdline: py.Cmdline, Chain: []report.Proc{}, Count: 1, First: t0,
+			Action: report.ActionReported, Severity: report.SeverityLeftBehind,
+			Who: report.Who{Runner: report.RunnerPytest, Package: file, Test: fmt.Sprintf("%s::test_%d", file, i), Phase: "call", TestFile: "/src/py/" + file, TestLine: 1 + i}})
+	}
+	return r
+}
+
+// The tests of several test files are named by their files and the
+// directory they are in, never by the directory's name alone ("by 14
+// tests of tests").
+func TestCollapsedSuiteName(t *testing.T) {
+	out := writeText(t, pyDirReport())
+	if strings.Contains(out, "tests of tests ") || strings.Contains(out, "\n      tests: ") {
+		t.Errorf("a directory named as the tests' suite:\n%s", out)
+	}
+	for _, want := range []string{
+		"by 14 tests of 3 files in tests/ (e.g. test_a.py::test_0, test_b.py::test_1)",
+		"      tests/ (3 files): 14 tests write out*.csv (e.g. test_a.py:1, test_b.py:2): monkeypatch.chdir(tmp_path), or a path under tmp_path\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing in:\n%s", want, out)
+		}
+	}
+}
+
+// By test stays when every write is collapsed, its lines collapsed the
+// same way.
+func TestByTestKeepsCollapsedWrites(t *testing.T) {
+	out := writeText(t, pyDirReport())
+	want := "By test:\n  14 tests of 3 files in tests/ (e.g. test_a.py::test_0, test_b.py::test_1) wrote /src/py/out*.csv (open O_WRONLY|O_CREAT|O_TRUNC ×14; left-behind) via /usr/bin/python3.11\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("%q missing in:\n%s", want, out)
+	}
+	r := xlsxReport(12)
+	r.Violations = r.Violations[:len(r.Violations)-1] // every write collapsed
+	if out := writeText(t, r); !strings.Contains(out, "By test:\n  12 tests of 12 files in xlsxwriter/test/comparison/ (e.g. ") {
+		t.Errorf("By test missing:\n%s", out)
 	}
 }

@@ -24,12 +24,17 @@ func (t *textWriter) crossTestReads(r *report.Report) {
 	t.line("These pass or fail with the order the tests run in: alone, or before the test that wrote the file, they do not find it as that test left it.")
 	for i := range r.CrossTestReads[:min(len(r.CrossTestReads), maxCrossTestReads)] {
 		x := &r.CrossTestReads[i]
-		reader := accessViolation(&x.ReadBy)
-		t.line("  " + t.paint(ansiBold, whoText(reader)) + " read " + displayPath(x.Path) + ", which " + writersText(x.WrittenBy, reader) + " wrote")
+		t.line("  " + t.paint(ansiBold, whoText(accessViolation(&x.ReadBy))) + " " + crossReadText(x))
 	}
 	if more := n - uint64(min(len(r.CrossTestReads), maxCrossTestReads)); more > 0 {
 		t.line(fmt.Sprintf("  … and %d more (the JSON report lists them)", more))
 	}
+}
+
+// crossReadText says what x's reader read, and which tests wrote it:
+// "read /p/state.json, which TestA (open) wrote".
+func crossReadText(x *report.CrossTestRead) string {
+	return "read " + displayPath(x.Path) + ", which " + writersText(x.WrittenBy, accessViolation(&x.ReadBy)) + " wrote"
 }
 
 // maxWriters is the most writers of one file the summary names.

@@ -87,3 +87,75 @@ func TestSuggest(t *testing.T) {
 		t.Errorf("~/.config/app: severity %q, tests %q", s.Severity(), s.Tests())
 	}
 }
+
+// A write to a system path that a library makes on its own (libuuid's
+// clock, when a test calls uuid.uuid1()) is not the test's to move
+// under tmp_path: How to fix says so, and to allow it or point the
+// library elsewhere.
+func TestSystemPathFix(t *testing.T) {
+	r := emptyReport()
+	r.Command = []string{"python3", "-m", "pytest"}
+	py := report.Who{Runner: report.RunnerPytest, Package: "tests/test_ids.py", Test: "tests/test_ids.py::test_uuid", Phase: "call",
+		TestFile: "/home/dev/proj/tests/test_ids.py", TestLine: 4}
+	r.Violations = []report.Violation{{Op: "open", Path: "/var/lib/libuuid/clock.txt", RequestedPath: "/var/lib/libuuid/clock.txt",
+		Flags: "O_RDWR|O_CREAT|O_CLOEXEC", PID: 5100, Comm: "python3", Count: 1, First: t0, Action: report.ActionReported,
+		Severity: report.SeverityDataLoss, Who: py}}
+	out := writeText(t, r)
+	for _, bad := range []string{"write under tmp_path", "Make the tests write under a temporary directory"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("%q advised for a library's own write:\n%s", bad, out)
+		}
+	}
+	for _, want := range []string{
+		"  - Writes to system paths, which a library or tool the tests use makes on its own: a temporary directory cannot take them.\n" +
+			"    Allow them if they are expected (below), or point the library elsewhere if it reads a setting or an environment variable for the path:\n" +
+			"      /var/lib/libuuid/clock.txt (open O_RDWR|O_CREAT|O_CLOEXEC by tests/test_ids.py::test_uuid)\n",
+		"\n          - /var/lib/libuuid/clock.txt\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing in:\n%s", want, out)
+		}
+	}
+
+	// The test's own writes keep their fix beside it.
+	r.Violations = append(r.Violations, report.Violation{Op: "open", Path: "/home/dev/proj/ids.txt", RequestedPath: "ids.txt",
+		Flags: "O_WRONLY|O_CREAT|O_TRUNC", PID: 5100, Comm: "python3", Count: 1, First: t0, Action: report.ActionReported,
+		Severity: report.SeverityLeftBehind, Who: py})
+	out = writeText(t, r)
+	if want := "      tests/test_ids.py:4: test_uuid writes ids.txt: monkeypatch.chdir(tmp_path), or a path under tmp_path\n"; !strings.Contains(out, want) ||
+		strings.Contains(out, "clock.txt: ") {
+		t.Errorf("want the test's fix for ids.txt alone, in:\n%s", out)
+	}
+}
+
+// A unittest-style test's write in its shared setUp is fixed in setUp,
+// where How to fix points, naming the test it ran for; its tearDown's
+// removal of that file adds no line.
+func TestUnittestFrameFix(t *testing.T) {
+	r := emptyReport()
+	r.Command = []string{"python3", "-m", "pytest"}
+	who := func(test, phase, file string, line int) report.Who {
+		return report.Who{Runner: report.RunnerPytest, Package: "tests/test_report.py", Test: "tests/test_report.py::" + test, Phase: phase,
+			TestFile: "/home/dev/proj/tests/" + file, TestLine: line}
+	}
+	add := func(op, name string, w report.Who) {
+		r.Violations = append(r.Violations, report.Violation{Op: op, Path: "/home/dev/proj/" + name, RequestedPath: name, PID: 5100, Comm: "python3",
+			Count: 1, First: t0, Action: report.ActionReported, Severity: report.SeverityTransient, Who: w})
+	}
+	add("open", "report.txt", who("TestReport::test_one", "setUp", "base.py", 8))
+	add("open", "extra.txt", who("TestReport::test_one", "call", "test_report.py", 20))
+	add("unlink", "report.txt", who("TestReport::test_one", "tearDown", "base.py", 12))
+	out := writeText(t, r)
+	for _, want := range []string{
+		"      tests/base.py:8: setUp of TestReport (for test_one) writes report.txt: os.chdir into a tempfile.mkdtemp() made in setUp, or a path under it\n",
+		"      tests/test_report.py:20: TestReport::test_one writes extra.txt: os.chdir into a tempfile.mkdtemp() made in setUp, or a path under it\n",
+		"in tests/test_report.py::TestReport::test_one [setUp]\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "tearDown of") {
+		t.Errorf("a line for tearDown's removal of setUp's file:\n%s", out)
+	}
+}

@@ -19,17 +19,7 @@ func WriteGitHubAnnotations(w io.Writer, r *report.Report, workspace string) err
 	var b strings.Builder
 	for i := range r.Violations {
 		v := &r.Violations[i]
-		var props []string
-		if v.TestFile != "" {
-			file := v.TestFile
-			if rel, ok := relUnder(file, workspace); ok {
-				file = rel
-			}
-			props = append(props, "file="+ghProperty(file))
-			if v.TestLine > 0 {
-				props = append(props, fmt.Sprintf("line=%d", v.TestLine))
-			}
-		}
+		props := ghLocation(v.TestFile, v.TestLine, workspace)
 		title := "writewatch: write outside the allowlist"
 		if v.Severity != "" {
 			title += " (" + severityLabel(v) + ")"
@@ -48,6 +38,12 @@ func WriteGitHubAnnotations(w io.Writer, r *report.Report, workspace string) err
 		}
 		b.WriteString("::" + ghLevel(v) + " " + strings.Join(props, ",") + "::" + ghData(msg) + "\n")
 	}
+	for i := range r.CrossTestReads {
+		x := &r.CrossTestReads[i]
+		props := append(ghLocation(x.ReadBy.TestFile, x.ReadBy.TestLine, workspace), "title="+ghProperty("writewatch: cross-test read"))
+		msg := whoText(accessViolation(&x.ReadBy)) + " " + crossReadText(x) + ": it passes or fails with the order the tests run in"
+		b.WriteString("::warning " + strings.Join(props, ",") + "::" + ghData(msg) + "\n")
+	}
 	if r.Blind() {
 		b.WriteString("::error title=" + ghProperty("writewatch: incomplete") + "::" +
 			ghData("writewatch could not see everything, writes outside the allowlist may have gone unseen: "+
@@ -55,6 +51,23 @@ func WriteGitHubAnnotations(w io.Writer, r *report.Report, workspace string) err
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// ghLocation is the properties of an annotation at a test's source
+// file and line, the file relative to workspace when under it; none when
+// the file is not known.
+func ghLocation(file string, line int, workspace string) []string {
+	if file == "" {
+		return nil
+	}
+	if rel, ok := relUnder(file, workspace); ok {
+		file = rel
+	}
+	props := []string{"file=" + ghProperty(file)}
+	if line > 0 {
+		props = append(props, fmt.Sprintf("line=%d", line))
+	}
+	return props
 }
 
 // annotationText says what v's write was: "TestX wrote P (op)", or, for
@@ -151,8 +164,30 @@ func WriteGitHubSummary(w io.Writer, r *report.Report) error {
 		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s |\n", mdCell(sev), mdCell(who), mdCode(v.Path), mdCell(op), mdCell(proc))
 	}
 	b.WriteString("\n")
+	ghCrossReads(&b, r)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// ghCrossReads writes the step summary's table of cross-test reads: the
+// test that read, the file, the tests that wrote it before.
+func ghCrossReads(b *strings.Builder, r *report.Report) {
+	n := uint64(len(r.CrossTestReads)) + r.UnlistedCrossTestReads
+	if n == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s of a file another test wrote outside the allowlist: these tests pass or fail with the order the tests run in.\n\n",
+		plural(n, "cross-test read", "cross-test reads"))
+	b.WriteString("| Test that read | Path | Written before by |\n|---|---|---|\n")
+	for i := range r.CrossTestReads {
+		x := &r.CrossTestReads[i]
+		reader := accessViolation(&x.ReadBy)
+		fmt.Fprintf(b, "| %s | `%s` | %s |\n", mdCell(whoText(reader)), mdCode(x.Path), mdCell(writersText(x.WrittenBy, reader)))
+	}
+	if r.UnlistedCrossTestReads > 0 {
+		fmt.Fprintf(b, "\n%d more are counted, not listed (--max-violations).\n", r.UnlistedCrossTestReads)
+	}
+	b.WriteString("\n")
 }
 
 // ghData escapes a workflow command's message.

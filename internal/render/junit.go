@@ -48,6 +48,7 @@ type junitCase struct {
 	Line      string        `xml:"line,attr,omitempty"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
 }
 
 type junitMessage struct {
@@ -89,6 +90,7 @@ type junitEntry struct {
 	c       junitCase
 	seconds float64
 	writes  []*report.Violation
+	reads   []*report.CrossTestRead // of files other tests wrote
 	outcome string
 	message string
 	lost    bool // the refused writes whose records were lost
@@ -132,6 +134,17 @@ func junitEntries(r *report.Report) []*junitEntry {
 		}
 		e.writes = append(e.writes, v)
 	}
+	for i := range r.CrossTestReads {
+		x := &r.CrossTestReads[i]
+		if x.ReadBy.Test == "" {
+			continue
+		}
+		e := get(caseKey{suiteName(x.ReadBy.Runner, x.ReadBy.Package), x.ReadBy.Test})
+		if e.c.File == "" {
+			e.c.File, e.c.Line = x.ReadBy.TestFile, lineAttr(x.ReadBy.TestLine)
+		}
+		e.reads = append(e.reads, x)
+	}
 	// Refused writes whose records were lost fail a testcase of their own.
 	if r.LostRefusals > 0 {
 		get(caseKey{"writewatch", "refused writes whose records were lost"}).lost = true
@@ -173,6 +186,36 @@ func (e *junitEntry) finish(r *report.Report) {
 	case e.outcome == report.OutcomeSkipped:
 		e.c.Skipped = &junitMessage{Message: e.message}
 	}
+	e.crossReads()
+}
+
+// crossReads names the tests that wrote the files the test read: in its
+// failure, when it has one, else in its system-out, which leaves its
+// result as it was.
+func (e *junitEntry) crossReads() {
+	if len(e.reads) == 0 {
+		return
+	}
+	text := "Cross-test reads: this test read " + plural(len(e.reads), "file", "files") +
+		" other tests wrote outside the allowlist; it passes or fails with the order the tests run in:\n"
+	for _, x := range e.reads {
+		text += "  " + crossReadText(x) + "\n"
+	}
+	f := e.c.Failure
+	if f == nil {
+		e.c.SystemOut = text
+		return
+	}
+	first := "it " + crossReadText(e.reads[0])
+	if n := len(e.reads) - 1; n > 0 {
+		first += fmt.Sprintf(" (and %d more)", n)
+	}
+	if f.Type == junitFailureType {
+		f.Message += "; " + first
+	} else {
+		f.Message += " (writewatch: " + first + ")"
+	}
+	f.Text += "\n" + text
 }
 
 // junitSuitesOf groups the testcases into suites, sorted by name, and

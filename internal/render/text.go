@@ -538,9 +538,15 @@ func (t *textWriter) howToFix(r *report.Report) {
 }
 
 // tempDirFix tells to write under a temporary directory, and how for
-// each test that can be told.
+// each test that can be told; then what to do of writes to system paths,
+// which no temporary directory takes.
 func (t *textWriter) tempDirFix(r *report.Report) {
+	system := systemWrites(r)
+	defer t.systemFix(system)
 	fixes := testFixes(r)
+	if len(fixes) == 0 && len(system) > 0 && !ownWrites(r) {
+		return
+	}
 	if len(fixes) == 0 {
 		t.line("  - Make the tests write under a temporary directory: t.TempDir() in Go, the tmp_path fixture in pytest.")
 		return
@@ -549,6 +555,29 @@ func (t *textWriter) tempDirFix(r *report.Report) {
 	for _, f := range fixes {
 		t.line("      ", f)
 	}
+}
+
+// systemFix says what to do of the writes to system paths.
+func (t *textWriter) systemFix(lines []string) {
+	if len(lines) == 0 {
+		return
+	}
+	t.line("  - Writes to system paths, which a library or tool the tests use makes on its own: a temporary directory cannot take them.")
+	t.line("    Allow them if they are expected (below), or point the library elsewhere if it reads a setting or an environment variable for the path:")
+	for _, l := range lines {
+		t.line("      ", l)
+	}
+}
+
+// ownWrites reports whether a write that fails the run is not to a
+// system path.
+func ownWrites(r *report.Report) bool {
+	for i := range r.Violations {
+		if v := &r.Violations[i]; v.Fails() && !systemPath(r, v) {
+			return true
+		}
+	}
+	return false
 }
 
 // marked counts the violations an allow entry cannot fix as it is
@@ -886,53 +915,6 @@ func pick(cond bool, a, b string) string {
 		return a
 	}
 	return b
-}
-
-// byTest lists the violations that a test runner's boundaries attribute,
-// one line each, grouped by test (those collapsed into one line are
-// shown by that line):
-//
-//	TestSave (pkg example.com/app) wrote /home/u/.config/app/config.toml (open O_WRONLY|O_TRUNC) via /usr/bin/git
-func (t *textWriter) byTest(items []item) {
-	var vs []*report.Violation
-	for _, it := range items {
-		if it.v != nil && attributed(it.v) {
-			vs = append(vs, it.v)
-		}
-	}
-	if len(vs) == 0 {
-		return
-	}
-	slices.SortStableFunc(vs, func(a, b *report.Violation) int {
-		return cmp.Or(cmp.Compare(report.SeverityRank(a.Severity), report.SeverityRank(b.Severity)),
-			strings.Compare(a.Package, b.Package), strings.Compare(whoText(a), whoText(b)))
-	})
-	t.line()
-	t.line("By test:")
-	for _, v := range vs {
-		what := displayText(v.Op)
-		if v.Flags != "" {
-			what += " " + displayText(v.Flags)
-		}
-		if v.Errno != "" {
-			what += ", failed: " + displayText(v.Errno)
-		}
-		if v.Severity != "" {
-			what += "; " + displayText(severityLabel(v))
-		}
-		if v.Baselined {
-			what += ", in the baseline"
-		}
-		via := v.Exe
-		if via == "" {
-			via = v.Comm
-		}
-		line := "  " + t.paint(ansiBold, whoText(v)) + " wrote " + displayPath(v.Path) + " (" + what + ")"
-		if via != "" {
-			line += " via " + displayPath(via)
-		}
-		t.line(line)
-	}
 }
 
 // attributed reports whether a runner's boundaries tell who wrote v.

@@ -322,11 +322,11 @@ func CrossTest() *report.Report {
 	after.Phase = report.PhaseAfter
 	c.Read(StateFile, "/home/dev/proj/state.json", after)
 
-	py := report.Access{Who: report.Who{Runner: report.RunnerPytest, Package: "tests/test_state.py", Test: "tests/test_state.py::test_b", Phase: "call"},
-		PID: 5100, Comm: "python3", First: T0.Add(11 * time.Second)}
+	py := report.Access{Who: report.Who{Runner: report.RunnerPytest, Package: "tests/test_state.py", Test: "tests/test_state.py::test_b", Phase: "call",
+		TestFile: "/src/tests/test_state.py", TestLine: 9}, PID: 5100, Comm: "python3", First: T0.Add(11 * time.Second)}
 	pyFile := session.FileID{Dev: 8<<20 | 1, Ino: 5151}
 	w := py
-	w.Op, w.Test, w.First = "open", "tests/test_state.py::test_a", T0.Add(10*time.Second)
+	w.Op, w.Test, w.TestLine, w.First = "open", "tests/test_state.py::test_a", 5, T0.Add(10*time.Second)
 	c.Wrote(pyFile, w)
 	c.Read(pyFile, "/home/dev/proj/state.db", py)
 	r.CrossTestReads = c.Reads()
