@@ -265,6 +265,9 @@ type SandboxInfo struct {
 	Unapplied []string `json:"unapplied,omitempty"`
 	// Kept is where --sandbox-keep kept what the run would have changed.
 	Kept string `json:"kept,omitempty"`
+	// ReadOnly are the filesystems that could not be overlaid, made
+	// read-only in the sandbox instead, each with why.
+	ReadOnly []string `json:"read_only,omitempty"`
 	// Withheld are the descriptors writewatch was started with, open
 	// for writing on files outside the allowlist, that COMMAND did not
 	// inherit: through them it would have written the real files.

@@ -23,6 +23,9 @@ func (t *textWriter) sandboxed(r *report.Report) {
 	for _, w := range r.Sandbox.Withheld {
 		t.line("writewatch: sandboxed: COMMAND did not inherit " + displayText(w) + ", open for writing outside the allowlist")
 	}
+	for _, n := range r.Sandbox.ReadOnly {
+		t.line("writewatch: sandboxed: " + displayText(n))
+	}
 	for _, u := range r.Sandbox.Unapplied {
 		t.line(t.paint(ansiYellow, "writewatch: warning: an allowed change in the sandbox was not made for real: "+displayText(u)))
 	}

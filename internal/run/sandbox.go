@@ -73,9 +73,7 @@ func (r *runner) sandboxed(e *session.End) {
 			e.Sandbox.Kept = r.cfg.SandboxKeep
 		}
 	}
-	for _, n := range r.sb.Notes {
-		r.tell(session.Item{Incomplete: "the sandbox: " + n})
-	}
+	e.Sandbox.ReadOnly = r.sb.Notes
 }
 
 // withhold keeps COMMAND from inheriting the descriptors, past its
