@@ -187,3 +187,63 @@ func TestSandboxHoldsWhatRecordsMiss(t *testing.T) {
 		t.Errorf("%s: %+v (%v)\n%s", cfg, v, keys(res.rep), res.stderr)
 	}
 }
+
+// Inside a container whose root is an overlay already (as Docker's and
+// CI images' are), the sandbox's overlays stack on it: a root made here
+// as an overlay over a bind of /, with the special filesystems bound in,
+// and writewatch run in it (chroot) keeps the container's files as they
+// were.
+func TestSandboxOnAnOverlayRoot(t *testing.T) {
+	requireRoot(t)
+	root, _ := project(t)
+	writeFile(t, filepath.Join(root, "config.toml"), "original\n")
+	box := t.TempDir()
+	report := filepath.Join(root, "tests", "report.json")
+	script := `set -e
+mount --make-rprivate /
+mkdir -p $B/lower $B/layers $B/merged
+mount -t tmpfs tmpfs $B/layers
+mkdir $B/layers/upper $B/layers/work
+mount --bind / $B/lower
+mount -t overlay overlay -o lowerdir=$B/lower,upperdir=$B/layers/upper,workdir=$B/layers/work $B/merged
+for d in proc sys dev dev/pts dev/shm; do mount --bind /$d $B/merged/$d; done
+mount --bind /sys/kernel/btf $B/merged/sys/kernel/btf 2>/dev/null || true
+set +e
+chroot $B/merged sh -c "cd $P && $WW --sandbox --json $R -- sh -c 'echo changed > config.toml; echo stray > stray.txt; echo ok > tests/ok.txt'"
+echo "exit=$?"
+chroot $B/merged cat $P/config.toml
+chroot $B/merged sh -c "test -e $P/stray.txt && echo stray-made || echo no-stray"
+chroot $B/merged cat $R
+`
+	cmd := exec.Command("unshare", "--mount", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "B="+box, "P="+root, "WW="+wwBin, "R="+report)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	s := string(out)
+	for _, want := range []string{"exit=86", "\noriginal\n", "no-stray", `"seen_by"`, `"sandbox"`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("%q missing:\n%s", want, s)
+		}
+	}
+}
+
+// A normal user's setcap copy (CAP_BPF and CAP_PERFMON, no
+// CAP_SYS_ADMIN) cannot make the sandbox: one line says why and what to
+// run instead, and writewatch exits with 87 before COMMAND runs.
+func TestSandboxWithoutPrivilegeIs87(t *testing.T) {
+	u := makeUser(t)
+	root, ww := setcapCopy(t, u)
+	code, stderr := runAs(t, u, root, u.env(), nil, ww, "--sandbox", "--", "sh", "-c", "echo ran > tests/ran")
+	if code != 87 {
+		t.Errorf("exit %d, want 87\n%s", code, stderr)
+	}
+	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); len(lines) != 1 ||
+		!strings.Contains(stderr, "--sandbox") || !strings.Contains(stderr, "sudo") {
+		t.Errorf("want one line that says why and what to run:\n%s", stderr)
+	}
+	if exists(filepath.Join(root, "tests/ran")) {
+		t.Error("COMMAND ran")
+	}
+}

@@ -15,6 +15,9 @@ import (
 // filesystem, tried on a thread that ends with the try. nil when it can;
 // else an error wrapping ErrUnavailable that says why, in a user's words.
 func Probe(stageParent string) error {
+	if err := privileged(); err != nil {
+		return err
+	}
 	errc := make(chan error, 1)
 	go func() {
 		// Never unlocked: the thread ends with the goroutine.

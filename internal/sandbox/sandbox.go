@@ -60,6 +60,9 @@ type layer struct {
 // ready for COMMAND (Do). stageParent is where the directory the layers'
 // tmpfs is mounted on is made.
 func Start(plan *Plan, stageParent string) (*Sandbox, error) {
+	if err := privileged(); err != nil {
+		return nil, err
+	}
 	stage, err := os.MkdirTemp(stageParent, "writewatch-sandbox-")
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
@@ -232,6 +235,20 @@ func (sb *Sandbox) enter() error {
 	}
 	if err := unix.Chdir(cwd); err != nil {
 		unix.Chdir("/")
+	}
+	return nil
+}
+
+// privileged says why this process cannot make a sandbox for lack of
+// privilege: CAP_SYS_ADMIN, which mount namespaces and mounts need.
+func privileged() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("%w: read capabilities: %w", ErrUnavailable, err)
+	}
+	if data[unix.CAP_SYS_ADMIN/32].Effective&(1<<(unix.CAP_SYS_ADMIN%32)) == 0 {
+		return fmt.Errorf("%w: making a mount namespace and overlays needs CAP_SYS_ADMIN, which this process lacks", ErrUnavailable)
 	}
 	return nil
 }
