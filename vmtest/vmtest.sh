@@ -48,14 +48,14 @@ die() {
 
 timeout_s=${VMTEST_TIMEOUT:-1200}
 [ "$mode" = bench ] && timeout_s=${VMTEST_TIMEOUT:-1800}
-run_amd64=${VMTEST_RUN:-'^(TestEnforce|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdict|TestContentsRoot)'}
+run_amd64=${VMTEST_RUN:-'^(TestEnforce|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdict|TestContentsRoot|TestSandbox(HoldsWhatRecordsMiss|OnAnOverlayRoot)$)'}
 # On arm64: the LSM tier refusing each kind of write and the metadata
 # guard's seccomp filter (its own syscall numbers and audit arch), every
 # operation through arm64's *at syscalls, the process tree, Go test
 # attribution through uprobes (the g register is R28 there), the ring
 # buffer under load, io_uring, and root's calls that ask for file
 # contents (their own syscall numbers).
-run_arm64=${VMTEST_RUN:-'^(TestEnforce(StopsWritesBeforeTheyLand|BlockOnly|RingBufferFlood|MetadataRefused)$|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdict(Root)?WritesNoCallNames$|TestContentsRootBindMount$)'}
+run_arm64=${VMTEST_RUN:-'^(TestEnforce(StopsWritesBeforeTheyLand|BlockOnly|RingBufferFlood|MetadataRefused)$|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdict(Root)?WritesNoCallNames$|TestContentsRootBindMount$|TestSandboxHoldsWhatRecordsMiss$)'}
 if [ -n "${VMTEST_CACHE:-}" ]; then
 	cache=$VMTEST_CACHE
 elif [ "$(id -u)" = 0 ]; then

@@ -227,11 +227,23 @@ func (sb *Sandbox) enter() error {
 	if err := unix.Chdir(filepath.Join(sb.stage, "root")); err != nil {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	if err := unix.PivotRoot(".", "."); err != nil {
+	switch err := unix.PivotRoot(".", "."); {
+	case errors.Is(err, unix.EINVAL):
+		// The root is the initramfs (rootfs), which cannot be pivoted
+		// away: the tree is moved over it instead, as switch_root does,
+		// and made the root.
+		if err := unix.Mount(".", "/", "", unix.MS_MOVE, ""); err != nil {
+			return fmt.Errorf("%w: move the tree over the initramfs: %w", ErrUnavailable, err)
+		}
+		if err := unix.Chroot("."); err != nil {
+			return fmt.Errorf("%w: make the tree the root: %w", ErrUnavailable, err)
+		}
+	case err != nil:
 		return fmt.Errorf("%w: make the tree the root: %w", ErrUnavailable, err)
-	}
-	if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
-		return fmt.Errorf("%w: leave the old root: %w", ErrUnavailable, err)
+	default:
+		if err := unix.Unmount(".", unix.MNT_DETACH); err != nil {
+			return fmt.Errorf("%w: leave the old root: %w", ErrUnavailable, err)
+		}
 	}
 	if err := unix.Chdir(cwd); err != nil {
 		unix.Chdir("/")
