@@ -20,18 +20,20 @@ import (
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/metrics"
 	"github.com/writewatch/writewatch/internal/policy"
+	"github.com/writewatch/writewatch/internal/render"
 	"github.com/writewatch/writewatch/report"
 )
 
 // Config is writewatch's command line: every flag, parsed and checked
 // in one place.
 type Config struct {
-	Args           []string // COMMAND and its arguments
-	ConfigFile     string   // --config
-	Allow          []string // --allow, in order
-	Audit          bool
-	JSONFile       string
-	JUnitFile      string
+	Args       []string // COMMAND and its arguments
+	ConfigFile string   // --config
+	Allow      []string // --allow, in order
+	Audit      bool
+	// Files are the files of the report formats asked for (--json,
+	// --junit: render.Formats), by format name.
+	Files          map[string]string
 	PrintConfig    bool
 	AsRoot         bool
 	Quiet          bool
@@ -133,8 +135,15 @@ func (c *Config) flagSet() *flag.FlagSet {
 	})
 	boolVar(&c.Audit, "audit", "report only, and exit with COMMAND's own code")
 	boolVar(&c.AcceptIncomplete, "accept-incomplete", "give COMMAND's code, not 88, when not all was seen")
-	fs.StringVar(&c.JSONFile, "json", "", "write the JSON report to `FILE`")
-	fs.StringVar(&c.JUnitFile, "junit", "", "write a JUnit XML report to `FILE`")
+	for _, f := range render.Formats() {
+		fs.Func(f.Name, f.Usage, func(path string) error {
+			if c.Files == nil {
+				c.Files = map[string]string{}
+			}
+			c.Files[f.Name] = path
+			return nil
+		})
+	}
 	boolVar(&c.PrintConfig, "print-config", "print the allowlist and how --enforce applies it")
 	boolVar(&c.AsRoot, "as-root", "under sudo, run COMMAND as root, not as you")
 	boolVar(&c.Quiet, "quiet", "print the summary only when something was found")
@@ -254,12 +263,22 @@ type fileFlag struct {
 	values               []string
 }
 
-// fileExample is an example of each file flag's value.
+// exampleFile is an example of file flag name's value (a report
+// format's from its Format).
+func exampleFile(name string) string {
+	for _, f := range render.Formats() {
+		if f.Name == name {
+			return f.Example
+		}
+	}
+	return fileExample[name]
+}
+
+// fileExample is an example of each file flag's value but the report
+// formats'.
 var fileExample = map[string]string{
 	"config":           "ci.writewatch.yaml",
 	"allow":            "build",
-	"json":             "report.json",
-	"junit":            "junit.xml",
 	"suggest-config":   ".writewatch.yaml.new",
 	"baseline":         "baseline.json",
 	"metrics-textfile": "writewatch.prom",
@@ -269,14 +288,15 @@ func (c *Config) fileFlags() []fileFlag {
 	flags := []fileFlag{
 		{name: "config", values: []string{c.ConfigFile}},
 		{name: "allow", takes: "a path or glob", values: c.Allow},
-		{name: "json", values: []string{c.JSONFile}},
-		{name: "junit", values: []string{c.JUnitFile}},
 		{name: "suggest-config", values: []string{c.SuggestConfig}},
 		{name: "baseline", values: []string{c.Baseline}},
 		{name: "metrics-textfile", values: []string{c.MetricsTextfile}},
 	}
+	for _, f := range render.Formats() {
+		flags = append(flags, fileFlag{name: f.Name, values: []string{c.Files[f.Name]}})
+	}
 	for i := range flags {
-		flags[i].example = fileExample[flags[i].name]
+		flags[i].example = exampleFile(flags[i].name)
 		if flags[i].takes == "" {
 			flags[i].takes = "a file name"
 		}
@@ -351,7 +371,12 @@ func (c *Config) checkCombinations(t task) error {
 // checkOutputs finds two output flags that name the same file.
 func (c *Config) checkOutputs() error {
 	outputs := map[string]string{}
-	for _, o := range []struct{ flag, path string }{{"--json", c.JSONFile}, {"--junit", c.JUnitFile}, {"--metrics-textfile", c.MetricsTextfile}, {"--suggest-config", c.SuggestConfig}} {
+	var files []struct{ flag, path string }
+	for _, f := range render.Formats() {
+		files = append(files, struct{ flag, path string }{"--" + f.Name, c.Files[f.Name]})
+	}
+	files = append(files, struct{ flag, path string }{"--metrics-textfile", c.MetricsTextfile}, struct{ flag, path string }{"--suggest-config", c.SuggestConfig})
+	for _, o := range files {
 		if o.path == "" {
 			continue
 		}

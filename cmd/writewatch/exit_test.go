@@ -77,8 +77,8 @@ func TestOutputFailures(t *testing.T) {
 		want     int
 		warnings []string
 	}{
-		{"json", Config{JSONFile: "/dev/full"}, 0, exitInternal, []string{"--json /dev/full:", "GITHUB_STEP_SUMMARY:"}},
-		{"junit, COMMAND failed", Config{JUnitFile: "/dev/full"}, 3, exitInternal, []string{"--junit /dev/full:"}},
+		{"json", Config{Files: map[string]string{"json": "/dev/full"}}, 0, exitInternal, []string{"--json /dev/full:", "GITHUB_STEP_SUMMARY:"}},
+		{"junit, COMMAND failed", Config{Files: map[string]string{"junit": "/dev/full"}}, 3, exitInternal, []string{"--junit /dev/full:"}},
 		{"step summary only", Config{}, 0, 0, []string{"GITHUB_STEP_SUMMARY:"}},
 		{"textfile", Config{MetricsTextfile: filepath.Join(dir, "gone", "ww.prom")}, 0, exitInternal, []string{"--metrics-textfile " + filepath.Join(dir, "gone", "ww.prom") + ":"}},
 		{"push", Config{Pushgateway: "http://127.0.0.1:1"}, 0, 0, []string{"--pushgateway:"}},

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/writewatch/writewatch/internal/render"
 )
 
 // The command line is read by parseArgs, not by flag.FlagSet.Parse: the
@@ -129,6 +131,16 @@ type helpLine struct {
 	form, text string // else: the form, and what it does
 }
 
+// formatLines are the report formats' flags (render.Formats), as the
+// help lists them.
+func formatLines() []helpLine {
+	var lines []helpLine
+	for _, f := range render.Formats() {
+		lines = append(lines, helpLine{flag: f.Name})
+	}
+	return lines
+}
+
 // helpGroups are the flags as the help groups them, each group with a
 // note; every flag is in one (TestHelpShowsEveryFlag).
 var helpGroups = []struct {
@@ -150,14 +162,8 @@ var helpGroups = []struct {
 		{flag: "ignore-metadata"},
 		{flag: "print-config"},
 	}},
-	{"Reports", "Each FILE goes in a directory of your own: a shared one, such as /tmp, is refused (unless COMMAND runs as root), as a test could plant a link there.", []helpLine{
-		{flag: "json"},
-		{flag: "junit"},
-		{flag: "suggest-config"},
-		{flag: "baseline"},
-		{flag: "quiet"},
-		{flag: "max-violations"},
-	}},
+	{"Reports", "Each FILE goes in a directory of your own: a shared one, such as /tmp, is refused (unless COMMAND runs as root), as a test could plant a link there.",
+		append(formatLines(), helpLine{flag: "suggest-config"}, helpLine{flag: "baseline"}, helpLine{flag: "quiet"}, helpLine{flag: "max-violations"})},
 	{"COMMAND", "", []helpLine{
 		{flag: "as-root"},
 		{flag: "grace"},

@@ -72,15 +72,16 @@ func TestFileFlagGivenACommand(t *testing.T) {
 		if name == "allow" {
 			takes = "a path or glob"
 		}
+		example := exampleFile(name)
 		t.Run(name, func(t *testing.T) {
 			flagName := "--" + name
 			checkUsageError(t, []string{flagName, "env", "touch", mark},
 				fmt.Sprintf(`%s takes %s; got "env", which is a command: write %s %s env touch %s, or put -- before COMMAND`,
-					flagName, takes, flagName, fileExample[name], mark))
+					flagName, takes, flagName, example, mark))
 			checkUsageError(t, []string{"--audit", flagName, "./run-tests.sh", "x"}, `got "./run-tests.sh", which is a command`)
 			checkUsageError(t, []string{flagName, "--audit", "touch", mark},
 				fmt.Sprintf(`%s takes %s; got "--audit", which is a flag: write %s %s --audit touch %s (./--audit for a file of that name)`,
-					flagName, takes, flagName, fileExample[name], mark))
+					flagName, takes, flagName, example, mark))
 			if _, err := os.Stat(mark); err == nil {
 				t.Error("COMMAND ran")
 			}
@@ -102,7 +103,7 @@ func TestOutputErrorsSayWhatToDo(t *testing.T) {
 		var stderr bytes.Buffer
 		code := realMain([]string{"--" + name, dir, "--", "touch", mark}, &stderr)
 		want := fmt.Sprintf("writewatch: --%s %s: is a directory; name a file, such as %s; see writewatch --help\n",
-			name, dir, filepath.Join(dir, fileExample[name]))
+			name, dir, filepath.Join(dir, exampleFile(name)))
 		if code != exitUsage || stderr.String() != want {
 			t.Errorf("--%s DIR: exit code %d, stderr %q; want %d, %q", name, code, stderr.String(), exitUsage, want)
 		}

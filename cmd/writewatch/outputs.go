@@ -15,7 +15,6 @@ import (
 	"github.com/writewatch/writewatch/internal/outfile"
 	"github.com/writewatch/writewatch/internal/render"
 	"github.com/writewatch/writewatch/internal/run"
-	"github.com/writewatch/writewatch/report"
 )
 
 // failKind is what an output that could not be written does to the exit
@@ -69,11 +68,10 @@ type writing struct {
 func (c *Config) outputs(getenv func(string) string) []output {
 	var outs []output
 	outs = append(outs, output{write: writeSummary, fail: failIfClean})
-	if c.JSONFile != "" {
-		outs = append(outs, output{name: "--json", file: c.JSONFile, write: writeJSON, fail: failRun})
-	}
-	if c.JUnitFile != "" {
-		outs = append(outs, output{name: "--junit", file: c.JUnitFile, write: writeJUnit, fail: failRun})
+	for _, f := range render.Formats() {
+		if path := c.Files[f.Name]; path != "" {
+			outs = append(outs, output{name: "--" + f.Name, file: path, write: writeFormat(f), fail: failRun})
+		}
 	}
 	if c.SuggestConfig != "" {
 		// Written at the end, through a new file renamed into place: FILE
@@ -132,7 +130,7 @@ func outputError(out output, err error) error {
 	switch {
 	case errors.Is(err, outfile.ErrIsDir):
 		return fmt.Errorf("%s %s: is a directory; name a file, such as %s", out.name, out.file,
-			filepath.Join(filepath.Clean(out.file), fileExample[strings.TrimPrefix(out.name, "--")]))
+			filepath.Join(filepath.Clean(out.file), exampleFile(strings.TrimPrefix(out.name, "--"))))
 	case errors.Is(err, outfile.ErrSharedDir):
 		return fmt.Errorf("%s %s: %s is not yours, yet you can write it, as others can: a test could plant a file or link in its place; write it in a directory you own, such as the project's",
 			out.name, out.file, dir)
@@ -182,14 +180,13 @@ func writeSummary(o *writing, _ *outfile.File) error {
 	return render.WriteText(o.stderr, rep, render.TextOptions{Color: o.color})
 }
 
-func writeJSON(o *writing, f *outfile.File) error {
-	// As late as it can be read: after the summary was rendered.
-	o.out.rep.PeakRSS = run.PeakRSS()
-	return f.Replace(func(w io.Writer) error { return report.WriteJSON(w, o.out.rep) })
-}
-
-func writeJUnit(o *writing, f *outfile.File) error {
-	return f.Replace(func(w io.Writer) error { return render.WriteJUnit(w, o.out.rep) })
+// writeFormat writes the report in format f.
+func writeFormat(f render.Format) func(o *writing, file *outfile.File) error {
+	return func(o *writing, file *outfile.File) error {
+		// As late as it can be read: after the summary was rendered.
+		o.out.rep.PeakRSS = run.PeakRSS()
+		return file.Replace(func(w io.Writer) error { return f.Write(w, o.out.rep) })
+	}
 }
 
 // writeSuggestion writes the proposed config: the config the run used,

@@ -12,6 +12,10 @@ import (
 	"github.com/writewatch/writewatch/report"
 )
 
+func init() {
+	register(Format{Name: "junit", Usage: "write a JUnit XML report to `FILE`", Example: "junit.xml", Ext: "junit.xml", Write: WriteJUnit})
+}
+
 // JUnit XML, as Jenkins, GitLab and GitHub test reporters read it: one
 // testsuite per package (Go) or test file (pytest), one testcase per
 // test. A test's writes outside the allowlist are a failure of that test;

@@ -264,15 +264,19 @@ func TestTextLongChain(t *testing.T) {
 	}
 }
 
-func TestWriteJUnitGolden(t *testing.T) {
-	for _, c := range cases {
-		t.Run(c.Name, func(t *testing.T) {
-			var buf bytes.Buffer
-			if err := WriteJUnit(&buf, c.Report()); err != nil {
-				t.Fatal(err)
-			}
-			golden.Check(t, c.Name+".junit.xml", buf.Bytes())
-		})
+// Every file format (Formats) of every case, against CASE.EXT: a new
+// format's golden files come from here.
+func TestFormatsGolden(t *testing.T) {
+	for _, f := range Formats() {
+		for _, c := range cases {
+			t.Run(f.Name+"/"+c.Name, func(t *testing.T) {
+				var buf bytes.Buffer
+				if err := f.Write(&buf, c.Report()); err != nil {
+					t.Fatal(err)
+				}
+				golden.Check(t, c.Name+"."+f.Ext, buf.Bytes())
+			})
+		}
 	}
 }
 
