@@ -2,6 +2,17 @@
 // tree in the kernel and hands its write, exec, fork and exit records to
 // the caller.
 //
+// New loads and attaches the programs; Arm makes the next process the
+// caller starts the tree's root (Disarm once it has started); Next reads
+// one record at a time into an Event (SetDeadline and Wake bound the
+// wait); Tracked says which processes of the tree are alive; Stats,
+// Repeats and ProgramStats are the kernel's counts at the end; Close
+// detaches everything (nothing is pinned: the programs go with the
+// process). Allowed writes can be settled in the kernel (Options.Marks);
+// Go test binaries can be followed test by test (FollowGoTest). See
+// Example. The maps, the bindings bpf2go generates and the parsing of Go
+// binaries (internal/gobin) are internal.
+//
 // Ids follow the kernel's terms (see bpf/writewatch.h): a pid is one
 // thread, a tgid is a process as ps shows it. Processes are keyed by their
 // tgid in the initial PID namespace; NSTGID is the same process as
