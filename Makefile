@@ -146,7 +146,7 @@ demo:
 bench: build
 	@command -v strace >/dev/null || apt-get install -y strace
 	$(GO) run ./bench -writewatch $(BIN)
-	$(GO) test -run '^$$' -bench . -benchmem ./tracer/ ./internal/allowlist/ ./internal/run/ ./internal/live/ ./internal/crosscheck/
+	$(GO) test -run '^$$' -bench . -benchmem ./tracer/ ./internal/allowlist/ ./internal/session/ ./internal/live/ ./internal/witness/
 
 # Static release binaries (no cgo, -trimpath, the git revision stamped
 # in: writewatch --version) in dist/, with SHA-256 sums. A platform is
