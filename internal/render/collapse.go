@@ -160,13 +160,21 @@ func (t *textWriter) collapsedLine(g []*report.Violation) string {
 	if role := roleText(first); role != "" {
 		s += " (" + role + ")"
 	}
-	if first.Errno != "" {
+	failed := 0
+	for _, v := range g {
+		failed += v.FailedCalls()
+	}
+	if failed >= events {
 		s += " (failed)"
 	}
 	if first.Baselined {
 		s += " (in the baseline)"
 	}
-	s += " ×" + strconv.Itoa(events) + ", " + plural(len(names), "path", "paths") + " (e.g. " + examples(names, displayPath) + ")"
+	s += " ×" + strconv.Itoa(events)
+	if failed > 0 && failed < events {
+		s += " (" + strconv.Itoa(failed) + " failed)"
+	}
+	s += ", " + plural(len(names), "path", "paths") + " (e.g. " + examples(names, displayPath) + ")"
 	if tests := testsOf(g); len(tests) > 0 {
 		s += ", by " + plural(len(tests), "test", "tests")
 		short := displayText

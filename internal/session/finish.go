@@ -27,7 +27,7 @@ func (s *Session) Finish(end End) *report.Report {
 	rep := s.header()
 	for _, r := range end.Repeats {
 		for _, g := range s.repeatOf[r.Key] {
-			s.groups.RepeatN(g.op, g.path, g.role, g.who, int(r.N))
+			s.groups.RepeatN(g.op, g.path, g.role, g.who, int(r.N), g.errno)
 		}
 	}
 	stats := end.Stats

@@ -195,8 +195,9 @@ type Session struct {
 	placeBarrier bool
 }
 
-// group names one violation group.
-type group struct{ op, path, role, who string }
+// group names one violation group, and the error of the record whose
+// repeats the kernel counts for it ("" when the call succeeded).
+type group struct{ op, path, role, who, errno string }
 
 // New starts a session. h answers its questions about the machine.
 func New(cfg Config, h host.Host) (*Session, error) {
