@@ -229,6 +229,7 @@ func New(cfg Config, h host.Host) (*Session, error) {
 	}
 	s.groups = &Groups{Limit: cfg.MaxViolations}
 	s.xreads.Limit = cfg.MaxViolations
+	s.xreads.UsesFixture = func(runner, pkg, id, fixture string) bool { return s.tests.UsesFixture(runner, pkg, id, fixture) }
 	s.sev = severity.New(cfg.Started, h)
 	return s, nil
 }
