@@ -2,6 +2,8 @@ package session
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/runners"
@@ -38,6 +40,7 @@ func (s *Session) Finish(end End) *report.Report {
 	rep.Violations = s.groups.Violations()
 	s.sev.Survivors = len(end.Alive) > 0
 	s.sev.Assign(rep.Violations)
+	rep.Notes = append(rep.Notes, assumedNote(s.sev.Assumed.Renames, s.sev.Assumed.Metadata, end.Stats.NoPrior)...)
 	report.SortBySeverity(rep.Violations)
 	rep.UnlistedViolations = s.groups.Unlisted
 	s.xreads.fill(rep)
@@ -64,6 +67,35 @@ func (s *Session) Finish(end End) *report.Report {
 		s.rec.flush()
 	}
 	return rep
+}
+
+// assumedNote says which severities are data-loss because nothing told
+// what a call found: renames onto paths that may have held nothing, and
+// metadata changes that may have been set back; why (the kernel's
+// reason, noPrior) when it is known.
+func assumedNote(renames, metadata int, noPrior string) []string {
+	if renames == 0 && metadata == 0 {
+		return nil
+	}
+	var what []string
+	if renames > 0 {
+		what = append(what, plural(renames, "rename onto a path", "renames onto paths")+" counted as replacing a file from before the run")
+	}
+	if metadata > 0 {
+		what = append(what, plural(metadata, "change of a file's mode, owner or times", "changes of files' modes, owners or times")+" counted as lasting")
+	}
+	why := "nothing told what was there before the call"
+	if noPrior != "" {
+		why += " (the kernel's VFS could not be hooked: " + noPrior + "; the filesystem witness tells of renames)"
+	}
+	return []string{fmt.Sprintf("%s, as data-loss: %s", strings.Join(what, "; "), why)}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // header starts the report with what was known before the run.

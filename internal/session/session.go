@@ -231,6 +231,14 @@ func New(cfg Config, h host.Host) (*Session, error) {
 	s.xreads.Limit = cfg.MaxViolations
 	s.xreads.UsesFixture = func(runner, pkg, id, fixture string) bool { return s.tests.UsesFixture(runner, pkg, id, fixture) }
 	s.sev = severity.New(cfg.Started, h)
+	// Whether a rename replaced a file, when its record does not say: the
+	// witness's queue may (witness.Checker.RenamedOnto).
+	s.sev.Replaced = func(path string) (bool, bool) {
+		if !s.cfg.Witness {
+			return false, false
+		}
+		return s.checker.RenamedOnto(path)
+	}
 	return s, nil
 }
 
