@@ -56,11 +56,14 @@ const (
 const (
 	// SeverityDataLoss: a file or directory that was there before the run
 	// was truncated, overwritten, appended to, removed, renamed, renamed
-	// over, or had its mode, owner, times or xattrs changed.
+	// over, or had its xattrs changed, or its mode, owner or modification
+	// time changed and not set back by the end.
 	SeverityDataLoss = "data-loss"
 	// SeverityLeftBehind: created during the run and still there at its end.
 	SeverityLeftBehind = "left-behind"
-	// SeverityTransient: created and removed during the run.
+	// SeverityTransient: created and removed during the run; or the mode,
+	// owner or modification time of a file from before the run changed
+	// and set back by its end.
 	SeverityTransient = "transient"
 	// SeverityAttempt: nothing changed: every call failed, or a file that was
 	// there was opened for writing and not written.
