@@ -12,6 +12,8 @@
  * requests are seen at submission (lib/uring.h), and uprobes in Go test
  * binaries tell which test each goroutine works for (lib/goattr.h).
  * Read-only opens of files the run wrote are sent too (lib/reads.h).
+ * Two programs at the entry of the VFS's rename and setattr note what a
+ * call found before it changed its file (lib/prior.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -22,6 +24,7 @@
 #include "lib/proc.h"
 #include "lib/uring.h"
 #include "lib/goattr.h"
+#include "lib/prior.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -79,6 +82,22 @@ SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sched_exit, struct task_struct *task)
 {
 	return proc_exited(task);
+}
+
+/* A rename, once its target is looked up and locked: did it hold a file?
+ * (lib/prior.h) */
+SEC("fentry/vfs_rename")
+int BPF_PROG(rename_target, struct renamedata *rd)
+{
+	return prior_noted(BPF_CORE_READ(rd, new_dentry), true);
+}
+
+/* A chmod, chown or utimes, before it changes the file: its mode, owner
+ * and modification time (lib/prior.h). */
+SEC("fentry/notify_change")
+int BPF_PROG(setattr_target, void *idmap, struct dentry *dentry)
+{
+	return prior_noted(dentry, false);
 }
 
 /* An io_uring request, at submission: no syscall of its own to see. The

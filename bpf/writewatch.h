@@ -169,7 +169,16 @@ enum ww_rec {
 	 * follows the record's path, then sends SIGCONT (pause_for_path,
 	 * lib/pause.h). */
 	WW_REC_PAUSED = 2,
+	/* The prior_* fields hold what the call found before it changed its
+	 * file (lib/prior.h): a rename's target, a chmod's, chown's or
+	 * utimes' file. */
+	WW_REC_PRIOR = 4,
 };
+
+/* repeat_key.flags of a call that failed, besides its own flags (which
+ * leave this bit alone): its repeats are counted apart from those of the
+ * same call that succeeded, so that a success is sent, and judged. */
+#define WW_REPEAT_FAILED (1u << 30)
 
 /* hdr.flags of an open (or creat) that succeeded, besides its open flags:
  * the open created the file (the kernel's FMODE_CREATED), rather than
@@ -305,6 +314,13 @@ struct event_hdr {
 	__u32 go;          /* enum ww_go_flag bits */
 	__u32 epoch;       /* WRITE: the process's boundary announcements so far */
 	__u32 action;      /* enum ww_action bits: what enforcement did */
+	/* WRITE with WW_REC_PRIOR: what the call found before it changed its
+	 * file (lib/prior.h). prior_mode 0: a rename's target held nothing. */
+	__u32 prior_mode;
+	__u32 prior_uid;
+	__u32 prior_gid;
+	__u32 prior_mtime_nsec;
+	__s64 prior_mtime_sec;
 	char comm[16];
 };
 

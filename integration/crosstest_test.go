@@ -16,7 +16,9 @@ import (
 // A Go and a pytest suite whose second test reads the file the first
 // left in the project: the report names the reader with its polluter,
 // in JSON and in the text summary. A test that reads back what it wrote
-// itself is not named.
+// itself is not named, nor a Go subtest that reads what its parent
+// wrote, nor a pytest test that reads what its own fixture wrote when an
+// earlier test set it up.
 func TestCrossTestReads(t *testing.T) {
 	python := "/usr/bin/python3"
 	for _, c := range []struct {
@@ -25,12 +27,16 @@ func TestCrossTestReads(t *testing.T) {
 		runner, pkg    string
 		writer, reader string
 		own            string
+		// nested is written by nestedBy and read by its subtest, or by
+		// tests that use the fixture that wrote it.
+		nested, nestedBy string
 	}{
 		{name: "go", suite: "gosuite", cmd: []string{"go", "test", "-count=1", "."},
-			runner: report.RunnerGo, pkg: "example.com/crosstest", writer: "TestA", reader: "TestB", own: "TestOwn"},
+			runner: report.RunnerGo, pkg: "example.com/crosstest", writer: "TestA", reader: "TestB", own: "TestOwn",
+			nested: "parent.txt", nestedBy: "TestParent"},
 		{name: "pytest", suite: "pysuite", cmd: []string{python, "-m", "pytest", "-q", "-p", "no:cacheprovider"},
 			runner: report.RunnerPytest, pkg: "test_state.py", writer: "test_state.py::test_a", reader: "test_state.py::test_b",
-			own: "test_state.py::test_own"},
+			own: "test_state.py::test_own", nested: "workspace.txt", nestedBy: "test_state.py::test_c"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root, _ := project(t)
@@ -72,6 +78,12 @@ func TestCrossTestReads(t *testing.T) {
 			}
 			if v := violation(res.rep, "open", filepath.Join(root, "own.txt")); v == nil || v.Test != c.own {
 				t.Errorf("the write of own.txt by %s is not reported: %+v", c.own, v)
+			}
+			// Read by a subtest of its writer, or by a test whose own
+			// fixture wrote it: reported as writes, and no cross-test read
+			// (counted above).
+			if v := violation(res.rep, "open", filepath.Join(root, c.nested)); v == nil || v.Test != c.nestedBy {
+				t.Errorf("the write of %s by %s is not reported: %+v", c.nested, c.nestedBy, v)
 			}
 			want := c.reader
 			if c.runner == report.RunnerGo {

@@ -79,10 +79,14 @@ func recordedProject(t *testing.T, name string) string {
 		root, _ := project(t)
 		return root
 	}
-	root := filepath.Join("/var/tmp/writewatch-recorded", name)
-	must(t, os.RemoveAll(root))
+	// The whole base goes, before and after: a suite that writes beside
+	// its project (pytest's ../x) would otherwise find its file of the
+	// last recording there, and the next recording another severity.
+	base := "/var/tmp/writewatch-recorded"
+	root := filepath.Join(base, name)
+	must(t, os.RemoveAll(base))
 	must(t, os.MkdirAll(filepath.Join(root, "tests"), 0o755))
-	t.Cleanup(func() { os.RemoveAll(root) })
+	t.Cleanup(func() { os.RemoveAll(base) })
 	writeFile(t, filepath.Join(root, ".writewatch.yaml"), "allow:\n  - tests/**\n")
 	return root
 }

@@ -56,11 +56,14 @@ const (
 const (
 	// SeverityDataLoss: a file or directory that was there before the run
 	// was truncated, overwritten, appended to, removed, renamed, renamed
-	// over, or had its mode, owner, times or xattrs changed.
+	// over, or had its xattrs changed, or its mode, owner or modification
+	// time changed and not set back by the end.
 	SeverityDataLoss = "data-loss"
 	// SeverityLeftBehind: created during the run and still there at its end.
 	SeverityLeftBehind = "left-behind"
-	// SeverityTransient: created and removed during the run.
+	// SeverityTransient: created and removed during the run; or the mode,
+	// owner or modification time of a file from before the run changed
+	// and set back by its end.
 	SeverityTransient = "transient"
 	// SeverityAttempt: nothing changed: every call failed, or a file that was
 	// there was opened for writing and not written.
@@ -160,8 +163,14 @@ type Violation struct {
 	Flags string `json:"flags,omitempty"`
 	// Role is "old" or "new" for rename, "new" for link and symlink.
 	Role string `json:"role,omitempty"`
-	// Errno is "" when the call succeeded, else its name, e.g. "ENOENT".
+	// Errno is "" when every call succeeded, else the name of the error
+	// of the first call that failed, e.g. "ENOENT".
 	Errno string `json:"errno,omitempty"`
+	// Failed is how many of the Count calls failed: 0 when every call
+	// succeeded, Count when every call failed (nothing was done). A
+	// report written before it existed has none, and an Errno only when
+	// every call failed: FailedCalls reads both.
+	Failed int `json:"failed,omitempty"`
 	// Truncated reports that the path did not fit the kernel buffers:
 	// Path is then only a prefix of the real path.
 	Truncated bool `json:"truncated,omitempty"`
@@ -272,6 +281,27 @@ type SandboxInfo struct {
 	// for writing on files outside the allowlist, that COMMAND did not
 	// inherit: through them it would have written the real files.
 	Withheld []string `json:"withheld,omitempty"`
+}
+
+// FailedCalls is how many of v's calls failed (Failed; in a report
+// written before Failed existed, Count when Errno is set).
+func (v *Violation) FailedCalls() int {
+	if v.Failed == 0 && v.Errno != "" {
+		return max(v.Count, 1)
+	}
+	return v.Failed
+}
+
+// AllFailed reports whether every call of v failed: it changed nothing.
+func (v *Violation) AllFailed() bool {
+	return v.Errno != "" && v.FailedCalls() >= max(v.Count, 1)
+}
+
+// PartlyFailed reports whether some of v's calls failed and others did
+// not.
+func (v *Violation) PartlyFailed() bool {
+	n := v.FailedCalls()
+	return n > 0 && n < max(v.Count, 1)
 }
 
 // Who is who made a write (or read) besides its process: the test, as

@@ -45,6 +45,16 @@ type enforceTaskState struct {
 	ForkTest uint64
 	NsChild  uint32
 	Pad      uint32
+	Prior    struct {
+		_         structs.HostLayout
+		Seen      uint32
+		Mode      uint32
+		Uid       uint32
+		Gid       uint32
+		MtimeSec  int64
+		MtimeNsec uint32
+		Pad       uint32
+	}
 }
 
 // Names of all BPF objects in the ELF.

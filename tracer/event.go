@@ -105,9 +105,31 @@ func (w Why) String() string {
 // follows a symlink in the path's last component (chmod, not lchown).
 const MetaFollow = uint32(writewatchWwMetaFlagWW_META_FOLLOW)
 
+// repeatFailed is WW_REPEAT_FAILED (bpf/writewatch.h): the repeats of a
+// call that failed are counted under a key of their own.
+const repeatFailed = 1 << 30
+
 // openCreated is WW_OPEN_CREATED (bpf/writewatch.h), a bit of the
 // header's flags that no open flag uses.
 const openCreated = 1 << 31
+
+// Prior is what a write record's call found before it changed its file,
+// as the kernel saw it once the VFS had looked the file up: a rename's
+// target (Mode 0: it held nothing, the rename replaced no file), or the
+// file of a chmod, chown or utimes. Known is false when the kernel did
+// not say: another call, one that failed before it reached the file, an
+// io_uring request, or a kernel that cannot hook the VFS
+// (Tracer.PriorErr).
+type Prior struct {
+	Known     bool
+	Mode      uint32 // st_mode: file type and permission bits
+	UID, GID  uint32 // as the initial user namespace numbers them
+	MtimeSec  int64
+	MtimeNsec uint32
+}
+
+// Mtime is the modification time.
+func (p *Prior) Mtime() time.Time { return time.Unix(p.MtimeSec, int64(p.MtimeNsec)) }
 
 // Slot names one string of a record.
 type Slot int
@@ -177,6 +199,9 @@ type Event struct {
 	// caller sends it SIGCONT (Resume) once it has followed the path
 	// (bpf/lib/pause.h, pause_for_path).
 	Paused bool
+	// Prior is what the call found before it changed its file, when the
+	// kernel saw it (bpf/lib/prior.h).
+	Prior Prior
 
 	present, truncated uint32
 	slots              [nslots][]byte
@@ -219,6 +244,10 @@ func (e *Event) decode(raw []byte) error {
 	e.Why = 0
 	e.Unwatched = h.Rec&uint16(writewatchWwRecWW_REC_UNWATCHED) != 0
 	e.Paused = h.Rec&uint16(writewatchWwRecWW_REC_PAUSED) != 0
+	e.Prior = Prior{}
+	if h.Rec&uint16(writewatchWwRecWW_REC_PRIOR) != 0 {
+		e.Prior = Prior{Known: true, Mode: h.PriorMode, UID: h.PriorUid, GID: h.PriorGid, MtimeSec: h.PriorMtimeSec, MtimeNsec: h.PriorMtimeNsec}
+	}
 	if e.Kind == KindContents || e.Kind == KindExec {
 		e.Why, e.Op = Why(h.Op), 0
 	}
@@ -299,7 +328,11 @@ func (e *Event) RepeatKey() (k RepeatKey, ok bool) {
 	if e.Ino == 0 || e.truncated != 0 {
 		return k, false
 	}
-	return RepeatKey{Ino: e.Ino, Dev: e.Dev, Gen: e.Gen, TGID: e.TGID, Op: e.Op, Flags: e.Flags, Test: e.Test, Epoch: e.Epoch}, true
+	flags := e.Flags
+	if e.Ret < 0 && !e.ViaIOUring {
+		flags |= repeatFailed
+	}
+	return RepeatKey{Ino: e.Ino, Dev: e.Dev, Gen: e.Gen, TGID: e.TGID, Op: e.Op, Flags: flags, Test: e.Test, Epoch: e.Epoch}, true
 }
 
 // Resume lets the process of a record the kernel paused go on (SIGCONT):

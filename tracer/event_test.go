@@ -50,6 +50,41 @@ func TestDecodeRoundTrip(t *testing.T) {
 	if got := string(ev.AppendDir(nil, SlotDir)); got != "/home/proj" {
 		t.Errorf("dir %q, want /home/proj", got)
 	}
+	if ev.Prior.Known {
+		t.Errorf("a record without WW_REC_PRIOR says what its call found: %+v", ev.Prior)
+	}
+	// Failed: its repeats are counted apart from a success's.
+	failed := Event{Ino: 9, Ret: -2, Flags: 0o101}
+	if k, _ := failed.RepeatKey(); k.Flags != 0o101|repeatFailed {
+		t.Errorf("repeat key flags %#o, want the failed bit", k.Flags)
+	}
+}
+
+// What a call found before it changed its file (WW_REC_PRIOR) is decoded,
+// and kept by a recording.
+func TestDecodePrior(t *testing.T) {
+	h := RecordHeader{Kind: uint32(KindWrite), Op: uint32(ops.Chmod), Tgid: 100, Rec: uint16(writewatchWwRecWW_REC_PRIOR),
+		PriorMode: 0o40755, PriorUid: 1000, PriorGid: 100, PriorMtimeSec: 1700000000, PriorMtimeNsec: 5}
+	raw := AppendRecord(nil, h, []byte("d\x00"), nil, nil, nil, nil)
+	var ev Event
+	if err := Decode(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	want := Prior{Known: true, Mode: 0o40755, UID: 1000, GID: 100, MtimeSec: 1700000000, MtimeNsec: 5}
+	if ev.Prior != want {
+		t.Errorf("prior %+v, want %+v", ev.Prior, want)
+	}
+	data, err := ev.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Event
+	if err := back.UnmarshalJSON(data); err != nil {
+		t.Fatal(err)
+	}
+	if back.Prior != want {
+		t.Errorf("after a recording: %+v, want %+v", back.Prior, want)
+	}
 }
 
 func TestDecodeRejectsBadRecords(t *testing.T) {

@@ -69,10 +69,21 @@ type jsonEvent struct {
 	Why       Why       `json:"why,omitempty"`
 	Unwatched bool      `json:"unwatched,omitempty"`
 	Paused    bool      `json:"paused,omitempty"`
+	// Prior is Event.Prior, when known.
+	Prior *jsonPrior `json:"prior,omitempty"`
 	// Slots are the record's strings, by Slot; Truncated the bits of
 	// those cut short.
 	Slots     map[Slot]Bytes `json:"slots,omitempty"`
 	Truncated uint32         `json:"truncated,omitempty"`
+}
+
+// jsonPrior is a known Event.Prior.
+type jsonPrior struct {
+	Mode      uint32 `json:"mode"`
+	UID       uint32 `json:"uid"`
+	GID       uint32 `json:"gid"`
+	MtimeSec  int64  `json:"mtime_sec"`
+	MtimeNsec uint32 `json:"mtime_nsec"`
 }
 
 // MarshalJSON writes the record as a recording of a run keeps it (see
@@ -83,6 +94,9 @@ func (e *Event) MarshalJSON() ([]byte, error) {
 		Ret: e.Ret, Flags: e.Flags, Mode: e.Mode, Created: e.Created, Action: e.Action, Comm: e.Comm, IOURing: e.ViaIOUring,
 		Ino: e.Ino, Dev: e.Dev, Gen: e.Gen, Test: e.Test, Goid: e.Goid, Go: e.Go, Epoch: e.Epoch, Why: e.Why,
 		Unwatched: e.Unwatched, Paused: e.Paused, Truncated: e.truncated,
+	}
+	if p := &e.Prior; p.Known {
+		j.Prior = &jsonPrior{Mode: p.Mode, UID: p.UID, GID: p.GID, MtimeSec: p.MtimeSec, MtimeNsec: p.MtimeNsec}
 	}
 	for s := range Slot(nslots) {
 		if e.Has(s) {
@@ -106,6 +120,9 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 		Ret: j.Ret, Flags: j.Flags, Mode: j.Mode, Created: j.Created, Action: j.Action, Comm: j.Comm, ViaIOUring: j.IOURing,
 		Ino: j.Ino, Dev: j.Dev, Gen: j.Gen, Test: j.Test, Goid: j.Goid, Go: j.Go, Epoch: j.Epoch, Why: j.Why,
 		Unwatched: j.Unwatched, Paused: j.Paused, truncated: j.Truncated,
+	}
+	if p := j.Prior; p != nil {
+		e.Prior = Prior{Known: true, Mode: p.Mode, UID: p.UID, GID: p.GID, MtimeSec: p.MtimeSec, MtimeNsec: p.MtimeNsec}
 	}
 	for s, b := range j.Slots {
 		if s < 0 || s >= nslots {

@@ -60,7 +60,7 @@ func New(opts Options) (*Tracer, error) {
 	// from the first: it is loaded with the others.
 	uringLater := opts.Enforce == nil
 	end = phases.Start("tracer: load programs")
-	err = loadCore(spec, heavy, &t.objs, !uringLater)
+	err = loadCore(spec, heavy, &t.objs, !uringLater, &t.priorErr)
 	end()
 	if err != nil {
 		return nil, classify("load BPF programs", err)
@@ -143,8 +143,9 @@ func (t *Tracer) probeMulti(spec *ebpf.CollectionSpec) {
 // the verifier about as much as sys_enter and the sched programs
 // together; with uring_submit (under --enforce), sys_exit and the sched
 // programs cost about as much as sys_enter and uring_submit
-// (docs/performance.md#start-up).
-func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *writewatchObjects, uring bool) error {
+// (docs/performance.md#start-up). The two small prior programs load in a
+// third set meanwhile, whose failure leaves them out (priorErr).
+func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *writewatchObjects, uring bool, priorErr *error) error {
 	// Every map of the object, the data sections (.rodata, .bss) too, so
 	// that both sets share them.
 	mapsOnly := *spec
@@ -176,6 +177,7 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 		SchedFork *ebpf.Program `ebpf:"sched_fork"`
 	}
 	var uringProg uringObjects
+	var prior priorObjects
 	first, second := []any{&exit}, []any{&enter, &sched}
 	if uring {
 		first, second = []any{&exit, &sched}, []any{&enter, &uringProg}
@@ -193,6 +195,9 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 	var firstErr error
 	var wg sync.WaitGroup
 	wg.Go(func() { firstErr = load("tracer: load sys_exit's set", first) })
+	// The programs that note what a call found (lib/prior.h) need BPF
+	// trampolines: a kernel without them runs without.
+	wg.Go(func() { *priorErr = fentryErr(load("tracer: load the prior programs", []any{&prior})) })
 	secondErr := load("tracer: load sys_enter's set", second)
 	wg.Wait()
 	err = errors.Join(firstErr, secondErr)
@@ -200,7 +205,8 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 		err = maps.Assign(&objs.writewatchMaps)
 	}
 	if err != nil {
-		for _, p := range []*ebpf.Program{exit.SysExit, sched.SchedExec, sched.SchedExit, sched.SchedFork, enter.SysEnter, uringProg.UringSubmit} {
+		for _, p := range []*ebpf.Program{exit.SysExit, sched.SchedExec, sched.SchedExit, sched.SchedFork, enter.SysEnter, uringProg.UringSubmit,
+			prior.RenameTarget, prior.SetattrTarget} {
 			if p != nil {
 				p.Close()
 			}
@@ -210,8 +216,57 @@ func loadCore(spec *ebpf.CollectionSpec, heavy map[string]*ebpf.Map, objs *write
 	p := &objs.writewatchPrograms
 	p.SchedExec, p.SchedExit, p.SchedFork, p.SysExit = sched.SchedExec, sched.SchedExit, sched.SchedFork, exit.SysExit
 	p.SysEnter, p.UringSubmit = enter.SysEnter, uringProg.UringSubmit
+	p.RenameTarget, p.SetattrTarget = prior.RenameTarget, prior.SetattrTarget
 	return nil
 }
+
+// priorObjects are the programs at the entry of the VFS's rename and
+// setattr, which note what a call found before it changed its file
+// (bpf/lib/prior.h).
+type priorObjects struct {
+	RenameTarget  *ebpf.Program `ebpf:"rename_target"`
+	SetattrTarget *ebpf.Program `ebpf:"setattr_target"`
+}
+
+// fentryErr says why fentry programs did not load or attach, in a few
+// words: the kernel's error when it gave one (a kernel without BPF
+// trampolines refuses them with EPERM or ENOTSUPP before verifying
+// anything).
+func fentryErr(err error) error {
+	var errno unix.Errno
+	if err == nil || !errors.As(err, &errno) {
+		return err
+	}
+	return fmt.Errorf("this kernel takes no fentry programs (%w)", errno)
+}
+
+// attachPrior attaches the prior programs, when they loaded. A kernel
+// that cannot attach them (fentry needs BPF trampolines) runs without:
+// records then do not say what a call found (Event.Prior), and severity
+// assumes the worst. PriorErr says why.
+func (t *Tracer) attachPrior() {
+	if t.priorErr != nil {
+		return
+	}
+	var links []link.Link
+	for _, prog := range []*ebpf.Program{t.objs.RenameTarget, t.objs.SetattrTarget} {
+		l, err := link.AttachTracing(link.TracingOptions{Program: prog})
+		if err != nil {
+			t.priorErr = fentryErr(err)
+			for _, l := range links {
+				l.Close()
+			}
+			return
+		}
+		links = append(links, l)
+	}
+	t.links = append(t.links, links...)
+}
+
+// PriorErr says why records cannot say what a rename's target or a
+// metadata change's file was before the call (Event.Prior), nil when
+// they can.
+func (t *Tracer) PriorErr() error { return t.priorErr }
 
 // configure sizes spec's maps for opts and sets its constants.
 func configure(spec *ebpf.CollectionSpec, opts Options) error {
@@ -340,6 +395,7 @@ func (t *Tracer) attach(uring bool) error {
 		}
 		t.links = append(t.links, l)
 	}
+	t.attachPrior()
 	if !uring {
 		return nil
 	}

@@ -12,6 +12,9 @@ func (t *Tracer) Stats() (Stats, error) {
 	t.mu.Lock()
 	s := Stats{Unwatched: slices.Clone(t.unwatched)}
 	t.mu.Unlock()
+	if t.priorErr != nil {
+		s.NoPrior = t.priorErr.Error()
+	}
 	fields := [writewatchWwStatWW_STAT_MAX]*uint64{
 		writewatchWwStatWW_STAT_EVENTS:            &s.Events,
 		writewatchWwStatWW_STAT_RINGBUF_FULL:      &s.RingbufFull,
@@ -123,6 +126,9 @@ type Stats struct {
 	// so that writes made through it go unseen: io_uring requests on a
 	// kernel that has no tracepoint for them.
 	Unwatched []string
+	// NoPrior says why records cannot say what a call found before it
+	// changed its file (Event.Prior, Tracer.PriorErr): "" when they can.
+	NoPrior string `json:",omitempty"`
 }
 
 // Unattributed names each non-zero cause of writes whose test could not be

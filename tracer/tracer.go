@@ -165,6 +165,8 @@ type Tracer struct {
 	// unwatched says what the tracer could not attach on this kernel,
 	// each a reason the run is incomplete (Stats.Unwatched).
 	unwatched []string
+	// priorErr says why the prior programs are not attached (PriorErr).
+	priorErr error
 }
 
 // Close detaches every program and frees the maps. Nothing is pinned, so

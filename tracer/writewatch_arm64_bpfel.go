@@ -34,33 +34,38 @@ type writewatchEvent struct {
 }
 
 type writewatchEventHdr struct {
-	_         structs.HostLayout
-	Ts        uint64
-	Test      uint64
-	Goid      uint64
-	Kind      uint32
-	Op        uint32
-	Tgid      uint32
-	Pid       uint32
-	NsTgid    uint32
-	Ppid      uint32
-	Ret       int32
-	Flags     uint32
-	Mode      uint32
-	Truncated uint32
-	Len       [5]uint16
-	Present   uint16
-	Clean     uint16
-	Via       uint16
-	Detached  uint16
-	Rec       uint16
-	Gen       uint32
-	Ino       uint64
-	Dev       uint32
-	Go        uint32
-	Epoch     uint32
-	Action    uint32
-	Comm      [16]int8
+	_              structs.HostLayout
+	Ts             uint64
+	Test           uint64
+	Goid           uint64
+	Kind           uint32
+	Op             uint32
+	Tgid           uint32
+	Pid            uint32
+	NsTgid         uint32
+	Ppid           uint32
+	Ret            int32
+	Flags          uint32
+	Mode           uint32
+	Truncated      uint32
+	Len            [5]uint16
+	Present        uint16
+	Clean          uint16
+	Via            uint16
+	Detached       uint16
+	Rec            uint16
+	Gen            uint32
+	Ino            uint64
+	Dev            uint32
+	Go             uint32
+	Epoch          uint32
+	Action         uint32
+	PriorMode      uint32
+	PriorUid       uint32
+	PriorGid       uint32
+	PriorMtimeNsec uint32
+	PriorMtimeSec  int64
+	Comm           [16]int8
 }
 
 type writewatchFileKey struct {
@@ -161,6 +166,16 @@ type writewatchTaskState struct {
 	ForkTest uint64
 	NsChild  uint32
 	Pad      uint32
+	Prior    struct {
+		_         structs.HostLayout
+		Seen      uint32
+		Mode      uint32
+		Uid       uint32
+		Gid       uint32
+		MtimeSec  int64
+		MtimeNsec uint32
+		Pad       uint32
+	}
 }
 
 type writewatchWwAction uint32
@@ -237,6 +252,7 @@ type writewatchWwRec uint32
 const (
 	writewatchWwRecWW_REC_UNWATCHED writewatchWwRec = 1
 	writewatchWwRecWW_REC_PAUSED    writewatchWwRec = 2
+	writewatchWwRecWW_REC_PRIOR     writewatchWwRec = 4
 )
 
 type writewatchWwSlot uint32
@@ -321,9 +337,11 @@ const (
 	writewatchMapUringXattrs       = "uring_xattrs"
 	writewatchMapWritten           = "written"
 	writewatchProgGoProbe          = "go_probe"
+	writewatchProgRenameTarget     = "rename_target"
 	writewatchProgSchedExec        = "sched_exec"
 	writewatchProgSchedExit        = "sched_exit"
 	writewatchProgSchedFork        = "sched_fork"
+	writewatchProgSetattrTarget    = "setattr_target"
 	writewatchProgSysEnter         = "sys_enter"
 	writewatchProgSysExit          = "sys_exit"
 	writewatchProgUringSubmit      = "uring_submit"
@@ -400,13 +418,15 @@ type writewatchSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchProgramSpecs struct {
-	GoProbe     *ebpf.ProgramSpec `ebpf:"go_probe"`
-	SchedExec   *ebpf.ProgramSpec `ebpf:"sched_exec"`
-	SchedExit   *ebpf.ProgramSpec `ebpf:"sched_exit"`
-	SchedFork   *ebpf.ProgramSpec `ebpf:"sched_fork"`
-	SysEnter    *ebpf.ProgramSpec `ebpf:"sys_enter"`
-	SysExit     *ebpf.ProgramSpec `ebpf:"sys_exit"`
-	UringSubmit *ebpf.ProgramSpec `ebpf:"uring_submit"`
+	GoProbe       *ebpf.ProgramSpec `ebpf:"go_probe"`
+	RenameTarget  *ebpf.ProgramSpec `ebpf:"rename_target"`
+	SchedExec     *ebpf.ProgramSpec `ebpf:"sched_exec"`
+	SchedExit     *ebpf.ProgramSpec `ebpf:"sched_exit"`
+	SchedFork     *ebpf.ProgramSpec `ebpf:"sched_fork"`
+	SetattrTarget *ebpf.ProgramSpec `ebpf:"setattr_target"`
+	SysEnter      *ebpf.ProgramSpec `ebpf:"sys_enter"`
+	SysExit       *ebpf.ProgramSpec `ebpf:"sys_exit"`
+	UringSubmit   *ebpf.ProgramSpec `ebpf:"uring_submit"`
 }
 
 // writewatchMapSpecs contains maps before they are loaded into the kernel.
@@ -576,21 +596,25 @@ type writewatchVariables struct {
 //
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchPrograms struct {
-	GoProbe     *ebpf.Program `ebpf:"go_probe"`
-	SchedExec   *ebpf.Program `ebpf:"sched_exec"`
-	SchedExit   *ebpf.Program `ebpf:"sched_exit"`
-	SchedFork   *ebpf.Program `ebpf:"sched_fork"`
-	SysEnter    *ebpf.Program `ebpf:"sys_enter"`
-	SysExit     *ebpf.Program `ebpf:"sys_exit"`
-	UringSubmit *ebpf.Program `ebpf:"uring_submit"`
+	GoProbe       *ebpf.Program `ebpf:"go_probe"`
+	RenameTarget  *ebpf.Program `ebpf:"rename_target"`
+	SchedExec     *ebpf.Program `ebpf:"sched_exec"`
+	SchedExit     *ebpf.Program `ebpf:"sched_exit"`
+	SchedFork     *ebpf.Program `ebpf:"sched_fork"`
+	SetattrTarget *ebpf.Program `ebpf:"setattr_target"`
+	SysEnter      *ebpf.Program `ebpf:"sys_enter"`
+	SysExit       *ebpf.Program `ebpf:"sys_exit"`
+	UringSubmit   *ebpf.Program `ebpf:"uring_submit"`
 }
 
 func (p *writewatchPrograms) Close() error {
 	return _WritewatchClose(
 		p.GoProbe,
+		p.RenameTarget,
 		p.SchedExec,
 		p.SchedExit,
 		p.SchedFork,
+		p.SetattrTarget,
 		p.SysEnter,
 		p.SysExit,
 		p.UringSubmit,

@@ -24,15 +24,16 @@ struct {
 
 /*
  * A write to file (a struct file's address) that this process already
- * made the same way, for the same test, since its last test-boundary
- * announcement: counted in the repeats map, and nothing else to do. An
+ * made the same way, with the same outcome (failed: the call failed),
+ * for the same test, since its last test-boundary announcement: counted
+ * in the repeats map, and nothing else to do. An
  * open that created its file (created) made a file no earlier write
  * touched, whatever its inode number says: it is always sent. A syscall's
  * (syscall) has its thread's registers for the Go test. Global: its key
  * is not on the stack of the calls that build a record (their chain must
  * fit Linux 6.1's 512 bytes).
  */
-__noinline int counted_repeat(__u64 file, __u32 created, struct args *a, __u32 syscall)
+__noinline int counted_repeat(__u64 file, __u32 created, struct args *a, __u32 syscall, __u32 failed)
 {
 	struct file *f = (struct file *)file;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
@@ -53,7 +54,7 @@ __noinline int counted_repeat(__u64 file, __u32 created, struct args *a, __u32 s
 		.gen = BPF_CORE_READ(inode, i_generation),
 		.tgid = tgid,
 		.op = a->op,
-		.flags = a->flags,
+		.flags = a->flags | (failed ? WW_REPEAT_FAILED : 0),
 		.test = go_attr(&who, syscall ? syscall_regs() : NULL),
 		.epoch = pr ? pr->epoch : 0,
 	};
@@ -76,7 +77,10 @@ static __always_inline void repeat_key_of(struct repeat_key *rk, struct event *e
 {
 	*rk = (struct repeat_key){
 		.ino = e->hdr.ino, .dev = e->hdr.dev, .gen = e->hdr.gen, .tgid = e->hdr.tgid,
-		.op = a->op, .flags = a->flags, .test = e->hdr.test, .epoch = e->hdr.epoch,
+		.op = a->op, .test = e->hdr.test, .epoch = e->hdr.epoch,
+		/* WW_REPEAT_FAILED when the call failed (an io_uring request's
+		 * record has no result: ret 0), without a branch. */
+		.flags = a->flags | ((__u32)e->hdr.ret >> 31) << 30,
 	};
 }
 

@@ -47,6 +47,7 @@ __noinline int stash_args(const struct args *in)
 		return 0;
 	st->args = *in;
 	st->args.action = 0;
+	st->prior.seen = 0;
 	st->pending = WW_PENDING_WRITE;
 	if (judged_at_entry(in->op))
 		st->args.action = judge_enter(in->path, in->dfd, in->path2, in->dfd2, false);

@@ -30,6 +30,17 @@ enum ww_pending {
 	WW_PENDING_READ  = 2, /* a read-only open (lib/reads.h): no arguments kept */
 };
 
+/* What the stored call found before it changed its file (lib/prior.h). */
+struct prior {
+	__u32 seen; /* the fields below hold it */
+	__u32 mode; /* 0: a rename's target held nothing */
+	__u32 uid;
+	__u32 gid;
+	__s64 mtime_sec;
+	__u32 mtime_nsec;
+	__u32 _pad;
+};
+
 /*
  * Per-thread state, in the kernel's task local storage: whether the thread
  * belongs to the traced tree, and the arguments of the write-intent
@@ -43,6 +54,7 @@ struct task_state {
 	__u64 fork_test; /* in clone/fork/vfork: the forking goroutine's test */
 	__u32 ns_child;  /* in clone: it made a child in namespaces of its own (lib/contents.h) */
 	__u32 _pad;
+	struct prior prior; /* of the stored call, once the VFS reached its file */
 };
 
 struct {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,6 +51,9 @@ func (ts *Tests) Marker(tgid uint32, path string) bool {
 			if f := q.Get("file"); f != "" {
 				t.File, t.Line = f, line
 			}
+			if fx := q.Get("fixtures"); fx != "" {
+				t.Fixtures = strings.Split(fx, ",")
+			}
 			w.TestFile, w.TestLine = t.File, t.Line
 		}
 		ts.ctx[tgid] = w
@@ -71,6 +75,13 @@ func (ts *Tests) Marker(tgid uint32, path string) bool {
 	}
 	ts.setCurrent()
 	return true
+}
+
+// UsesFixture reports whether test id of runner's suite pkg uses
+// fixture, as its runner announced (the protocol's fixtures field).
+func (ts *Tests) UsesFixture(runner, pkg, id, fixture string) bool {
+	t := ts.byKey[runner+"\x00"+pkg+"\x00"+id]
+	return t != nil && slices.Contains(t.Fixtures, fixture)
 }
 
 // maxBadValues is how many ignored protocol values the report quotes;

@@ -21,6 +21,9 @@ type Test struct {
 	Outcome string
 	Seconds float64
 	Message string
+	// Fixtures are the fixtures the test uses, as its runner named them
+	// (the protocol's fixtures field).
+	Fixtures []string
 
 	root  bool   // Go: the unnamed T running a package's tests, or the B of its benchmarks
 	tgid  uint32 // Go: the test binary

@@ -19,6 +19,10 @@ type File struct {
 	Mode     uint32
 	Nlink    uint64
 	Ctime    time.Time
+	// Uid, Gid and Mtime are the owner and the modification time, for
+	// severity: whether a run set metadata back as it found it.
+	Uid, Gid uint32    `json:",omitempty"`
+	Mtime    time.Time `json:",omitzero"`
 }
 
 // IsDir says the file is a directory.

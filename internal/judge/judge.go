@@ -475,6 +475,11 @@ func slotView(ev *tracer.Event, s tracer.Slot) string {
 // names the writer (report.Who.Key).
 func (v *Verdict) Occurrence(ev *tracer.Event, who string) severity.Occurrence {
 	o := severity.Occurrence{Op: ev.Op, Role: v.Role, Path: v.Path, Who: who, Created: ev.Created, Flags: ev.Flags}
+	// What the call found: a rename's of its target, a metadata
+	// change's of its file.
+	if ev.Op != ops.Rename || v.Role == report.RoleNew {
+		o.Prior = ev.Prior
+	}
 	if ev.Ret < 0 && !ev.ViaIOUring {
 		o.Errno = syscall.Errno(-ev.Ret)
 	}

@@ -49,6 +49,23 @@ def _where(item):
         return "", "", ""
 
 
+def _fixtures(item):
+    """The fixtures the item uses, comma-separated, as many as fit in
+    1,500 bytes: a test that reads what the setup of one of its own
+    fixtures wrote, set up in an earlier test, reads no other test's
+    write."""
+    try:
+        names, size = [], 0
+        for name in getattr(item, "fixturenames", ()):
+            size += len(name) + 1
+            if size > 1500:
+                break
+            names.append(name)
+        return ",".join(names)
+    except BaseException:
+        return ""
+
+
 class _Phase:
     """Announces one runtest phase of an item around pytest's own hook."""
 
@@ -59,7 +76,8 @@ class _Phase:
         try:
             suite, path, line = _where(self.item)
             self.suite = suite
-            _announce("begin", suite=suite, id=self.item.nodeid, phase=self.phase, file=path, line=line)
+            fixtures = _fixtures(self.item) if self.phase == "setup" else ""
+            _announce("begin", suite=suite, id=self.item.nodeid, phase=self.phase, file=path, line=line, fixtures=fixtures)
             self.item.config._writewatch_current = (self.item, self.phase)
         except BaseException:
             pass

@@ -83,10 +83,7 @@ func groupWho(g []*report.Violation) string {
 // outcomeWords are what By test says of a write after its operation:
 // "; failed: EACCES; attempt, in the baseline".
 func outcomeWords(v *report.Violation) string {
-	s := ""
-	if v.Errno != "" {
-		s += ", failed: " + displayText(v.Errno)
-	}
+	s := failedText(v, displayText)
 	if v.Severity != "" {
 		s += "; " + displayText(severityLabel(v))
 	}

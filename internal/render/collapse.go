@@ -160,13 +160,18 @@ func (t *textWriter) collapsedLine(g []*report.Violation) string {
 	if role := roleText(first); role != "" {
 		s += " (" + role + ")"
 	}
-	if first.Errno != "" {
+	n, failed := events(g), failedCount(g)
+	if failed >= n {
 		s += " (failed)"
 	}
 	if first.Baselined {
 		s += " (in the baseline)"
 	}
-	s += " ×" + strconv.Itoa(events(g)) + ", " + plural(len(names), "path", "paths") + " (e.g. " + examples(names, displayPath) + ")"
+	s += " ×" + strconv.Itoa(n)
+	if failed > 0 && failed < n {
+		s += " (" + strconv.Itoa(failed) + " failed)"
+	}
+	s += ", " + plural(len(names), "path", "paths") + " (e.g. " + examples(names, displayPath) + ")"
 	if tests := testsText(g); tests != "" {
 		s += ", by " + tests
 	} else if attributed(first) {
@@ -215,6 +220,15 @@ func events(g []*report.Violation) int {
 	n := 0
 	for _, v := range g {
 		n += max(v.Count, 1)
+	}
+	return n
+}
+
+// failedCount counts the calls of g's violations that failed.
+func failedCount(g []*report.Violation) int {
+	n := 0
+	for _, v := range g {
+		n += v.FailedCalls()
 	}
 	return n
 }

@@ -109,7 +109,7 @@ func (s *suggester) gather(r *report.Report) (paths []string, unsuggested []*rep
 // entry matched and no allow entry already allows (one --enforce could
 // not grant exactly).
 func suggestable(v *report.Violation) bool {
-	return v.Path != "" && !v.Truncated && v.DeniedBy == "" && v.NotEnforced == "" && v.Errno == "" &&
+	return v.Path != "" && !v.Truncated && v.DeniedBy == "" && v.NotEnforced == "" && !v.AllFailed() &&
 		v.Severity != report.SeverityAttempt && !v.Baselined
 }
 

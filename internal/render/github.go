@@ -77,15 +77,13 @@ func annotationText(v *report.Violation) string {
 	if v.Flags != "" {
 		what += " " + v.Flags
 	}
-	if v.Errno != "" {
-		what += ", failed: " + v.Errno
-	}
+	what += failedText(v, identity)
 	who := ""
 	if attributed(v) {
 		who = whoText(v) + " "
 	}
 	switch {
-	case v.Errno != "":
+	case v.AllFailed():
 		return who + "tried to write " + v.Path + " (" + what + ")"
 	case who != "":
 		return who + "wrote " + v.Path + " (" + what + ")"
@@ -150,8 +148,11 @@ func WriteGitHubSummary(w io.Writer, r *report.Report) error {
 		if v.Flags != "" {
 			op += " " + v.Flags
 		}
-		if v.Errno != "" {
+		switch {
+		case v.AllFailed():
 			op += " (failed: " + v.Errno + ")"
+		case v.PartlyFailed():
+			op += fmt.Sprintf(" (%d of %d failed: %s)", v.FailedCalls(), v.Count, v.Errno)
 		}
 		proc := fmt.Sprintf("%d %s", v.PID, v.Comm)
 		if v.Exe != "" {

@@ -311,11 +311,14 @@ func junitWrites(vs []*report.Violation) string {
 			b.WriteString(" " + v.Flags)
 		}
 		b.WriteString(" " + displayPath(v.Path))
-		if v.Errno != "" {
+		if v.AllFailed() {
 			b.WriteString(" (failed: " + v.Errno + ")")
 		}
 		if v.Count > 1 {
 			b.WriteString(" ×" + strconv.Itoa(v.Count))
+		}
+		if v.PartlyFailed() {
+			b.WriteString(" (" + partlyFailed(v, identity) + ")")
 		}
 		if v.Phase != "" {
 			b.WriteString(" [" + v.Phase + "]")

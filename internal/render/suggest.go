@@ -47,7 +47,7 @@ func WriteSuggestedConfig(w io.Writer, r *report.Report, config []byte) error {
 		skipped = append(skipped, fmt.Sprintf("#   %s (%s%s)", yamlComment(displayPath(v.Path)), v.Op, byTests(testsOf([]*report.Violation{v}))))
 	}
 	for i := range r.Violations {
-		if v := &r.Violations[i]; v.Truncated && v.Errno == "" {
+		if v := &r.Violations[i]; v.Truncated && !v.AllFailed() {
 			skipped = append(skipped, fmt.Sprintf("#   %s… (cut short; %s%s)", yamlComment(displayPath(v.Path)), v.Op, byTests(testsOf([]*report.Violation{v}))))
 		}
 	}

@@ -371,7 +371,7 @@ func (t *textWriter) opText(v *report.Violation) string {
 	if role := roleText(v); role != "" {
 		op += " (" + role + ")"
 	}
-	if v.Errno != "" {
+	if v.AllFailed() {
 		op += " (failed: " + displayText(v.Errno) + ")"
 	}
 	if v.Via != "" {
@@ -383,7 +383,33 @@ func (t *textWriter) opText(v *report.Violation) string {
 	if v.Count > 1 {
 		op += " ×" + strconv.Itoa(v.Count)
 	}
+	if v.PartlyFailed() {
+		op += " (" + partlyFailed(v, displayText) + ")"
+	}
 	return op
+}
+
+// partlyFailed says how many calls of v failed, and with what, when some
+// did and others did not: "1 failed: ENOTEMPTY"; show shows the error's
+// name.
+func partlyFailed(v *report.Violation, show func(string) string) string {
+	return strconv.Itoa(v.FailedCalls()) + " failed: " + show(v.Errno)
+}
+
+// identity shows a string as it is.
+func identity(s string) string { return s }
+
+// failedText is what v's calls that failed add to the operation, for
+// one line: ", failed: E" when every one did, ", 1 of 2 failed: E" when
+// some did; show shows the error's name.
+func failedText(v *report.Violation, show func(string) string) string {
+	switch {
+	case v.AllFailed():
+		return ", failed: " + show(v.Errno)
+	case v.PartlyFailed():
+		return ", " + strconv.Itoa(v.FailedCalls()) + " of " + strconv.Itoa(v.Count) + " failed: " + show(v.Errno)
+	}
+	return ""
 }
 
 // outcomeText says what the rules and writewatch made of the write: a
@@ -596,7 +622,7 @@ func countMarked(vs []report.Violation) marked {
 			m.denied++
 		case v.NotEnforced != "":
 			m.unenforced++
-		case v.Truncated && v.Errno == "":
+		case v.Truncated && !v.AllFailed():
 			m.truncated++
 		}
 	}

@@ -50,7 +50,7 @@ func TestTextHeader(t *testing.T) {
 		t.Errorf("header = %q, want %q", got, want)
 	}
 	if got, want := firstLine(writeText(t, richReport())),
-		"writewatch: 8 writes outside the allowlist (10 events) by `make test`"; got != want {
+		"writewatch: 8 writes outside the allowlist (11 events) by `make test`"; got != want {
 		t.Errorf("header = %q, want %q", got, want)
 	}
 	r := survivorsReport()

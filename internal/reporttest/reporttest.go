@@ -84,6 +84,9 @@ func Rich() *report.Report {
 	b.Add(report.Violation{Op: "unlink", Path: "/var/tmp/normalized-a.json", RequestedPath: "/var/tmp/normalized-a.json",
 		PID: 4301, PPID: sh.PID, Comm: "rm", Cmdline: []string{"rm", "-f", "/var/tmp/normalized-a.json"},
 		Chain: []report.Proc{sh, PkgTest, GoTest, MakeTest}, First: at(9 * time.Second), Severity: report.SeverityDataLoss})
+	// The same unlink again, which failed: the group says how many did.
+	b.Add(report.Violation{Op: "unlink", Path: "/var/tmp/normalized-a.json", RequestedPath: "/var/tmp/normalized-a.json",
+		PID: 4302, PPID: sh.PID, Comm: "rm", Errno: "ENOENT", First: at(10 * time.Second)})
 
 	return &report.Report{
 		Version:        report.SchemaVersion,

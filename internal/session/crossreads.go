@@ -59,15 +59,6 @@ func access(tree *attribution.Tree, ev *tracer.Event, who report.Who, op string)
 	return report.Access{Op: op, Who: who, PID: tree.Report(ev.TGID).PID, Comm: string(ev.Comm), First: ev.Time}
 }
 
-// testKey names the test of an access: "" when it is no one test (a
-// phase outside tests, or ambiguous).
-func testKey(a *report.Access) string {
-	if a.Test == "" {
-		return ""
-	}
-	return a.Runner + "\x00" + a.Package + "\x00" + a.Test
-}
-
 // readerKey names a reader: its test, or its phase outside tests.
 func readerKey(a *report.Access) string {
 	return strings.Join(append([]string{a.Runner, a.Package, a.Test, a.Phase, a.Fixture}, a.AmbiguousTests...), "\x00")
@@ -93,6 +84,9 @@ type CrossReads struct {
 	// Limit caps the reads kept (0: no cap); Unlisted counts those beyond.
 	Limit    int
 	Unlisted uint64
+	// UsesFixture, when not nil, says whether test id of runner's pkg
+	// uses fixture (attribution.Tests.UsesFixture).
+	UsesFixture func(runner, pkg, id, fixture string) bool
 }
 
 type crossKey struct {
@@ -127,22 +121,49 @@ func (c *CrossReads) Wrote(id FileID, w report.Access) {
 	c.written[id] = append(c.written[id], w)
 }
 
+// own reports whether w's write is r's test's own: the same test; a Go
+// test and one of its subtests, either way (a subtest always runs inside
+// its parent, so neither runs without the other); or the setup of a
+// fixture that r's test uses (UsesFixture), though it ran in another
+// test (a fixture of a wider scope is set up once, by the first test
+// that needs it: run alone, r's test would set it up itself).
+func (c *CrossReads) own(w, r *report.Access) bool {
+	if w.Runner != r.Runner {
+		return false
+	}
+	if w.Package == r.Package {
+		if w.Test == r.Test {
+			return true
+		}
+		if r.Runner == report.RunnerGo && (subtestOf(r.Test, w.Test) || subtestOf(w.Test, r.Test)) {
+			return true
+		}
+	}
+	return w.Fixture != "" && c.UsesFixture != nil && c.UsesFixture(r.Runner, r.Package, r.Test, w.Fixture)
+}
+
+// subtestOf reports whether Go test sub is a subtest of parent, at any
+// depth.
+func subtestOf(sub, parent string) bool {
+	return len(sub) > len(parent) && sub[len(parent)] == '/' && strings.HasPrefix(sub, parent)
+}
+
 // Written reports whether file id was written outside the allowlist by a
 // test, as far as Wrote was told.
 func (c *CrossReads) Written(id FileID) bool { return len(c.written[id]) > 0 }
 
 // Read notes that r read file id at path, and reports whether that was a
 // cross-test read: the file was written outside the allowlist by another
-// test, and r's own test had not written it. Reads outside any runner's
+// test, and no writer was r's own test (own). Reads outside any runner's
 // tests or phases (nothing attributed) are not.
 func (c *CrossReads) Read(id FileID, path string, r report.Access) bool {
 	writers := c.written[id]
 	if len(writers) == 0 || (r.Runner == "" && r.Package == "" && r.Test == "" && len(r.AmbiguousTests) == 0) {
 		return false
 	}
-	if k := testKey(&r); k != "" {
-		for _, w := range writers {
-			if testKey(&w) == k {
+	if r.Test != "" {
+		for i := range writers {
+			if c.own(&writers[i], &r) {
 				return false
 			}
 		}

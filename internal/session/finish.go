@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
+	"strings"
 
 	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/runners"
@@ -32,7 +34,7 @@ func (s *Session) Finish(end End) *report.Report {
 	}
 	for _, r := range end.Repeats {
 		for _, g := range s.repeatOf[r.Key] {
-			s.groups.RepeatN(g.op, g.path, g.role, g.who, int(r.N))
+			s.groups.RepeatN(g.op, g.path, g.role, g.who, int(r.N), g.errno)
 		}
 	}
 	stats := end.Stats
@@ -46,6 +48,7 @@ func (s *Session) Finish(end End) *report.Report {
 	if s.cfg.Baseline != nil {
 		report.ApplyBaseline(rep, s.cfg.Baseline, s.cfg.BaselineFile, s.there)
 	}
+	rep.Notes = append(rep.Notes, assumedNote(s.sev.Assumed.Renames, s.sev.Assumed.Metadata, end.Stats.NoPrior)...)
 	report.SortBySeverity(rep.Violations)
 	rep.UnlistedViolations = s.groups.Unlisted
 	s.xreads.fill(rep)
@@ -84,6 +87,35 @@ func (s *Session) Finish(end End) *report.Report {
 func (s *Session) there(path string) bool {
 	_, err := s.host.Lstat(path)
 	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// assumedNote says which severities are data-loss because nothing told
+// what a call found: renames onto paths that may have held nothing, and
+// metadata changes that may have been set back; why (the kernel's
+// reason, noPrior) when it is known.
+func assumedNote(renames, metadata int, noPrior string) []string {
+	if renames == 0 && metadata == 0 {
+		return nil
+	}
+	var what []string
+	if renames > 0 {
+		what = append(what, plural(renames, "rename onto a path", "renames onto paths")+" counted as replacing a file from before the run")
+	}
+	if metadata > 0 {
+		what = append(what, plural(metadata, "change of a file's mode, owner or times", "changes of files' modes, owners or times")+" counted as lasting")
+	}
+	why := "nothing told what was there before the call"
+	if noPrior != "" {
+		why += " (the kernel's VFS could not be hooked: " + noPrior + "; the filesystem witness tells of renames)"
+	}
+	return []string{fmt.Sprintf("%s, as data-loss: %s", strings.Join(what, "; "), why)}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // header starts the report with what was known before the run.

@@ -36,8 +36,11 @@ func NewGroups() *Groups {
 
 // Add records v. The first occurrence of an (Op, Path, Role, who) keeps its
 // process, time, requested path and other details; later ones only add to
-// its Count. v.Count is the number of occurrences v stands for, 1 when it
-// is zero. An empty Action is set to ActionReported.
+// its Count, and to its Failed (and give it an Errno, when it had none)
+// for calls that failed. v.Count is the number of occurrences v stands
+// for, 1 when it is zero; v.Failed how many of them failed, all of them
+// when it is zero and v.Errno is set. An empty Action is set to
+// ActionReported.
 //
 // A repeat seen another way (SeenBy) adds that way to the group's.
 //
@@ -47,9 +50,11 @@ func (b *Groups) Add(v report.Violation) {
 	if n <= 0 {
 		n = 1
 	}
+	v.Failed = min(v.FailedCalls(), n)
 	k := groupKey{op: v.Op, path: v.Path, role: v.Role, who: v.Who.Key()}
 	if i, ok := b.index[k]; ok {
 		b.groups[i].Count += n
+		b.failed(i, v.Failed, v.Errno)
 		for _, by := range v.SeenBy {
 			b.seen(i, by)
 		}
@@ -86,18 +91,36 @@ func (b *Groups) Len() int { return len(b.groups) }
 
 // Repeat counts one more occurrence of (op, path, role) by who (see
 // Who.Key) when it was added before and reports whether it was; callers
-// use it to skip building a full Violation for repeats.
-func (b *Groups) Repeat(op, path, role, who string) bool {
-	return b.RepeatN(op, path, role, who, 1)
+// use it to skip building a full Violation for repeats. errno is the
+// name of the call's error, "" when it succeeded.
+func (b *Groups) Repeat(op, path, role, who, errno string) bool {
+	return b.RepeatN(op, path, role, who, 1, errno)
 }
 
-// RepeatN is Repeat for n occurrences at once.
-func (b *Groups) RepeatN(op, path, role, who string, n int) bool {
+// RepeatN is Repeat for n occurrences at once, which all failed with
+// errno, or all succeeded ("").
+func (b *Groups) RepeatN(op, path, role, who string, n int, errno string) bool {
 	i, ok := b.index[groupKey{op: op, path: path, role: role, who: who}]
 	if ok {
 		b.groups[i].Count += n
+		if errno != "" {
+			b.failed(i, n, errno)
+		}
 	}
 	return ok
+}
+
+// failed counts n more failed calls of group i, the first of which
+// failed with errno.
+func (b *Groups) failed(i, n int, errno string) {
+	if n <= 0 {
+		return
+	}
+	g := b.groups[i]
+	g.Failed += n
+	if g.Errno == "" {
+		g.Errno = errno
+	}
 }
 
 // MarkSeen adds a way the group of (op, path, role) by who (see Who.Key)

@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -149,6 +150,7 @@ func (s *Session) report(ev *tracer.Event, verdicts []judge.Verdict) {
 	whoKey := who.Key()
 	act := policy.Action(ev.Action)
 	rk, repeatable := ev.RepeatKey()
+	errno := errnoOf(ev)
 	for i := range verdicts {
 		v := &verdicts[i]
 		if s.cfg.Witness {
@@ -158,10 +160,10 @@ func (s *Session) report(ev *tracer.Event, verdicts []judge.Verdict) {
 			s.sev.Observe(v.Occurrence(ev, whoKey))
 		}
 		switch {
-		case s.groups.Repeat(v.Op, v.Path, v.Role, whoKey):
+		case s.groups.Repeat(v.Op, v.Path, v.Role, whoKey, errno):
 			s.live.Violation(v.Op, act, false)
-			if repeatable && !slices.Contains(s.repeatOf[rk], group{v.Op, v.Path, v.Role, whoKey}) {
-				s.repeatOf[rk] = append(s.repeatOf[rk], group{v.Op, strings.Clone(v.Path), v.Role, whoKey})
+			if repeatable && !slices.Contains(s.repeatOf[rk], group{v.Op, v.Path, v.Role, whoKey, errno}) {
+				s.repeatOf[rk] = append(s.repeatOf[rk], group{v.Op, strings.Clone(v.Path), v.Role, whoKey, errno})
 			}
 		case s.groups.Full():
 			s.groups.Unlisted++
@@ -172,7 +174,7 @@ func (s *Session) report(ev *tracer.Event, verdicts []judge.Verdict) {
 			viol := s.violation(ev, v)
 			viol.Who = who
 			if repeatable {
-				s.repeatOf[rk] = append(s.repeatOf[rk], group{viol.Op, viol.Path, viol.Role, whoKey})
+				s.repeatOf[rk] = append(s.repeatOf[rk], group{viol.Op, viol.Path, viol.Role, whoKey, errno})
 			}
 			s.groups.Add(viol)
 			s.live.Violation(viol.Op, viol.Action, true)
@@ -208,8 +210,21 @@ func (s *Session) violation(ev *tracer.Event, v *judge.Verdict) report.Violation
 	}
 	if ev.ViaIOUring {
 		viol.Via = report.ViaIOUring
-	} else if ev.Ret < 0 {
-		viol.Errno = unix.ErrnoName(syscall.Errno(-ev.Ret))
+	}
+	if viol.Errno = errnoOf(ev); viol.Errno != "" {
+		viol.Failed = 1
 	}
 	return viol
+}
+
+// errnoOf names the error a write record's call failed with: "" when it
+// succeeded, or its result is unknown (an io_uring request).
+func errnoOf(ev *tracer.Event) string {
+	if ev.ViaIOUring || ev.Ret >= 0 {
+		return ""
+	}
+	if name := unix.ErrnoName(syscall.Errno(-ev.Ret)); name != "" {
+		return name
+	}
+	return "errno " + strconv.Itoa(int(-ev.Ret))
 }

@@ -211,8 +211,9 @@ type Session struct {
 	sandboxOrder []string
 }
 
-// group names one violation group.
-type group struct{ op, path, role, who string }
+// group names one violation group, and the error of the record whose
+// repeats the kernel counts for it ("" when the call succeeded).
+type group struct{ op, path, role, who, errno string }
 
 // New starts a session. h answers its questions about the machine.
 func New(cfg Config, h host.Host) (*Session, error) {
@@ -244,10 +245,19 @@ func New(cfg Config, h host.Host) (*Session, error) {
 	}
 	s.groups = &Groups{Limit: cfg.MaxViolations}
 	s.xreads.Limit = cfg.MaxViolations
+	s.xreads.UsesFixture = func(runner, pkg, id, fixture string) bool { return s.tests.UsesFixture(runner, pkg, id, fixture) }
 	s.sev = severity.New(cfg.Started, h)
 	if cfg.Sandbox != nil {
 		s.sev.Changed = s.sandboxChanged
 		s.sandboxed = map[string]*Sandboxed{}
+	}
+	// Whether a rename replaced a file, when its record does not say: the
+	// witness's queue may (witness.Checker.RenamedOnto).
+	s.sev.Replaced = func(path string) (bool, bool) {
+		if !s.cfg.Witness {
+			return false, false
+		}
+		return s.checker.RenamedOnto(path)
 	}
 	return s, nil
 }

@@ -4,9 +4,12 @@
 //
 //   - data-loss: a file or directory that was there before the run was
 //     truncated, overwritten, appended to, removed, renamed, renamed over,
-//     or had its mode, owner, times or extended attributes changed;
+//     or had its extended attributes changed, or its mode, owner or
+//     modification time changed and not set back by the end;
 //   - left-behind: the run created it, and it is still there at the end;
-//   - transient: the run created it, and it was gone by the end;
+//   - transient: the run created it, and it was gone by the end; or it
+//     changed the mode, owner or modification time of what was there,
+//     and the end finds them as the run's first change found them;
 //   - attempt: every call failed (or, for a file opened for writing, the
 //     file's change time at the end is older than the run, by more than
 //     ctimeSlack, and no process of the run is still running: nothing was
@@ -18,9 +21,22 @@
 // link that succeeded made it; an open that did not create its file, or
 // an unlink, rmdir, truncate or metadata change that succeeded, found it
 // there; an ENOENT found nothing there. A path under a directory the run
-// created was not there before. A rename onto a path the run has not
-// otherwise seen counts as replacing a file that was there: the system
-// calls the tracer sees do not tell whether one was.
+// created was not there before.
+//
+// A rename onto a path the run has not otherwise seen replaced a file
+// that was there before the run only if the kernel found one there at the
+// rename: the record says so when the kernel could hook its rename
+// (tracer.Prior); else the filesystem witness may have seen the rename
+// drop the replaced file's link count (Tracker.Replaced). When neither
+// tells, it counts as replacing one: data-loss is never missed.
+//
+// A chmod, chown or utimes of what was there is judged by the file's
+// state at the end against its state at the start: the kernel's record of
+// the run's first call on the path carries the mode, owner and
+// modification time the call found (tracer.Prior); when the end finds the
+// same, the change was set back. The access time is not compared (a read
+// sets it), nor is a change of a file's extended attributes judged this
+// way (no record says what they were).
 package severity
 
 import (
@@ -33,6 +49,7 @@ import (
 	"github.com/writewatch/writewatch/internal/host"
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/report"
+	"github.com/writewatch/writewatch/tracer"
 )
 
 // Occurrence is one write of one path, as the kernel reported it.
@@ -49,6 +66,10 @@ type Occurrence struct {
 	Created bool
 	// Flags are an open's flags.
 	Flags uint32
+	// Prior is what the call found before it changed its file, when the
+	// kernel said: a rename's target (its new role), a chmod's, chown's
+	// or utimes' file.
+	Prior tracer.Prior
 }
 
 // seen is what the occurrences of one violation group did, as bits.
@@ -59,6 +80,13 @@ const (
 	original                   // changed or removed what was there before the run
 	openedOld                  // opened what was there before the run for writing, without O_TRUNC
 	ofRun                      // made, changed or removed what the run created
+	// renamedOver: renamed onto a path the run had not otherwise seen,
+	// and the kernel did not say whether a file was there: it replaced
+	// one unless the witness says it did not (Tracker.Replaced).
+	renamedOver
+	// metaChanged: changed the mode, owner or times of what was there
+	// before the run: data-loss unless the end finds them as they were.
+	metaChanged
 )
 
 // origin is what a path holds, as far as the run's calls have told.
@@ -79,6 +107,9 @@ type group struct {
 type pathState struct {
 	origin origin
 	groups []group
+	// start is the file's metadata before the run, when the run's first
+	// call on the path was a chmod, chown or utimes whose record said.
+	start *tracer.Prior
 }
 
 // Tracker follows the paths of a run's violations. It is not safe for
@@ -91,13 +122,21 @@ type Tracker struct {
 	// file one of them opened for writing, or was handed open, may be
 	// written after the end, so its change time tells nothing.
 	Survivors bool
-	paths     map[string]*pathState
-	host      host.Host
 	// Changed, when set, says whether the file at a path changed during
 	// the run, where it knows (a sandbox's overlay holds every change):
 	// it stands for the change time, which a copy that changed nothing
 	// makes new.
 	Changed func(path string) (changed, known bool)
+	// Replaced, when not nil, says whether the first rename onto path
+	// that the filesystem witness saw replaced a file there, when it can
+	// tell (known).
+	Replaced func(path string) (replaced, known bool)
+	// Assumed counts the violations Assign judged data-loss because
+	// nothing told what was there: renames onto a path no call had found
+	// empty, and metadata changes whose start was not said.
+	Assumed struct{ Renames, Metadata int }
+	paths   map[string]*pathState
+	host    host.Host
 }
 
 // New returns a Tracker for a run that started at start, which looks at
@@ -199,9 +238,8 @@ func (st *pathState) observe(o *Occurrence) seen {
 	switch effectOf(o) {
 	case creates:
 		s := ofRun
-		// Renamed (or linked) over: a rename replaces what was there.
-		if o.Op == ops.Rename && (st.origin == preRun || st.origin == unknown) {
-			s |= original
+		if o.Op == ops.Rename {
+			s |= st.renamedOnto(o)
 		}
 		st.origin = madeHere
 		return s
@@ -213,16 +251,47 @@ func (st *pathState) observe(o *Occurrence) seen {
 	return st.touch(o)
 }
 
+// renamedOnto says what a rename onto the path did to what was there:
+// the kernel saw whether a file was (and one from before the run is
+// lost), or the run knew, or neither (renamedOver).
+func (st *pathState) renamedOnto(o *Occurrence) seen {
+	if o.Prior.Known {
+		if o.Prior.Mode != 0 && (st.origin == preRun || st.origin == unknown) {
+			return original
+		}
+		return 0 // nothing there, or what the run made or left
+	}
+	switch st.origin {
+	case preRun:
+		return original
+	case unknown:
+		return renamedOver
+	}
+	return 0
+}
+
+// restorable reports whether op changes metadata the end of the run can
+// compare with what the kernel said was there (tracer.Prior).
+func restorable(op ops.Op) bool { return op == ops.Chmod || op == ops.Chown || op == ops.Utimes }
+
 // touch is a change or removal of what the path holds.
 func (st *pathState) touch(o *Occurrence) seen {
 	if st.origin == unknown {
 		st.origin = preRun
+		// The run's first call here: what it found is the start.
+		if restorable(o.Op) && o.Prior.Known && o.Prior.Mode != 0 {
+			p := o.Prior
+			st.start = &p
+		}
 	}
 	if st.origin != preRun {
 		return ofRun
 	}
 	if (o.Op == ops.Open || o.Op == ops.Creat) && o.Flags&oTrunc == 0 {
 		return openedOld
+	}
+	if restorable(o.Op) {
+		return metaChanged
 	}
 	return original
 }
@@ -242,6 +311,8 @@ func (t *Tracker) underMade(path string) bool {
 type onDisk struct {
 	there   bool // something is there
 	changed bool // its change time is not older than the run (ctimeSlack)
+	file    host.File
+	known   bool // file is what is there
 }
 
 // Assign sets the Severity of each violation it followed, looking at
@@ -257,15 +328,16 @@ func (t *Tracker) Assign(vs []report.Violation) {
 		who := v.Who.Key()
 		for _, g := range st.groups {
 			if g.op == v.Op && g.role == v.Role && g.who == who {
-				v.Severity = t.judge(g.seen, v.Path, v.Truncated, cache)
+				v.Severity = t.judge(g.seen, st, v.Path, v.Truncated, cache)
 				break
 			}
 		}
 	}
 }
 
-// judge names the severity of a group that did s to path.
-func (t *Tracker) judge(s seen, path string, truncated bool, cache map[string]onDisk) string {
+// judge names the severity of a group that did s to path, whose state
+// is st.
+func (t *Tracker) judge(s seen, st *pathState, path string, truncated bool, cache map[string]onDisk) string {
 	look := func() onDisk {
 		if truncated { // a prefix of the path: assume the worst
 			return onDisk{there: true, changed: true}
@@ -280,12 +352,23 @@ func (t *Tracker) judge(s seen, path string, truncated bool, cache map[string]on
 	switch {
 	case s&original != 0:
 		return report.SeverityDataLoss
+	case s&renamedOver != 0 && !t.notReplaced(path):
+		t.Assumed.Renames++
+		return report.SeverityDataLoss
+	case s&metaChanged != 0 && !restored(st.start, look()):
+		if st.start == nil {
+			t.Assumed.Metadata++
+		}
+		return report.SeverityDataLoss
 	case s&openedOld != 0:
 		// Opened for writing: only the file tells whether it was
 		// written, and only once no process of the run is left to.
 		if d := look(); !d.there || d.changed || t.Survivors {
 			return report.SeverityDataLoss
 		}
+	}
+	if s&metaChanged != 0 { // and set back as it was
+		return report.SeverityTransient
 	}
 	if s&ofRun == 0 {
 		return report.SeverityAttempt
@@ -294,6 +377,23 @@ func (t *Tracker) judge(s seen, path string, truncated bool, cache map[string]on
 		return report.SeverityLeftBehind
 	}
 	return report.SeverityTransient
+}
+
+// notReplaced reports whether the witness saw that the first rename onto
+// path replaced no file.
+func (t *Tracker) notReplaced(path string) bool {
+	if t.Replaced == nil {
+		return false
+	}
+	replaced, known := t.Replaced(path)
+	return known && !replaced
+}
+
+// restored reports whether what is on disk has the mode, owner and
+// modification time start says the file had before the run.
+func restored(start *tracer.Prior, d onDisk) bool {
+	f := &d.file
+	return start != nil && d.known && f.Mode == start.Mode && f.Uid == start.UID && f.Gid == start.GID && f.Mtime.Equal(start.Mtime())
 }
 
 // look lstats path.
@@ -307,7 +407,7 @@ func (t *Tracker) look(path string) onDisk {
 	}
 	switch {
 	case err == nil:
-		return onDisk{there: true, changed: changed}
+		return onDisk{there: true, changed: changed, file: f, known: true}
 	case errors.Is(err, fs.ErrNotExist):
 		return onDisk{}
 	}

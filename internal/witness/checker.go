@@ -162,6 +162,10 @@ type Checker struct {
 	busy      busyDirs
 	stats     CheckStats
 	denies    []*allowlist.Pattern
+	// renaming and renamedOnto follow renames that replaced a file
+	// (renames.go).
+	renaming    map[int32]renaming
+	renamedOnto map[string]bool
 }
 
 type notedKey struct {
@@ -391,6 +395,10 @@ func (c *Checker) Change(we *Event, boot uint64, at time.Time) []Finding {
 	if we.Op&Overflow != 0 {
 		c.stats.Overflows++
 		return nil
+	}
+	c.renamed(we)
+	if we.Op == MoveSelf {
+		return nil // a rename's end, which changes nothing of its own
 	}
 	tgid, ok := c.members.has(we.Pid)
 	if !ok {

@@ -6,8 +6,9 @@
 //
 // New puts a filesystem mark (FAN_MARK_FILESYSTEM) on the filesystem of
 // each given path, once per filesystem, for creates, deletes, renames
-// (FAN_RENAME, or FAN_MOVED_FROM and FAN_MOVED_TO before Linux 5.17),
-// attribute changes, writes and closes after writing (the last two may
+// (FAN_RENAME with the moved object's FAN_MOVE_SELF, which ends a
+// rename's events and tells whether it replaced a file: renames.go; or
+// FAN_MOVED_FROM and FAN_MOVED_TO before Linux 5.17), attribute changes, writes and closes after writing (the last two may
 // come later: see below), on files and directories alike. The group
 // reports directory handles and names with the object's own handle
 // (FAN_REPORT_DFID_NAME_TARGET, or FAN_REPORT_DFID_NAME|FAN_REPORT_FID

@@ -24,10 +24,13 @@ const (
 	Modify                    // the file's data changed (write, truncate, fallocate)
 	CloseWrite                // a descriptor opened for writing was closed
 	Overflow                  // the kernel's queue overflowed: events were lost here
+	// MoveSelf: the object moved (the last event of its rename), named
+	// by its handle alone (renames.go).
+	MoveSelf
 )
 
 var opNames = [...]string{"create", "delete", "move-from", "move-to", "rename",
-	"attrib", "modify", "close-write", "overflow"}
+	"attrib", "modify", "close-write", "overflow", "move-self"}
 
 // String names the ops in a fixed order, joined by "|".
 func (o Op) String() string {

@@ -70,7 +70,7 @@ func (w *Witness) handle(r *record) {
 }
 
 func (w *Witness) deliver(ev Event) {
-	if ev.Path == "" && ev.Op != Overflow {
+	if ev.Path == "" && ev.Op != Overflow && ev.Op != MoveSelf {
 		w.stats.unresolved.Add(1)
 	}
 	w.stats.delivered.Add(1)
@@ -87,6 +87,7 @@ func opsOf(mask uint64) Op {
 		{unix.FAN_MOVED_FROM, MoveFrom}, {unix.FAN_MOVED_TO, MoveTo},
 		{unix.FAN_RENAME, Rename}, {unix.FAN_ATTRIB, Attrib},
 		{unix.FAN_MODIFY, Modify}, {unix.FAN_CLOSE_WRITE, CloseWrite},
+		{unix.FAN_MOVE_SELF, MoveSelf},
 	} {
 		if mask&m.bit != 0 {
 			o |= m.op
@@ -137,6 +138,10 @@ func (w *Witness) build(fs *fsys, r *record, ev *Event) {
 		ev.Path, ev.Source = w.dirPath(fs, r.dir)
 		ev.Ino = fs.ino(r.dir)
 		ev.Handle = string(handleKey(w.keyBuf, r.dir))
+	case r.obj.ok() && r.mask&^unix.FAN_ONDIR == unix.FAN_MOVE_SELF:
+		// A rename's end: its object is all that matters (renames.go),
+		// not a path, which its Rename gave.
+		ev.Source = Unresolved
 	case r.obj.ok():
 		ev.Path, ev.Source = w.objectPath(fs, r.obj)
 	default:

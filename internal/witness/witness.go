@@ -312,7 +312,9 @@ func (w *Witness) markAll(fd int) error {
 			w.hiddenLayers = w.hiddenLayers || unix.Stat(l, &st) != nil
 		}
 	}
-	w.markMask = baseMask | unix.FAN_RENAME
+	// A rename's MoveSelf ends its events: between the two comes the
+	// link count change of the file it replaced (renames.go).
+	w.markMask = baseMask | unix.FAN_RENAME | unix.FAN_MOVE_SELF
 	w.features.Rename = true
 	byDev := map[uint64]*Filesystem{}
 	var errs []error

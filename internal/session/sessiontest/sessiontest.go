@@ -183,6 +183,22 @@ func Failed(errno unix.Errno) Option { return func(ev *tracer.Event) { ev.Ret = 
 // Created marks an open that created its file.
 func Created() Option { return func(ev *tracer.Event) { ev.Created = true } }
 
+// Prior is what the call found before it changed its file, as the
+// kernel says where it can hook the VFS (tracer.Prior): a rename's
+// target, a chmod's, chown's or utimes' file.
+func Prior(p tracer.Prior) Option { return func(ev *tracer.Event) { ev.Prior = p } }
+
+// PriorOf is Prior of what is at path (in the project unless absolute)
+// now; nothing there is a rename's target that held no file.
+func (r *Run) PriorOf(path string) Option {
+	r.t.Helper()
+	var st unix.Stat_t
+	if err := unix.Lstat(r.Path(path), &st); err != nil {
+		return Prior(tracer.Prior{Known: true})
+	}
+	return Prior(tracer.Prior{Known: true, Mode: st.Mode, UID: st.Uid, GID: st.Gid, MtimeSec: st.Mtim.Sec, MtimeNsec: uint32(st.Mtim.Nsec)})
+}
+
 // InTest marks the write as made by a goroutine of Go test token's.
 func InTest(token uint64) Option {
 	return func(ev *tracer.Event) { ev.Test, ev.Go = token, tracer.GoProc|tracer.GoG|tracer.GoTest }

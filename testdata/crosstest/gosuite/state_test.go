@@ -34,3 +34,16 @@ func TestOwn(t *testing.T) {
 		}
 	}
 }
+
+// TestParent writes parent.txt and its own subtest reads it: a subtest
+// runs inside its parent, which is no order between tests.
+func TestParent(t *testing.T) {
+	if err := os.WriteFile("parent.txt", []byte("parent"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("child", func(t *testing.T) {
+		if _, err := os.ReadFile("parent.txt"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
