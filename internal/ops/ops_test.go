@@ -7,6 +7,9 @@ import (
 	"regexp"
 	"slices"
 	"testing"
+
+	"github.com/writewatch/writewatch/report"
+	"golang.org/x/sys/unix"
 )
 
 // Every operation has a complete row, and no two share a name or a
@@ -38,6 +41,80 @@ func TestTableComplete(t *testing.T) {
 	}
 	if len(All()) != Count || len(Names()) != Count {
 		t.Errorf("All and Names must hold the %d operations", Count)
+	}
+	if z := table[0]; z.paths != nil || z.changes != 0 {
+		t.Error("table[0] must stay empty")
+	}
+}
+
+// Each row says what its operation does to each of its paths in a way
+// the code that reads it can take: one path, or two with the roles old
+// and new; effects that fit the role; a symlink followed in the first
+// path alone (bpf/ops.h's WW_FOLLOW_*_OPS are of the first), and unseen
+// only where it is followed; changes the witness can see.
+func TestTablePaths(t *testing.T) {
+	for _, o := range All() {
+		ps := o.Paths()
+		switch {
+		case len(ps) == 1 && ps[0].Role != "" && ps[0].Role != report.RoleNew:
+			t.Errorf("%v: the role of its one path is %q: want none, or new", o, ps[0].Role)
+		case len(ps) == 2 && (ps[0].Role != report.RoleOld || ps[1].Role != report.RoleNew):
+			t.Errorf("%v: roles %q, %q: want old, then new", o, ps[0].Role, ps[1].Role)
+		case len(ps) < 1 || len(ps) > 2:
+			t.Errorf("%v: %d paths: want one or two", o, len(ps))
+		}
+		for i, p := range ps {
+			if p.Effect < Opens || p.Effect > Links {
+				t.Errorf("%v: path %d: effect %d", o, i, p.Effect)
+			}
+			if role := map[Effect]string{Links: report.RoleOld, MovesAway: report.RoleOld, MovesOnto: report.RoleNew}[p.Effect]; role != "" && p.Role != role {
+				t.Errorf("%v: path %d: effect %d needs the role %s", o, i, p.Effect, role)
+			}
+			if p.Effect == Opens && len(ps) != 1 {
+				t.Errorf("%v: an open names one path", o)
+			}
+			if p.Follow > FollowAtFlag || (i > 0 && p.Follow != FollowNever) {
+				t.Errorf("%v: path %d: follow rule %d (only the first path follows)", o, i, p.Follow)
+			}
+			if p.Unseen && p.Follow == FollowNever {
+				t.Errorf("%v: path %d: unseen, and never followed", o, i)
+			}
+			if got := o.Path(p.Role); got != p {
+				t.Errorf("%v: Path(%q) = %+v, want %+v", o, p.Role, got, p)
+			}
+		}
+		if c := o.Changes(); c == 0 || c >= AttrsChanged<<1 {
+			t.Errorf("%v: changes %#x", o, c)
+		}
+		if o.Opens() != (len(ps) == 1 && ps[0].Effect == Opens) {
+			t.Errorf("%v: Opens disagrees with its path", o)
+		}
+	}
+	if Rename.Path("") != (Path{}) || Op(99).Paths() != nil || Op(99).Changes() != 0 {
+		t.Error("an operation has no path of a role it lacks, an unknown one none")
+	}
+}
+
+func TestFollows(t *testing.T) {
+	for _, c := range []struct {
+		f     Follow
+		flags uint32
+		want  bool
+	}{
+		{FollowNever, ^uint32(0), false},
+		{FollowAlways, 0, true},
+		{FollowOpenFlags, unix.O_WRONLY | unix.O_CREAT, true},
+		{FollowOpenFlags, unix.O_WRONLY | unix.O_NOFOLLOW, false},
+		{FollowOpenFlags, unix.O_CREAT | unix.O_EXCL, false},
+		{FollowOpenFlags, unix.O_EXCL, true},
+		{FollowMetaFlag, MetaFollow, true},
+		{FollowMetaFlag, unix.AT_SYMLINK_FOLLOW, false},
+		{FollowAtFlag, unix.AT_SYMLINK_FOLLOW, true},
+		{FollowAtFlag, MetaFollow, false},
+	} {
+		if got := (Path{Follow: c.f}).Follows(c.flags); got != c.want {
+			t.Errorf("rule %d, flags %#x: %v, want %v", c.f, c.flags, got, c.want)
+		}
 	}
 }
 
