@@ -114,43 +114,23 @@ const (
 	oTmpfile = 0o20000000
 )
 
-// effect is what a successful call did to its path.
-type effect uint8
-
-const (
-	creates effect = iota // made it
-	changes               // changed what was there
-	removes               // removed (or renamed away) what was there
-)
-
-func effectOf(o *Occurrence) effect {
-	switch o.Op {
-	case ops.Open, ops.Creat:
+// effectOf is what a successful call did to its path, as its row of the
+// table of operations says (ops.Path.Effect); an open, which creates or
+// changes, as the call tells.
+func effectOf(o *Occurrence) ops.Effect {
+	e := o.Op.Path(o.Role).Effect
+	if e == ops.Opens {
 		if o.Created || o.Flags&oTmpfile == oTmpfile {
-			return creates
+			return ops.Creates
 		}
-		return changes
-	case ops.Mkdir, ops.Mknod, ops.Symlink:
-		return creates
-	case ops.Link:
-		if o.Role == report.RoleNew {
-			return creates
-		}
-		return changes
-	case ops.Rename:
-		if o.Role == report.RoleNew {
-			return creates
-		}
-		return removes
-	case ops.Unlink, ops.Rmdir:
-		return removes
+		return ops.Changes
 	}
-	return changes // truncate and the metadata changes
+	return e
 }
 
 // onePath reports whether op names one path only, so that its ENOENT or
 // EEXIST is about that path.
-func onePath(op ops.Op) bool { return op != ops.Rename && op != ops.Link }
+func onePath(op ops.Op) bool { return len(op.Paths()) <= 1 }
 
 // Observe takes one occurrence into account. Occurrences must come in
 // the order the kernel saw them.
@@ -191,20 +171,21 @@ func (st *pathState) observe(o *Occurrence) seen {
 		}
 		return failed
 	}
-	switch effectOf(o) {
-	case creates:
+	switch e := effectOf(o); e {
+	case ops.Creates, ops.MovesOnto:
 		s := ofRun
-		// Renamed (or linked) over: a rename replaces what was there.
-		if o.Op == ops.Rename && (st.origin == preRun || st.origin == unknown) {
+		// Renamed over: a rename replaces what was there.
+		if e == ops.MovesOnto && (st.origin == preRun || st.origin == unknown) {
 			s |= original
 		}
 		st.origin = madeHere
 		return s
-	case removes:
+	case ops.Removes, ops.MovesAway:
 		s := st.touch(o)
 		st.origin = nothing
 		return s
 	}
+	// Changes, and a hard link's source, which gains a name.
 	return st.touch(o)
 }
 
@@ -216,7 +197,7 @@ func (st *pathState) touch(o *Occurrence) seen {
 	if st.origin != preRun {
 		return ofRun
 	}
-	if (o.Op == ops.Open || o.Op == ops.Creat) && o.Flags&oTrunc == 0 {
+	if o.Op.Path(o.Role).Effect == ops.Opens && o.Flags&oTrunc == 0 {
 		return openedOld
 	}
 	return original
