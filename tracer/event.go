@@ -102,7 +102,8 @@ func (w Why) String() string {
 }
 
 // MetaFollow is set in Event.Flags of a metadata change by path that
-// follows a symlink in the path's last component (chmod, not lchown).
+// follows a symlink in the path's last component (chmod, not lchown):
+// ops.MetaFollow, which bpf/ops.h carries.
 const MetaFollow = uint32(writewatchWwMetaFlagWW_META_FOLLOW)
 
 // openCreated is WW_OPEN_CREATED (bpf/writewatch.h), a bit of the

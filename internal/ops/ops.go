@@ -8,20 +8,31 @@
 // and which changes the filesystem witness may see it make (Change).
 //
 // The kernel side follows from it: go generate writes bpf/ops.h (enum
-// ww_op, the metadata operations, the lists of syscalls that produce
-// operations, and the syscall numbers of each architecture, from
-// numbers.go), and tests fail when the committed header, or the C code
-// that produces the operations, disagrees with the table. The tracer,
-// the report, the live counters, the metrics and the metadata guard take
-// theirs from here.
+// ww_op, the operations grouped by what their rows say, which
+// bpf/lib/rows.h reads, the lists of syscalls that produce operations,
+// and the syscall numbers of each architecture, from numbers.go), and
+// tests fail when the committed header, or the C code that produces the
+// operations, disagrees with the table. The tracer, the judge, the
+// severities, the filesystem witness's checker, the report, the live
+// counters, the metrics and the metadata guard take theirs from here. The
+// few places that still tell operations apart by name, each for what no
+// row says, are listed in ops_test.go (handWritten), and
+// TestOperationsReadFromTable fails on any other.
 //
-// Adding an operation: a constant and a row of the table below, a number
+// Adding an operation: a constant and a row of the table below; a number
 // per architecture for each new syscall (numbers.go, checked against
 // golang.org/x/sys/unix in numbers_amd64_test.go and
-// numbers_arm64table_test.go), go generate, and the
-// C code that produces it (bpf/lib/stash.h for a syscall, bpf/lib/uring.h
-// for an io_uring request; for a metadata change, also the metadata
-// guard's decode in internal/metaguard).
+// numbers_arm64table_test.go); make generate (go generate here writes
+// bpf/ops.h, then the BPF objects are rebuilt); and one C case that
+// produces it: a case of sys_enter's switch for a syscall
+// (syscall_entered in bpf/lib/stash.h, or stash_meta_call for a metadata
+// change), a branch of uring_submitted for an io_uring request
+// (bpf/lib/uring.h). Besides, as the operation needs: for a metadata
+// syscall, its arguments in the metadata guard's decode
+// (internal/metaguard); for the lsm tier to refuse it, its hook
+// (bpf/enforce.bpf.c); for roles, the summary's words for them (roleText
+// in internal/render, which TestRoleText asks for); and its line in
+// docs/writes.md.
 package ops
 
 //go:generate go run ./genheader ../../bpf/ops.h

@@ -2,10 +2,12 @@ package ops
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/writewatch/writewatch/report"
@@ -253,5 +255,96 @@ func TestCodeProducesTable(t *testing.T) {
 	slices.Sort(uring)
 	if got := names(regexp.MustCompile(`\b(IORING_OP_\w+)`), src); !slices.Equal(got, uring) {
 		t.Errorf("io_uring opcodes in bpf/: %v; in the table: %v", got, uring)
+	}
+}
+
+// handWritten are the places outside the table that tell operations
+// apart by name, each for what no row says, as "file: the operation":
+// what an operation is and does is read from its row, in Go
+// (Op.Paths, Op.Changes, Op.Kind...) and in C (bpf/lib/rows.h, from
+// the lists of bpf/ops.h); the code that produces an operation (a
+// syscall's case, an io_uring opcode's) names it too.
+var handWritten = []string{
+	// The announcements of a test's start and end are opens that fail
+	// (internal/attribution's protocol).
+	"bpf/lib/write.h: OPEN",
+	"internal/session/records.go: Open",
+	// mmap returns an address, the record an errno.
+	"bpf/lib/stash.h: MMAP",
+	// io_uring's LINKAT carries linkat's flags: its producer reads them.
+	"bpf/lib/uring.h: LINK",
+	// Of a change of times, one of one time alone is seen by no
+	// attribute event (its arguments tell, in utimensat's memory).
+	"bpf/lib/pause.h: UTIMES",
+	// How the summary names each role (TestRoleText in internal/render
+	// keeps it in step with the table's roles).
+	"internal/render/text.go: Rename",
+	"internal/render/text.go: Link",
+	"internal/render/text.go: Symlink",
+}
+
+// Nothing outside the table tells operations apart by name but the
+// places of handWritten: a switch on operations would be a second home
+// for what their rows say, which a new operation would miss.
+func TestOperationsReadFromTable(t *testing.T) {
+	var names []string
+	for _, o := range All() {
+		names = append(names, strings.ToUpper(o.String()))
+	}
+	cRe := regexp.MustCompile(`(?:[!=]= *WW_OP_(\w+)|WW_OP_(\w+) *[!=]=)`)
+	goRe := regexp.MustCompile(`(?:[!=]= *ops\.(\w+)|case ops\.(\w+)|ops\.(\w+) *[!=]=)`)
+	var got []string
+	add := func(path string, re *regexp.Regexp, src []byte) {
+		for _, m := range re.FindAllSubmatch(src, -1) {
+			name := string(bytes.Join(m[1:], nil))
+			if !slices.Contains(names, strings.ToUpper(name)) {
+				continue // a kind, an effect: the row's own words
+			}
+			if e := path + ": " + name; !slices.Contains(got, e) {
+				got = append(got, e)
+			}
+		}
+	}
+	root := "../.."
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		switch {
+		case d.IsDir() && (rel == ".git" || rel == "bpf/include" || rel == "internal/ops" || rel == "testdata" ||
+			strings.HasSuffix(rel, "/testdata")):
+			return filepath.SkipDir
+		case d.IsDir() || rel == "bpf/ops.h":
+			return nil
+		}
+		var re *regexp.Regexp
+		switch {
+		case strings.HasSuffix(rel, ".h") || strings.HasSuffix(rel, ".c"):
+			re = cRe
+		case strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go"):
+			re = goRe
+		default:
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		add(filepath.ToSlash(rel), re, src)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range got {
+		if !slices.Contains(handWritten, e) {
+			t.Errorf("%s: tells operations apart by name: read what it asks from the table's rows instead (Op.Paths, Op.Changes, ...; bpf/lib/rows.h), or, for what no row can say, list it in handWritten", e)
+		}
+	}
+	for _, e := range handWritten {
+		if !slices.Contains(got, e) {
+			t.Errorf("%s: no longer found: take it off handWritten", e)
+		}
 	}
 }
