@@ -237,7 +237,12 @@ static __always_inline int write_record(struct args *a, long ret, __u16 via, __u
 	 * sys_exit verified 6,087 instructions rather than 5,953. */
 	struct repeat_key rk;
 	repeat_key_of(&rk, e, a);
-	pause_for_path(e);
+	/* An io_uring request's submitter is never paused: not asked, so
+	 * that uring_submit's verifier does not walk pause_for_path (3,231
+	 * verified instructions rather than 3,296; 4,754 rather than 4,819
+	 * under --enforce). */
+	if (!kstr)
+		pause_for_path(e);
 	count(WW_STAT_EVENTS);
 	if (!send(e, off))
 		return 0;
