@@ -27,13 +27,58 @@ enum ww_op {
 	WW_OP_AIO = 18,
 };
 
-/* The metadata changes, as X(NAME) for WW_OP_NAME. */
-#define WW_METADATA_OPS(X) X(CHMOD) X(CHOWN) X(UTIMES) X(SETXATTR) \
-	X(REMOVEXATTR) X(SETFLAGS)
+/* hdr.flags of a metadata change (chmod, chown, utimes, xattrs) by path:
+ * the call follows a symlink in the path's last component, so user space
+ * judges the file the link points to (ops.MetaFollow). */
+enum ww_meta_flag {
+	WW_META_FOLLOW = 1,
+};
 
-/* The writes the filesystem witness never hears of (ops.Unnotified),
- * as X(NAME) for WW_OP_NAME. */
-#define WW_UNNOTIFIED_OPS(X) X(MMAP) X(AIO)
+/* Lists of operations, from their rows, as X(o, NAME) for WW_OP_NAME:
+ * OP_IN(list, o) (writewatch.h) asks whether o is one of them. */
+/* The metadata changes. */
+#define WW_METADATA_OPS(X, o) X(o, CHMOD) X(o, CHOWN) X(o, UTIMES) \
+	X(o, SETXATTR) X(o, REMOVEXATTR) X(o, SETFLAGS)
+
+/* The writes the filesystem witness never hears of (ops.Unnotified). */
+#define WW_UNNOTIFIED_OPS(X, o) X(o, MMAP) X(o, AIO)
+
+/* Those whose change of a file's mode, owner or times the kernel notes
+ * before the call, at notify_change (ops.Restorable). */
+#define WW_RESTORABLE_OPS(X, o) X(o, CHMOD) X(o, CHOWN) X(o, UTIMES)
+
+/* Those that move a name onto another, replacing what was there
+ * (ops.MovesOnto): the kernel notes the target before the call. */
+#define WW_MOVING_ONTO_OPS(X, o) X(o, RENAME)
+
+/* Those whose change the witness hears of as one of contents
+ * (ops.DataModified). */
+#define WW_MODIFYING_OPS(X, o) X(o, OPEN) X(o, CREAT) X(o, TRUNCATE) \
+	X(o, MMAP) X(o, AIO)
+
+/* Those that open the file for writing (ops.Opens): one that succeeded
+ * is judged by the file it opened. */
+#define WW_OPENING_OPS(X, o) X(o, OPEN) X(o, CREAT)
+
+/* Those whose first path is a file given another name (ops.Links), which
+ * the call may name by a descriptor the process holds. */
+#define WW_LINKING_OPS(X, o) X(o, LINK)
+
+/* When the call follows a symlink in the last component of its first
+ * path (ops.Path.Follows): always; unless O_NOFOLLOW, or O_CREAT with
+ * O_EXCL; with WW_META_FOLLOW; with AT_SYMLINK_FOLLOW. No other path
+ * follows one. */
+#define WW_FOLLOW_ALWAYS_OPS(X, o) X(o, TRUNCATE)
+#define WW_FOLLOW_OPEN_FLAGS_OPS(X, o) X(o, OPEN) X(o, CREAT)
+#define WW_FOLLOW_META_FLAG_OPS(X, o) X(o, CHMOD) X(o, CHOWN) X(o, UTIMES) \
+	X(o, SETXATTR) X(o, REMOVEXATTR) X(o, SETFLAGS)
+#define WW_FOLLOW_AT_FLAG_OPS(X, o) X(o, LINK)
+
+/* Those whose change, when the call follows a symlink in the last
+ * component of its first path, the witness may not see to name the
+ * file it reaches (ops.Path.Unseen): user space follows the path after
+ * the call, and the kernel pauses the process until it has. */
+#define WW_UNSEEN_OPS(X, o) X(o, TRUNCATE) X(o, LINK) X(o, UTIMES)
 
 /* The syscalls that produce the metadata changes, as X(name) for NR_name:
  * their cases in sys_enter, and stash_meta_call. */

@@ -111,12 +111,18 @@ struct goproc {
 	__u32 _pad;
 };
 
-/* enum ww_op, the operation of a write, and the syscalls that produce
- * each: generated from the table of operations (internal/ops). */
+/* enum ww_op, the operation of a write, what each is and does (lists
+ * of operations, read through lib/rows.h), enum ww_meta_flag, and the
+ * syscalls that produce each: generated from the table of operations
+ * (internal/ops). */
 #include "ops.h"
 
-/* Is op one of a list of ops.h's: false WW_..._OPS(OR_OP). */
-#define OR_OP(name) || op == WW_OP_##name
+/* Is o one of a list of ops.h's operations, WW_..._OPS? Spelled out in
+ * place, o read for each (o == WW_OP_A || o == WW_OP_B ...): as the bool
+ * of a helper function, inlined, the opened of emit_write made sys_exit
+ * verify 5,978 instructions rather than 5,854. */
+#define OR_OP(o, name) || (o) == WW_OP_##name
+#define OP_IN(list, o) (false list(OR_OP, o))
 
 /* How a write reached the kernel. */
 enum ww_via {
@@ -150,13 +156,6 @@ enum ww_mark {
 	WW_MARK_ALLOW = 1,
 	WW_MARK_DENY  = 2,
 	WW_MARK_FINAL = 4, /* with ALLOW: no deny mark above it, so reaching it decides */
-};
-
-/* hdr.flags of a metadata change (chmod, chown, utimes, xattrs) by path:
- * the call follows a symlink in the path's last component, so user space
- * judges the file the link points to. */
-enum ww_meta_flag {
-	WW_META_FOLLOW = 1,
 };
 
 /* hdr.rec of a WW_EV_WRITE record. */

@@ -102,7 +102,8 @@ func (w Why) String() string {
 }
 
 // MetaFollow is set in Event.Flags of a metadata change by path that
-// follows a symlink in the path's last component (chmod, not lchown).
+// follows a symlink in the path's last component (chmod, not lchown):
+// ops.MetaFollow, which bpf/ops.h carries.
 const MetaFollow = uint32(writewatchWwMetaFlagWW_META_FOLLOW)
 
 // repeatFailed is WW_REPEAT_FAILED (bpf/writewatch.h): the repeats of a

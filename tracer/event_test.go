@@ -155,6 +155,9 @@ func TestObjectOpsAreTheTable(t *testing.T) {
 	for name := range got {
 		t.Errorf("%s: in the object, not in the table", name)
 	}
+	if MetaFollow != ops.MetaFollow {
+		t.Errorf("WW_META_FOLLOW is %#x in the object, %#x in the table", MetaFollow, ops.MetaFollow)
+	}
 }
 
 // BenchmarkDecode measures turning one typical write record into an

@@ -61,6 +61,7 @@
 #include "arch.h"
 #include "record.h"
 #include "paths.h"
+#include "rows.h"
 
 #define AF_UNIX 1
 #define SECCOMP_SET_MODE_FILTER 1
@@ -154,15 +155,6 @@ static __always_inline bool foreign_file(struct file *f)
 	return ns && ns != (unsigned long)t->nsproxy->mnt_ns;
 }
 
-/* Does op write a file's contents with no event of the filesystem
- * witness's (a shared mapping, Linux AIO)? It hears of such a write at
- * the file's last close at best, which may come after the run, or from
- * a process outside the tree (ops.Unnotified). */
-static __always_inline bool unnotified(__u32 op)
-{
-	return false WW_UNNOTIFIED_OPS(OR_OP);
-}
-
 /* May the path by which the current process reaches f lead elsewhere
  * than it does for writewatch: the process is in another mount
  * namespace than COMMAND's, f's mount is another namespace's, or a
@@ -192,9 +184,9 @@ static __always_inline bool unwatched_write(struct args *a, long ret, struct fil
 {
 	if (ret < 0)
 		return false;
-	if (unnotified(a->op))
+	if (UNNOTIFIED(a->op))
 		return view_changed(f);
-	return (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT || a->op == WW_OP_TRUNCATE) &&
+	return MODIFIES(a->op) &&
 	       (written_unwatched() || (contents_lazy() && foreign_file(f)));
 }
 

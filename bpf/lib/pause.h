@@ -9,6 +9,7 @@
 #include "uapi.h"
 #include "arch.h"
 #include "record.h"
+#include "rows.h"
 
 #define UTIME_OMIT ((1L << 30) - 2)
 
@@ -34,15 +35,16 @@ static __always_inline bool one_time_alone(void)
 /*
  * Pause the process (SIGSTOP) as its record e is sent, when user space
  * must follow the record's path after the call to find the file it
- * changed, and the filesystem witness may not see the change: a
- * truncate, a change of one of a file's times through a symlink (both
- * times are an attribute change, which the witness hears of), a hard
- * link with AT_SYMLINK_FOLLOW, that succeeded, by a name (no file in the
- * record's resolved slot), as a syscall (the judge's unseen). User space
- * resumes it once it has followed the path: meanwhile the process
- * cannot remove or replace what the call went through (a test's
- * temporary directory, removed as it ends), and a path gone by then is
- * one writewatch could not follow. These are rare calls: a pause costs
+ * changed, and the filesystem witness may not see the change: a call
+ * whose row says so (UNSEEN: a truncate, a change of times, a hard
+ * link's source) that followed a symlink in the last component, that
+ * succeeded, by a name (no file in the record's resolved slot), as a
+ * syscall (the judge's unseen); of a change of times, only one of a
+ * single time (both are an attribute change, which the witness hears
+ * of). User space resumes it once it has followed the path: meanwhile
+ * the process cannot remove or replace what the call went through (a
+ * test's temporary directory, removed as it ends), and a path gone by
+ * then is one writewatch could not follow. These are rare calls: a pause costs
  * a round trip to user space, 0.2 to 2 ms here. Marks the record
  * WW_REC_PAUSED (send takes the stop back if the record is lost).
  * Global, so verified once.
@@ -56,9 +58,9 @@ __noinline int pause_for_path(struct event *e)
 		return 0;
 	op = e->hdr.op;
 	flags = e->hdr.flags;
-	if (op != WW_OP_TRUNCATE &&
-	    !(op == WW_OP_UTIMES && (flags & WW_META_FOLLOW) && one_time_alone()) &&
-	    !(op == WW_OP_LINK && (flags & AT_SYMLINK_FOLLOW)))
+	if (!UNSEEN(op) || !FOLLOWS_LAST(op, flags))
+		return 0;
+	if (op == WW_OP_UTIMES && !one_time_alone())
 		return 0;
 	if (bpf_send_signal(SIGSTOP))
 		return 0;

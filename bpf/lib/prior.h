@@ -21,6 +21,7 @@
 #define WW_LIB_PRIOR_H
 
 #include "task.h"
+#include "rows.h"
 
 /* struct inode's modification time before Linux 6.11 (a timespec64),
  * named __i_mtime from 6.7: the kernel's BTF says which it has. */
@@ -65,7 +66,7 @@ static __always_inline int prior_noted(struct dentry *d, bool rename)
 	if (!st || st->pending != WW_PENDING_WRITE || st->prior.seen)
 		return 0;
 	op = st->args.op;
-	if (rename ? op != WW_OP_RENAME : (op != WW_OP_CHMOD && op != WW_OP_CHOWN && op != WW_OP_UTIMES))
+	if (rename ? !MOVES_ONTO(op) : !RESTORABLE(op))
 		return 0;
 	st->prior.seen = 1;
 	inode = BPF_CORE_READ(d, d_inode);

@@ -33,7 +33,7 @@ static __always_inline int stash_fork(struct pt_regs *regs)
  * verifier drops the judgement from both programs. */
 static __always_inline bool judged_at_entry(__u32 op)
 {
-	return enforce_tier != WW_TIER_NONE && (is_metadata(op) ? !meta_guard : enforce_tier == WW_TIER_KILL);
+	return enforce_tier != WW_TIER_NONE && (IS_METADATA(op) ? !meta_guard : enforce_tier == WW_TIER_KILL);
 }
 
 /* Enter: remember the arguments of a tracked thread's syscall. Global,
@@ -382,7 +382,7 @@ static __always_inline int syscall_exited(struct pt_regs *regs, long ret)
 	 * walk judge_enter here). */
 	if (judged_at_entry(a->op) && (a->action & WW_ACT_UNREAD))
 		a->action = ret < 0 ? 0 : judge_exit(a->path, a->dfd, a->path2, a->dfd2,
-						     (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) &&
+						     OPENS(a->op) &&
 						     !(a->flags & __O_TMPFILE) ? ret : -1);
 	/* mmap returns an address: the record keeps an int, 0 or -errno. */
 	if (a->op == WW_OP_MMAP && ret > 0)

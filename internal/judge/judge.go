@@ -17,7 +17,6 @@ import (
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/pathwalk"
 	"github.com/writewatch/writewatch/internal/severity"
-	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/tracer"
 	"golang.org/x/sys/unix"
 )
@@ -144,7 +143,7 @@ func (j *Judge) Record(ev *tracer.Event) []Verdict {
 // lies outside the allowlist, which is outside the grants.
 func (j *Judge) refusedByName(ev *tracer.Event) bool {
 	if !j.Landlock || ev.Action != 0 || ev.ViaIOUring || ev.Ret != -int32(unix.EACCES) ||
-		ev.Op.Metadata() || !followsLast(ev) {
+		ev.Op.Kind() != ops.Data || !ev.Op.Path("").Follows(ev.Flags) {
 		return false
 	}
 	for _, v := range j.paths {
@@ -170,148 +169,146 @@ func (j *Judge) view(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// written turns a write record into the paths it writes: rename and link
-// have two, everything else one.
+// written turns a write record into the paths it writes, as its row of
+// the table of operations says (ops.Op.Paths): rename and link have two,
+// everything else one.
 func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 	j.n = 0
-	op := ev.Op.String()
-	switch ev.Op {
-	case ops.Rename, ops.Link:
-		// A hard link to a file is a new way to write that file: the
-		// file linked is judged too. One the process names by a
-		// descriptor it holds (linkat of /proc/self/fd/N, or of "" with
-		// AT_EMPTY_PATH) is most often an O_TMPFILE, which has no other
-		// name; but a file opened read-only can be linked the same way:
-		// the kernel sends its path, walked during the call, or Held is
-		// asked which file it was.
-		// linkat with AT_SYMLINK_FOLLOW (ln -L) links the file a
-		// symlink in the source's last component points to.
-		src := slotView(ev, tracer.SlotPath)
-		if ev.Op == ops.Rename || !heldOpen(src) {
-			old := j.target(ev, op, report.RoleOld, tracer.SlotPath, tracer.SlotDir)
-			follow := ev.Op == ops.Link && ev.Flags&unix.AT_SYMLINK_FOLLOW != 0
-			if follow && unseen(ev) {
-				old.since, old.paused = ev.Time, ev.Paused
-			}
-			old = old.resolved(j.host, pathwalk.Entry)
-			if follow {
-				old = old.followed(j.host)
-			}
-			out = append(out, old)
-			return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved(j.host, pathwalk.Entry))
-		}
-		linked := j.target(ev, op, report.RoleNew, tracer.SlotPath2, tracer.SlotDir2).resolved(j.host, pathwalk.Entry)
-		switch {
-		case ev.Ret < 0 || ev.ViaIOUring:
-		case ev.Has(tracer.SlotResolved):
-			// The kernel walked the descriptor's file during the call
-			// (it leaves out one with no name of its own: an
-			// O_TMPFILE).
-			out = append(out, Verdict{
-				Op: op, Role: report.RoleOld, Requested: src,
-				Path:      j.view(ev.AppendDir(j.scratch(), tracer.SlotResolved)),
-				Truncated: ev.Truncated(tracer.SlotResolved),
-			})
-		case j.Held != nil && !linked.Truncated:
-			if p, ok := j.Held(ev, src, linked.Path); ok {
-				out = append(out, Verdict{Op: op, Role: report.RoleOld, Path: p, Requested: src})
-			}
-		}
-		return append(out, linked)
-	case ops.Symlink:
-		return append(out, j.target(ev, op, report.RoleNew, tracer.SlotPath, tracer.SlotDir).resolved(j.host, pathwalk.Entry))
+	paths := ev.Op.Paths()
+	switch {
+	case len(paths) == 2:
+		return j.twoPaths(ev, paths, out)
+	case len(paths) == 1 && paths[0].Role != "":
+		// A path with a role (a symlink's new name) is the name made.
+		return append(out, j.target(ev, paths[0].Role, tracer.SlotPath, tracer.SlotDir).resolved(j.host, pathwalk.Entry))
 	}
+	var p ops.Path
+	if len(paths) == 1 {
+		p = paths[0]
+	}
+	return append(out, j.onePath(ev, p))
+}
+
+// twoPaths are the paths of a call of two (rename, link): the record's
+// path slot (the old path), then its second (the new).
+func (j *Judge) twoPaths(ev *tracer.Event, paths []ops.Path, out []Verdict) []Verdict {
+	from, to := paths[0], paths[1]
+	// A hard link to a file is a new way to write that file: the file
+	// linked is judged too. One the process names by a descriptor it
+	// holds (linkat of /proc/self/fd/N, or of "" with AT_EMPTY_PATH) is
+	// most often an O_TMPFILE, which has no other name; but a file
+	// opened read-only can be linked the same way: the kernel sends its
+	// path, walked during the call, or Held is asked which file it was.
+	if src := slotView(ev, tracer.SlotPath); from.Effect == ops.Links && heldOpen(src) {
+		return j.heldLink(ev, src, from.Role, to.Role, out)
+	}
+	// linkat with AT_SYMLINK_FOLLOW (ln -L) links the file a symlink in
+	// the source's last component points to.
+	t := j.target(ev, from.Role, tracer.SlotPath, tracer.SlotDir)
+	follow := from.Follows(ev.Flags)
+	if follow && unseen(ev, from) {
+		t.since, t.paused = ev.Time, ev.Paused
+	}
+	t = t.resolved(j.host, pathwalk.Entry)
+	if follow {
+		t = t.followed(j.host)
+	}
+	out = append(out, t)
+	return append(out, j.target(ev, to.Role, tracer.SlotPath2, tracer.SlotDir2).resolved(j.host, pathwalk.Entry))
+}
+
+// heldLink are the paths of a hard link of a file the process holds
+// open, named src: the file (role from), when it can be told, and the
+// new name (role to).
+func (j *Judge) heldLink(ev *tracer.Event, src, from, to string, out []Verdict) []Verdict {
+	op := ev.Op.String()
+	linked := j.target(ev, to, tracer.SlotPath2, tracer.SlotDir2).resolved(j.host, pathwalk.Entry)
+	switch {
+	case ev.Ret < 0 || ev.ViaIOUring:
+	case ev.Has(tracer.SlotResolved):
+		// The kernel walked the descriptor's file during the call (it
+		// leaves out one with no name of its own: an O_TMPFILE).
+		out = append(out, Verdict{
+			Op: op, Role: from, Requested: src,
+			Path:      j.view(ev.AppendDir(j.scratch(), tracer.SlotResolved)),
+			Truncated: ev.Truncated(tracer.SlotResolved),
+		})
+	case j.Held != nil && !linked.Truncated:
+		if p, ok := j.Held(ev, src, linked.Path); ok {
+			out = append(out, Verdict{Op: op, Role: from, Path: p, Requested: src})
+		}
+	}
+	return append(out, linked)
+}
+
+// onePath is the path of a call of one path p, with no role.
+func (j *Judge) onePath(ev *tracer.Event, p ops.Path) Verdict {
+	op := ev.Op.String()
 	// A call on a file descriptor (fchmod, fsetxattr, futimens...) acts on
 	// the file the kernel found behind it, and so does a metadata change
 	// through a descriptor's link (/dev/stdout, /proc/self/fd/N).
 	if ev.Has(tracer.SlotResolved) && (!ev.Has(tracer.SlotPath) || ev.Op.Metadata()) {
-		return append(out, Verdict{
+		return Verdict{
 			Op:        op,
 			Path:      j.view(ev.AppendDir(j.scratch(), tracer.SlotResolved)),
 			Requested: slotView(ev, tracer.SlotPath),
 			Truncated: ev.Truncated(tracer.SlotResolved),
-		})
+		}
 	}
 	// A successful open judges the file the kernel opened, symlinks and
 	// all (the kernel sends no start directory then), except an
 	// O_TMPFILE, whose file has no name yet: its directory is what was
 	// asked for.
-	if (ev.Op == ops.Open || ev.Op == ops.Creat) && ev.Ret >= 0 &&
-		ev.Has(tracer.SlotResolved) && ev.Flags&oTmpfile == 0 {
-		return append(out, Verdict{
+	if p.Effect == ops.Opens && ev.Ret >= 0 && ev.Has(tracer.SlotResolved) && ev.Flags&oTmpfile == 0 {
+		return Verdict{
 			Op:        op,
 			Path:      j.view(ev.AppendDir(j.scratch(), tracer.SlotResolved)),
 			Requested: slotView(ev, tracer.SlotPath),
 			Truncated: ev.Truncated(tracer.SlotPath) || ev.Truncated(tracer.SlotResolved),
-		})
+		}
 	}
 	// An empty path names nothing (ENOENT), not the directory it would
 	// start from: os.Remove("") is no write to the working directory. A
 	// call that succeeded with one acted on its descriptor's file
 	// (AT_EMPTY_PATH), which the directory slot holds.
 	if len(slotView(ev, tracer.SlotPath)) == 0 && (ev.Ret < 0 || ev.ViaIOUring) {
-		return append(out, Verdict{Op: op})
+		return Verdict{Op: op}
 	}
 	// lchown and the like do not follow a symlink in the last
 	// component, unless a slash follows it.
 	last := pathwalk.Entry
-	if ev.Op.Metadata() {
+	if p.Follow == ops.FollowMetaFlag {
 		last = pathwalk.NoFollow
 	}
-	t := j.target(ev, op, "", tracer.SlotPath, tracer.SlotDir)
-	if unseen(ev) {
+	t := j.target(ev, "", tracer.SlotPath, tracer.SlotDir)
+	if unseen(ev, p) {
 		t.since, t.paused = ev.Time, ev.Paused
 	}
 	t = t.resolved(j.host, last)
 	// chmod and the like, truncate, and an open that failed or was an
 	// io_uring request follow a symlink in the last component too.
-	if followsLast(ev) {
+	if p.Follows(ev.Flags) {
 		t = t.followed(j.host)
 	}
-	return append(out, t)
-}
-
-// followsLast reports whether the call follows a symlink in the last
-// component of its path: a metadata change that says so (chmod, not
-// lchown), truncate, and an open without O_NOFOLLOW that does not
-// create with O_EXCL (bpf/lib/write.h's follows_last).
-func followsLast(ev *tracer.Event) bool {
-	switch {
-	case ev.Op.Metadata():
-		return ev.Flags&tracer.MetaFollow != 0
-	case ev.Op == ops.Truncate:
-		return true
-	case ev.Op == ops.Open || ev.Op == ops.Creat:
-		const createExcl = unix.O_CREAT | unix.O_EXCL
-		return ev.Flags&unix.O_NOFOLLOW == 0 && ev.Flags&createExcl != createExcl
-	}
-	return false
+	return t
 }
 
 // unseen reports whether the record is of a call that succeeded, that
-// follows symlinks in the path the judge resolves after it, and whose
-// change the filesystem witness may not see to name the file itself:
-// truncate and a change of one time change a file's contents or a time
-// alone (seen only while contents are watched, an access time never),
-// a change of both times is seen only where the witness watches, and a
-// hard link with AT_SYMLINK_FOLLOW makes a name in a directory the
-// allowlist may allow, of a file it may not. For those, a symlink
-// replaced on the way after the call, or a path gone while the process
-// was paused, makes the path the judge finds unsure (Verdict.replaced).
-// The kernel pauses the process of such a record until it is judged
-// (tracer.Event.Paused; bpf/lib/pause.h's pause_for_path), but for a
-// change of both times, common and mostly seen by the witness.
-func unseen(ev *tracer.Event) bool {
-	if ev.Ret < 0 || ev.ViaIOUring {
-		return false
-	}
-	switch ev.Op {
-	case ops.Truncate, ops.Link:
-		return true
-	case ops.Utimes:
-		return ev.Flags&tracer.MetaFollow != 0
-	}
-	return false
+// followed a symlink in the last component of its path p, and whose
+// change the filesystem witness may not see to name the file itself
+// (ops.Path.Unseen): truncate and a change of one time change a file's
+// contents or a time alone (seen only while contents are watched, an
+// access time never), a change of both times is seen only where the
+// witness watches, and a hard link with AT_SYMLINK_FOLLOW makes a name
+// in a directory the allowlist may allow, of a file it may not. For
+// those, a symlink replaced on the way after the call, or a path gone
+// while the process was paused, makes the path the judge finds unsure
+// (Verdict.replaced). The kernel pauses the process of such a record
+// until it is judged (tracer.Event.Paused; bpf/lib/pause.h's
+// pause_for_path), but for a change of both times, common and mostly
+// seen by the witness.
+func unseen(ev *tracer.Event, p ops.Path) bool {
+	return ev.Ret >= 0 && !ev.ViaIOUring && p.Unseen && p.Follows(ev.Flags)
 }
 
 // followed follows a symlink in the last component of the entry t
@@ -389,9 +386,9 @@ func (t *Verdict) settle(h host.Host) {
 
 // target builds the absolute path of a path slot, starting from its
 // directory slot when relative.
-func (j *Judge) target(ev *tracer.Event, op, role string, ps, ds tracer.Slot) Verdict {
+func (j *Judge) target(ev *tracer.Event, role string, ps, ds tracer.Slot) Verdict {
 	req := slotView(ev, ps)
-	t := Verdict{Op: op, Role: role, Requested: req, Truncated: ev.Truncated(ps)}
+	t := Verdict{Op: ev.Op.String(), Role: role, Requested: req, Truncated: ev.Truncated(ps)}
 	if strings.HasPrefix(req, "/") {
 		t.Path = req
 	} else {
@@ -475,9 +472,9 @@ func slotView(ev *tracer.Event, s tracer.Slot) string {
 // names the writer (report.Who.Key).
 func (v *Verdict) Occurrence(ev *tracer.Event, who string) severity.Occurrence {
 	o := severity.Occurrence{Op: ev.Op, Role: v.Role, Path: v.Path, Who: who, Created: ev.Created, Flags: ev.Flags}
-	// What the call found: a rename's of its target, a metadata
-	// change's of its file.
-	if ev.Op != ops.Rename || v.Role == report.RoleNew {
+	// What the call found: a rename's of its target (not of the name
+	// it moved away), a metadata change's of its file.
+	if ev.Op.Path(v.Role).Effect != ops.MovesAway {
 		o.Prior = ev.Prior
 	}
 	if ev.Ret < 0 && !ev.ViaIOUring {

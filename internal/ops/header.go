@@ -27,24 +27,49 @@ func CHeader() []byte {
 	}
 	p("};\n\n")
 
-	var meta []string
-	for _, o := range All() {
-		if o.Metadata() {
-			meta = append(meta, strings.ToUpper(o.String()))
-		}
-	}
-	p("/* The metadata changes, as X(NAME) for WW_OP_NAME. */\n")
-	p("%s\n\n", xlist("WW_METADATA_OPS(X)", meta))
+	p("/* hdr.flags of a metadata change (chmod, chown, utimes, xattrs) by path:\n")
+	p(" * the call follows a symlink in the path's last component, so user space\n")
+	p(" * judges the file the link points to (ops.MetaFollow). */\n")
+	p("enum ww_meta_flag {\n\tWW_META_FOLLOW = %d,\n};\n\n", MetaFollow)
 
-	var unnotified []string
-	for _, o := range All() {
-		if o.Unnotified() {
-			unnotified = append(unnotified, strings.ToUpper(o.String()))
-		}
+	p("/* Lists of operations, from their rows, as X(o, NAME) for WW_OP_NAME:\n")
+	p(" * OP_IN(list, o) (writewatch.h) asks whether o is one of them. */\n")
+	p("/* The metadata changes. */\n")
+	p("%s\n\n", oplist("WW_METADATA_OPS", opNames(Op.Metadata)))
+	p("/* The writes the filesystem witness never hears of (ops.Unnotified). */\n")
+	p("%s\n\n", oplist("WW_UNNOTIFIED_OPS", opNames(Op.Unnotified)))
+	p("/* Those whose change of a file's mode, owner or times the kernel notes\n")
+	p(" * before the call, at notify_change (ops.Restorable). */\n")
+	p("%s\n\n", oplist("WW_RESTORABLE_OPS", opNames(Op.Restorable)))
+	p("/* Those that move a name onto another, replacing what was there\n")
+	p(" * (ops.MovesOnto): the kernel notes the target before the call. */\n")
+	p("%s\n\n", oplist("WW_MOVING_ONTO_OPS", opNames(func(o Op) bool {
+		return slices.ContainsFunc(o.Paths(), func(p Path) bool { return p.Effect == MovesOnto })
+	})))
+	p("/* Those whose change the witness hears of as one of contents\n")
+	p(" * (ops.DataModified). */\n")
+	p("%s\n\n", oplist("WW_MODIFYING_OPS", opNames(func(o Op) bool { return o.Changes()&DataModified != 0 })))
+	p("/* Those that open the file for writing (ops.Opens): one that succeeded\n")
+	p(" * is judged by the file it opened. */\n")
+	p("%s\n\n", oplist("WW_OPENING_OPS", opNames(Op.Opens)))
+	p("/* Those whose first path is a file given another name (ops.Links), which\n")
+	p(" * the call may name by a descriptor the process holds. */\n")
+	p("%s\n\n", oplist("WW_LINKING_OPS", opNames(func(o Op) bool { return first(o).Effect == Links })))
+	p("/* When the call follows a symlink in the last component of its first\n")
+	p(" * path (ops.Path.Follows): always; unless O_NOFOLLOW, or O_CREAT with\n")
+	p(" * O_EXCL; with WW_META_FOLLOW; with AT_SYMLINK_FOLLOW. No other path\n")
+	p(" * follows one. */\n")
+	for _, f := range []struct {
+		name   string
+		follow Follow
+	}{{"ALWAYS", FollowAlways}, {"OPEN_FLAGS", FollowOpenFlags}, {"META_FLAG", FollowMetaFlag}, {"AT_FLAG", FollowAtFlag}} {
+		p("%s\n", oplist("WW_FOLLOW_"+f.name+"_OPS", opNames(func(o Op) bool { return first(o).Follow == f.follow })))
 	}
-	p("/* The writes the filesystem witness never hears of (ops.Unnotified),\n")
-	p(" * as X(NAME) for WW_OP_NAME. */\n")
-	p("%s\n\n", xlist("WW_UNNOTIFIED_OPS(X)", unnotified))
+	p("\n/* Those whose change, when the call follows a symlink in the last\n")
+	p(" * component of its first path, the witness may not see to name the\n")
+	p(" * file it reaches (ops.Path.Unseen): user space follows the path after\n")
+	p(" * the call, and the kernel pauses the process until it has. */\n")
+	p("%s\n\n", oplist("WW_UNSEEN_OPS", opNames(func(o Op) bool { return first(o).Unseen })))
 
 	p("/* The syscalls that produce the metadata changes, as X(name) for NR_name:\n")
 	p(" * their cases in sys_enter, and stash_meta_call. */\n")
@@ -60,6 +85,14 @@ func CHeader() []byte {
 	p(" * family. */\n")
 	p("%s\n\n", xlist("STASHING_SYSCALLS(X)", Syscalls(0)))
 
+	writeNumbers(p)
+	p("#else\n#error \"writewatch: syscall numbers for this architecture are not defined\"\n#endif\n\n")
+	p("#endif\n")
+	return b.Bytes()
+}
+
+// writeNumbers writes the syscall numbers of each architecture.
+func writeNumbers(p func(format string, args ...any)) {
 	p("/* Syscall numbers, per architecture (internal/ops/numbers.go). */\n")
 	for i, arch := range slices.Sorted(maps.Keys(numbers)) {
 		if i == 0 {
@@ -84,9 +117,6 @@ func CHeader() []byte {
 			}
 		}
 	}
-	p("#else\n#error \"writewatch: syscall numbers for this architecture are not defined\"\n#endif\n\n")
-	p("#endif\n")
-	return b.Bytes()
 }
 
 // absent are the syscalls some architecture has and arch lacks, sorted.
@@ -103,8 +133,38 @@ func absent(arch string) []string {
 	return names
 }
 
+// opNames are the operations for which is says true, as their names in
+// enum ww_op (WW_OP_NAME), in order.
+func opNames(is func(Op) bool) []string {
+	var names []string
+	for _, o := range All() {
+		if is(o) {
+			names = append(names, strings.ToUpper(o.String()))
+		}
+	}
+	return names
+}
+
+// first is o's first path (the zero Path for none).
+func first(o Op) Path {
+	if ps := o.Paths(); len(ps) > 0 {
+		return ps[0]
+	}
+	return Path{}
+}
+
 // cOp is the enumerator of o in enum ww_op.
 func cOp(o Op) string { return "WW_OP_" + strings.ToUpper(o.String()) }
+
+// oplist is an X-macro definition of a list of operations, name(X, o),
+// each as X(o, NAME).
+func oplist(name string, ops []string) string {
+	items := make([]string, len(ops))
+	for i, o := range ops {
+		items[i] = "o, " + o
+	}
+	return xlist(name+"(X, o)", items)
+}
 
 // xlist is an X-macro definition: name, then X(item) for each item,
 // wrapped to lines of at most 80 columns (tabs counted as 8).

@@ -2,11 +2,16 @@ package ops
 
 import (
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/writewatch/writewatch/report"
+	"golang.org/x/sys/unix"
 )
 
 // Every operation has a complete row, and no two share a name or a
@@ -38,6 +43,80 @@ func TestTableComplete(t *testing.T) {
 	}
 	if len(All()) != Count || len(Names()) != Count {
 		t.Errorf("All and Names must hold the %d operations", Count)
+	}
+	if z := table[0]; z.paths != nil || z.changes != 0 {
+		t.Error("table[0] must stay empty")
+	}
+}
+
+// Each row says what its operation does to each of its paths in a way
+// the code that reads it can take: one path, or two with the roles old
+// and new; effects that fit the role; a symlink followed in the first
+// path alone (bpf/ops.h's WW_FOLLOW_*_OPS are of the first), and unseen
+// only where it is followed; changes the witness can see.
+func TestTablePaths(t *testing.T) {
+	for _, o := range All() {
+		ps := o.Paths()
+		switch {
+		case len(ps) == 1 && ps[0].Role != "" && ps[0].Role != report.RoleNew:
+			t.Errorf("%v: the role of its one path is %q: want none, or new", o, ps[0].Role)
+		case len(ps) == 2 && (ps[0].Role != report.RoleOld || ps[1].Role != report.RoleNew):
+			t.Errorf("%v: roles %q, %q: want old, then new", o, ps[0].Role, ps[1].Role)
+		case len(ps) < 1 || len(ps) > 2:
+			t.Errorf("%v: %d paths: want one or two", o, len(ps))
+		}
+		for i, p := range ps {
+			if p.Effect < Opens || p.Effect > Links {
+				t.Errorf("%v: path %d: effect %d", o, i, p.Effect)
+			}
+			if role := map[Effect]string{Links: report.RoleOld, MovesAway: report.RoleOld, MovesOnto: report.RoleNew}[p.Effect]; role != "" && p.Role != role {
+				t.Errorf("%v: path %d: effect %d needs the role %s", o, i, p.Effect, role)
+			}
+			if p.Effect == Opens && len(ps) != 1 {
+				t.Errorf("%v: an open names one path", o)
+			}
+			if p.Follow > FollowAtFlag || (i > 0 && p.Follow != FollowNever) {
+				t.Errorf("%v: path %d: follow rule %d (only the first path follows)", o, i, p.Follow)
+			}
+			if p.Unseen && p.Follow == FollowNever {
+				t.Errorf("%v: path %d: unseen, and never followed", o, i)
+			}
+			if got := o.Path(p.Role); got != p {
+				t.Errorf("%v: Path(%q) = %+v, want %+v", o, p.Role, got, p)
+			}
+		}
+		if c := o.Changes(); c == 0 || c >= AttrsChanged<<1 {
+			t.Errorf("%v: changes %#x", o, c)
+		}
+		if o.Opens() != (len(ps) == 1 && ps[0].Effect == Opens) {
+			t.Errorf("%v: Opens disagrees with its path", o)
+		}
+	}
+	if Rename.Path("") != (Path{}) || Op(99).Paths() != nil || Op(99).Changes() != 0 {
+		t.Error("an operation has no path of a role it lacks, an unknown one none")
+	}
+}
+
+func TestFollows(t *testing.T) {
+	for _, c := range []struct {
+		f     Follow
+		flags uint32
+		want  bool
+	}{
+		{FollowNever, ^uint32(0), false},
+		{FollowAlways, 0, true},
+		{FollowOpenFlags, unix.O_WRONLY | unix.O_CREAT, true},
+		{FollowOpenFlags, unix.O_WRONLY | unix.O_NOFOLLOW, false},
+		{FollowOpenFlags, unix.O_CREAT | unix.O_EXCL, false},
+		{FollowOpenFlags, unix.O_EXCL, true},
+		{FollowMetaFlag, MetaFollow, true},
+		{FollowMetaFlag, unix.AT_SYMLINK_FOLLOW, false},
+		{FollowAtFlag, unix.AT_SYMLINK_FOLLOW, true},
+		{FollowAtFlag, MetaFollow, false},
+	} {
+		if got := (Path{Follow: c.f}).Follows(c.flags); got != c.want {
+			t.Errorf("rule %d, flags %#x: %v, want %v", c.f, c.flags, got, c.want)
+		}
 	}
 }
 
@@ -176,5 +255,96 @@ func TestCodeProducesTable(t *testing.T) {
 	slices.Sort(uring)
 	if got := names(regexp.MustCompile(`\b(IORING_OP_\w+)`), src); !slices.Equal(got, uring) {
 		t.Errorf("io_uring opcodes in bpf/: %v; in the table: %v", got, uring)
+	}
+}
+
+// handWritten are the places outside the table that tell operations
+// apart by name, each for what no row says, as "file: the operation":
+// what an operation is and does is read from its row, in Go
+// (Op.Paths, Op.Changes, Op.Kind...) and in C (bpf/lib/rows.h, from
+// the lists of bpf/ops.h); the code that produces an operation (a
+// syscall's case, an io_uring opcode's) names it too.
+var handWritten = []string{
+	// The announcements of a test's start and end are opens that fail
+	// (internal/attribution's protocol).
+	"bpf/lib/write.h: OPEN",
+	"internal/session/records.go: Open",
+	// mmap returns an address, the record an errno.
+	"bpf/lib/stash.h: MMAP",
+	// io_uring's LINKAT carries linkat's flags: its producer reads them.
+	"bpf/lib/uring.h: LINK",
+	// Of a change of times, one of one time alone is seen by no
+	// attribute event (its arguments tell, in utimensat's memory).
+	"bpf/lib/pause.h: UTIMES",
+	// How the summary names each role (TestRoleText in internal/render
+	// keeps it in step with the table's roles).
+	"internal/render/text.go: Rename",
+	"internal/render/text.go: Link",
+	"internal/render/text.go: Symlink",
+}
+
+// Nothing outside the table tells operations apart by name but the
+// places of handWritten: a switch on operations would be a second home
+// for what their rows say, which a new operation would miss.
+func TestOperationsReadFromTable(t *testing.T) {
+	var names []string
+	for _, o := range All() {
+		names = append(names, strings.ToUpper(o.String()))
+	}
+	cRe := regexp.MustCompile(`(?:[!=]= *WW_OP_(\w+)|WW_OP_(\w+) *[!=]=)`)
+	goRe := regexp.MustCompile(`(?:[!=]= *ops\.(\w+)|case ops\.(\w+)|ops\.(\w+) *[!=]=)`)
+	var got []string
+	add := func(path string, re *regexp.Regexp, src []byte) {
+		for _, m := range re.FindAllSubmatch(src, -1) {
+			name := string(bytes.Join(m[1:], nil))
+			if !slices.Contains(names, strings.ToUpper(name)) {
+				continue // a kind, an effect: the row's own words
+			}
+			if e := path + ": " + name; !slices.Contains(got, e) {
+				got = append(got, e)
+			}
+		}
+	}
+	root := "../.."
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		switch {
+		case d.IsDir() && (rel == ".git" || rel == "bpf/include" || rel == "internal/ops" || rel == "testdata" ||
+			strings.HasSuffix(rel, "/testdata")):
+			return filepath.SkipDir
+		case d.IsDir() || rel == "bpf/ops.h":
+			return nil
+		}
+		var re *regexp.Regexp
+		switch {
+		case strings.HasSuffix(rel, ".h") || strings.HasSuffix(rel, ".c"):
+			re = cRe
+		case strings.HasSuffix(rel, ".go") && !strings.HasSuffix(rel, "_test.go"):
+			re = goRe
+		default:
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		add(filepath.ToSlash(rel), re, src)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range got {
+		if !slices.Contains(handWritten, e) {
+			t.Errorf("%s: tells operations apart by name: read what it asks from the table's rows instead (Op.Paths, Op.Changes, ...; bpf/lib/rows.h), or, for what no row can say, list it in handWritten", e)
+		}
+	}
+	for _, e := range handWritten {
+		if !slices.Contains(got, e) {
+			t.Errorf("%s: no longer found: take it off handWritten", e)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/writewatch/writewatch/internal/golden"
+	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/report"
 )
 
@@ -333,5 +334,25 @@ func TestAnnotationOfAFailedCall(t *testing.T) {
 		if i >= len(lines) || !strings.HasSuffix(lines[i], want) || strings.Contains(lines[i], "wrote") {
 			t.Errorf("annotation %d: want one ending %q in\n%s", i, want, buf.String())
 		}
+	}
+}
+
+// Every role a path of the table of operations has is named by the
+// summary, or left unsaid on purpose (a symlink's new name): never the
+// fallback for a role no operation has.
+func TestRoleText(t *testing.T) {
+	for _, o := range ops.All() {
+		for _, p := range o.Paths() {
+			if p.Role == "" {
+				continue
+			}
+			v := report.Violation{Op: o.String(), Role: p.Role}
+			if got := roleText(&v); strings.HasPrefix(got, "role ") {
+				t.Errorf("%v, role %s: %q: roleText has no words for it", o, p.Role, got)
+			}
+		}
+	}
+	if got := roleText(&report.Violation{Op: "unlink", Role: "x"}); got != "role x" {
+		t.Errorf("an unknown role: %q", got)
 	}
 }

@@ -205,7 +205,7 @@ func (s *Session) violation(ev *tracer.Event, v *judge.Verdict) report.Violation
 		NotEnforced:   v.NotEnforced(),
 		SeenBy:        []string{report.SeenBySyscall},
 	}
-	if ev.Op == ops.Open || ev.Op == ops.Creat {
+	if ev.Op.Opens() {
 		viol.Flags = judge.OpenFlags(ev.Flags)
 	}
 	if ev.ViaIOUring {

@@ -158,43 +158,23 @@ const (
 	oTmpfile = 0o20000000
 )
 
-// effect is what a successful call did to its path.
-type effect uint8
-
-const (
-	creates effect = iota // made it
-	changes               // changed what was there
-	removes               // removed (or renamed away) what was there
-)
-
-func effectOf(o *Occurrence) effect {
-	switch o.Op {
-	case ops.Open, ops.Creat:
+// effectOf is what a successful call did to its path, as its row of the
+// table of operations says (ops.Path.Effect); an open, which creates or
+// changes, as the call tells.
+func effectOf(o *Occurrence) ops.Effect {
+	e := o.Op.Path(o.Role).Effect
+	if e == ops.Opens {
 		if o.Created || o.Flags&oTmpfile == oTmpfile {
-			return creates
+			return ops.Creates
 		}
-		return changes
-	case ops.Mkdir, ops.Mknod, ops.Symlink:
-		return creates
-	case ops.Link:
-		if o.Role == report.RoleNew {
-			return creates
-		}
-		return changes
-	case ops.Rename:
-		if o.Role == report.RoleNew {
-			return creates
-		}
-		return removes
-	case ops.Unlink, ops.Rmdir:
-		return removes
+		return ops.Changes
 	}
-	return changes // truncate and the metadata changes
+	return e
 }
 
 // onePath reports whether op names one path only, so that its ENOENT or
 // EEXIST is about that path.
-func onePath(op ops.Op) bool { return op != ops.Rename && op != ops.Link }
+func onePath(op ops.Op) bool { return len(op.Paths()) <= 1 }
 
 // Observe takes one occurrence into account. Occurrences must come in
 // the order the kernel saw them.
@@ -235,19 +215,20 @@ func (st *pathState) observe(o *Occurrence) seen {
 		}
 		return failed
 	}
-	switch effectOf(o) {
-	case creates:
+	switch e := effectOf(o); e {
+	case ops.Creates, ops.MovesOnto:
 		s := ofRun
-		if o.Op == ops.Rename {
+		if e == ops.MovesOnto {
 			s |= st.renamedOnto(o)
 		}
 		st.origin = madeHere
 		return s
-	case removes:
+	case ops.Removes, ops.MovesAway:
 		s := st.touch(o)
 		st.origin = nothing
 		return s
 	}
+	// Changes, and a hard link's source, which gains a name.
 	return st.touch(o)
 }
 
@@ -270,16 +251,12 @@ func (st *pathState) renamedOnto(o *Occurrence) seen {
 	return 0
 }
 
-// restorable reports whether op changes metadata the end of the run can
-// compare with what the kernel said was there (tracer.Prior).
-func restorable(op ops.Op) bool { return op == ops.Chmod || op == ops.Chown || op == ops.Utimes }
-
 // touch is a change or removal of what the path holds.
 func (st *pathState) touch(o *Occurrence) seen {
 	if st.origin == unknown {
 		st.origin = preRun
 		// The run's first call here: what it found is the start.
-		if restorable(o.Op) && o.Prior.Known && o.Prior.Mode != 0 {
+		if o.Op.Restorable() && o.Prior.Known && o.Prior.Mode != 0 {
 			p := o.Prior
 			st.start = &p
 		}
@@ -287,10 +264,10 @@ func (st *pathState) touch(o *Occurrence) seen {
 	if st.origin != preRun {
 		return ofRun
 	}
-	if (o.Op == ops.Open || o.Op == ops.Creat) && o.Flags&oTrunc == 0 {
+	if o.Op.Path(o.Role).Effect == ops.Opens && o.Flags&oTrunc == 0 {
 		return openedOld
 	}
-	if restorable(o.Op) {
+	if o.Op.Restorable() {
 		return metaChanged
 	}
 	return original

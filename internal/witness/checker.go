@@ -19,7 +19,8 @@ package witness
 // A change of a path outside the allowlist by process P is explained by
 // a violation the run already reported for P at that path (it is then
 // marked seen by the filesystem too). Else by a recent record of P that
-// names the same entry (its last component) with a compatible operation,
+// names the same entry (its last component) with an operation whose row
+// in the table of operations says it can make such a change (compatible),
 // judged allowed or elsewhere by the judge: the change is reported with
 // the record's operation and requested path, seen by the filesystem
 // only. Else it waits for such a record a little (the witness may read a
@@ -575,21 +576,38 @@ func (r *Recorded) explains(path, role string, op Op) bool {
 }
 
 // compatible says whether a call of operation rec can make a change of
-// kind op.
+// kind op, as its row of the table of operations says (ops.Op.Changes).
+// A change of the name that moved away (role old) is none of a call
+// whose path of that role is not moved away: the file a hard link
+// links keeps its name.
 func compatible(rec ops.Op, op Op, role string) bool {
-	switch rec {
-	case ops.Rename:
-		return op&(Rename|MoveFrom|MoveTo|Delete|Create) != 0
-	case ops.Link:
-		return role != report.RoleOld && op&Create != 0
-	case ops.Unlink, ops.Rmdir:
-		return op&Delete != 0
-	case ops.Mkdir, ops.Symlink, ops.Mknod:
-		return op&Create != 0
-	case ops.Open, ops.Creat, ops.Truncate, ops.Mmap, ops.Aio:
-		return op&(Create|Modify|CloseWrite|Attrib) != 0
+	if role == report.RoleOld {
+		if p := rec.Path(role); p.Role == role && p.Effect != ops.MovesAway {
+			return false
+		}
 	}
-	return rec.Metadata() && op&Attrib != 0
+	return rec.Changes()&changes(op) != 0
+}
+
+// changes are the kinds of change (ops.Change) an event's ops report.
+func changes(op Op) ops.Change {
+	var c ops.Change
+	if op&Create != 0 {
+		c |= ops.NameCreated
+	}
+	if op&Delete != 0 {
+		c |= ops.NameDeleted
+	}
+	if op&(Rename|MoveFrom|MoveTo) != 0 {
+		c |= ops.NameMoved
+	}
+	if op&(Modify|CloseWrite) != 0 {
+		c |= ops.DataModified
+	}
+	if op&Attrib != 0 {
+		c |= ops.AttrsChanged
+	}
+	return c
 }
 
 // finding is a new violation for a change outside the allowlist: with
@@ -611,20 +629,23 @@ func (c *Checker) finding(p *pending, r *Recorded) Finding {
 	return f
 }
 
-// witnessOp names a change no record explains.
+// witnessOp names a change no record explains: by the operation that
+// makes such a change (TestWitnessOpInTable keeps the two in step), or
+// by one of the report's names for a change whose call is not known.
 func witnessOp(we *Event, role string) string {
+	c := changes(we.Op)
 	switch {
-	case role != "" || we.Op&Rename != 0:
+	case role != "" || c&ops.NameMoved != 0:
 		return ops.Rename.String()
-	case we.Op&Create != 0 && we.IsDir:
+	case c&ops.NameCreated != 0 && we.IsDir:
 		return ops.Mkdir.String()
-	case we.Op&Create != 0:
+	case c&ops.NameCreated != 0:
 		return report.OpCreate
-	case we.Op&Delete != 0 && we.IsDir:
+	case c&ops.NameDeleted != 0 && we.IsDir:
 		return ops.Rmdir.String()
-	case we.Op&Delete != 0:
+	case c&ops.NameDeleted != 0:
 		return ops.Unlink.String()
-	case we.Op&(Modify|CloseWrite) != 0:
+	case c&ops.DataModified != 0:
 		return report.OpWrite
 	}
 	return report.OpAttrib

@@ -177,6 +177,27 @@ func TestWitnessOp(t *testing.T) {
 	}
 }
 
+// An operation witnessOp names a change by is one that makes such a
+// change, as its row says: the two are kept in step.
+func TestWitnessOpInTable(t *testing.T) {
+	for op := Op(1); op < Overflow; op++ {
+		for _, dir := range []bool{false, true} {
+			we := &Event{Op: op, IsDir: dir, Path: "/p/new", OldPath: "/p/old"}
+			var ts [2]target
+			for _, tg := range targets(we, &ts) {
+				name := witnessOp(we, tg.role)
+				rec, ok := ops.ByName(name)
+				if !ok {
+					continue // create, write, attrib: no operation's name
+				}
+				if !compatible(rec, op, tg.role) {
+					t.Errorf("%s (dir %v, role %q) is named %s, which its row says cannot make it", op, dir, tg.role, name)
+				}
+			}
+		}
+	}
+}
+
 // Changes that change no named file outside the allowlist, or that say
 // nothing more than other events do, are no findings; the tree's changes
 // without a path and queue overflows make the run incomplete.

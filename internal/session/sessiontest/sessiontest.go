@@ -222,7 +222,7 @@ func (r *Run) Write2(pid uint32, op ops.Op, path, path2 string, opts ...Option) 
 
 func (r *Run) write(pid uint32, op ops.Op, path, path2 string, opts []Option) {
 	ev := &tracer.Event{Kind: tracer.KindWrite, Op: op, TGID: pid, Comm: []byte("sh")}
-	if op == ops.Open || op == ops.Creat {
+	if op.Opens() {
 		ev.Ret = 3
 	}
 	for _, o := range opts {
@@ -232,7 +232,7 @@ func (r *Run) write(pid uint32, op ops.Op, path, path2 string, opts []Option) {
 	if path2 != "" {
 		slot(ev, tracer.SlotPath2, tracer.SlotDir2, path2, r.Root)
 	}
-	if (op == ops.Open || op == ops.Creat) && ev.Ret >= 0 {
+	if op.Opens() && ev.Ret >= 0 {
 		abs := r.Path(path)
 		ev.SetSlot(tracer.SlotResolved, dirSlot(abs))
 		var st unix.Stat_t
