@@ -75,8 +75,16 @@ func writeProposalHeader(b *strings.Builder, r *report.Report, config []byte, re
 		fmt.Fprintf(b, "# The config it ran with, %s, comes first, with its comments.\n", yamlComment(r.ConfigFile))
 	}
 	if rebased != "" {
-		fmt.Fprintf(b, "# Written in %s, not in %s, the config's directory: its entries are\n", yamlComment(read), yamlComment(rebased))
-		b.WriteString("# absolute, the config's own relative ones too, so that it means the same\n")
+		where := "the config's directory"
+		if r.ConfigFile == "" {
+			where = "where " + allowlist.ConfigFileName + " would be"
+		}
+		fmt.Fprintf(b, "# Written in %s, not in %s, %s: its entries are\n", yamlComment(read), yamlComment(rebased), where)
+		if len(config) > 0 {
+			b.WriteString("# absolute, the config's own relative ones too, so that it means the same\n")
+		} else {
+			b.WriteString("# absolute, so that it means the same\n")
+		}
 		b.WriteString("# wherever it is read. Written there, they would be relative to it.\n")
 	}
 }

@@ -126,6 +126,7 @@ func TestWriteSuggestedConfigGolden(t *testing.T) {
 		{"rich", richReport, "# the project's config\nallow:\n  - tests/**\ndeny:\n  - .git\n", "/home/dev/proj/.writewatch.yaml.new"},
 		{"rich-elsewhere", richReport, "# the project's config\nallow:\n  - tests/**\ndeny:\n  - .git\n", "/tmp/proposal.yaml"},
 		{"tests", testsReport, "", ""},
+		{"tests-elsewhere", testsReport, "", "/tmp/proposal.yaml"},
 		{"names", namesReport, "allow: []\n", "/home/dev/proj/.writewatch.yaml"},
 	} {
 		t.Run(c.Name, func(t *testing.T) {
