@@ -52,7 +52,7 @@ func TestSuggestConfig(t *testing.T) {
 	for _, want := range []string{
 		"\n  - tests/**\n", // the config in use, kept
 		"\n  - outline_demo_*.pdf\n",
-		"\n  - out\n",
+		"\n  - out/\n",
 		"\n  - scratch-*.tmp\n",
 		"\n  - ~/.config/learn/config.toml\n",
 		"# DATA LOSS: these writes changed or removed files that were there before the run, by TestHomeConfig;",

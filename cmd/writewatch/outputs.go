@@ -77,7 +77,7 @@ func (c *Config) outputs(getenv func(string) string) []output {
 		// Written at the end, through a new file renamed into place: FILE
 		// may be the config in use, which is read at the end.
 		outs = append(outs, output{name: "--suggest-config", file: c.SuggestConfig, mode: 0o644,
-			write: writeSuggestion, fail: failRun})
+			write: func(o *writing, f *outfile.File) error { return writeSuggestion(o, f, c.SuggestConfig) }, fail: failRun})
 	}
 	if getenv("GITHUB_ACTIONS") == "true" {
 		// Annotations go to stderr, which the runner reads for workflow
@@ -189,18 +189,22 @@ func writeFormat(f render.Format) func(o *writing, file *outfile.File) error {
 	}
 }
 
-// writeSuggestion writes the proposed config: the config the run used,
-// read now, with the entries the run needs. Replace writes a new file
-// and renames it over FILE, so FILE may be that config itself.
-func writeSuggestion(o *writing, f *outfile.File) error {
+// writeSuggestion writes the proposed config to f, named name: the
+// config the run used, read now, with the entries the run needs, written
+// for where name is (render.WriteSuggestedConfig). Replace writes a new
+// file and renames it over FILE, so FILE may be that config itself.
+func writeSuggestion(o *writing, f *outfile.File, name string) error {
+	file, err := filepath.Abs(name)
+	if err != nil {
+		return err
+	}
 	var config []byte
 	if path := o.out.rep.ConfigFile; path != "" && path != os.DevNull {
-		var err error
 		if config, err = os.ReadFile(path); err != nil {
 			return err
 		}
 	}
-	return f.Replace(func(w io.Writer) error { return render.WriteSuggestedConfig(w, o.out.rep, config) })
+	return f.Replace(func(w io.Writer) error { return render.WriteSuggestedConfig(w, o.out.rep, config, file) })
 }
 
 func writeAnnotations(o *writing, _ *outfile.File) error {

@@ -45,6 +45,13 @@ type Entry struct {
 	CoversProject bool
 }
 
+// NamesDir reports whether the entry, as written, ends in '/': it names
+// a directory, which --enforce makes before the run when it is missing
+// (package policy: Dirs).
+func (e *Entry) NamesDir() bool {
+	return strings.HasSuffix(e.Raw, "/")
+}
+
 // SourceProject is the Source of the deny entries that take the project
 // out of the defaults that cover it.
 const SourceProject = "default:project"

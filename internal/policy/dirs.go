@@ -38,6 +38,12 @@ import (
 //   - Go's caches: the go-cache default's directories that do not exist
 //     yet, which go would make at its first write, are made, when COMMAND
 //     may run go.
+//   - The directories the allowlist names with a trailing '/'
+//     (~/.config/myapp/), from the config or --allow, literal, that do not
+//     exist yet: no grant can name a directory before it exists, and its
+//     parent granted would let COMMAND write all of it. They are made with
+//     the directories above them that are missing, and removed at the end
+//     of the run when COMMAND left them empty.
 //
 // A directory the allowlist does not allow whole (a default switched
 // off, a deny entry inside it) is neither made nor used.
@@ -54,6 +60,12 @@ type Dirs struct {
 	PytestCache, pytestDir string
 	// GoCaches are the go-cache directories missing at start.
 	GoCaches []string
+	// Named are the directories the allowlist names with a trailing '/'
+	// that are missing at start; after Make, those made.
+	Named []string
+	// made are the directories Make made for Named, each with those it
+	// made above it, the highest first.
+	made [][]string
 
 	owner    *launch.Identity
 	tempMade bool
@@ -97,6 +109,8 @@ func PlanDirs(list *allowlist.List, o DirsOptions) *Dirs {
 			if dir := filepath.Clean(e.Raw); !contains(goCaches, dir) {
 				goCaches = append(goCaches, dir)
 			}
+		case namedMissing(&e, w) && !contains(d.Named, e.Pattern):
+			d.Named = append(d.Named, e.Pattern)
 		}
 	}
 	if len(goCaches) > 0 && allowlist.MayRunGo(o.Command, o.WorkDir, getenv) {
@@ -117,6 +131,17 @@ func PlanDirs(list *allowlist.List, o DirsOptions) *Dirs {
 		}
 	}
 	return d
+}
+
+// namedMissing reports whether allow entry e, from the config or
+// --allow, names a directory (a trailing '/') literally that is missing,
+// and the allowlist allows whole.
+func namedMissing(e *allowlist.Entry, w *wholeCheck) bool {
+	if !e.NamesDir() || strings.HasPrefix(e.Source, "default:") || !plainPath(e.Pattern) {
+		return false
+	}
+	_, err := os.Lstat(e.Pattern)
+	return errors.Is(err, fs.ErrNotExist) && w.whole(e.Pattern)
 }
 
 // cacheHome is $XDG_CACHE_HOME, else $HOME/.cache; "" when neither is an
@@ -185,6 +210,7 @@ func (d *Dirs) Make() (warnings []string) {
 		}
 	}
 	d.GoCaches = made
+	d.Named = d.makeNamed(&warnings)
 	if d.PyCache != "" && !mkdir(d.PyCache, "Python's bytecode (PYTHONPYCACHEPREFIX)") {
 		d.PyCache = ""
 	}
@@ -192,6 +218,43 @@ func (d *Dirs) Make() (warnings []string) {
 		d.PytestCache, d.pytestDir = "", ""
 	}
 	return warnings
+}
+
+// makeNamed makes the directories the allowlist names that are missing,
+// with those above them, and returns those made.
+func (d *Dirs) makeNamed(warnings *[]string) []string {
+	var named []string
+	for _, dir := range d.Named {
+		var missing []string
+		for p := dir; p != "/"; p = filepath.Dir(p) {
+			if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			missing = append([]string{p}, missing...)
+		}
+		err := launch.AsUser(d.owner, func() error { return os.MkdirAll(dir, 0o777) })
+		if err != nil {
+			*warnings = append(*warnings, fmt.Sprintf("cannot make %s, which the allowlist names: %v; "+
+				"under --enforce, writes there are refused", dir, err))
+			continue
+		}
+		named = append(named, dir)
+		d.made = append(d.made, missing)
+	}
+	return named
+}
+
+// removeNamed removes the directories makeNamed made that are empty, the
+// lowest first.
+func (d *Dirs) removeNamed() {
+	for _, chain := range d.made {
+		for i := len(chain) - 1; i >= 0; i-- {
+			if err := os.Remove(chain[i]); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+		}
+	}
+	d.made = nil
 }
 
 // Grants are the directories to grant whole beyond the allowlist's
@@ -229,7 +292,8 @@ func (d *Dirs) Env(env []string) []string {
 }
 
 // Remove removes the private temp directory, with everything COMMAND
-// left in it, and the bytecode Python kept for writewatch's own
+// left in it, the directories made for the allowlist that COMMAND left
+// empty, and the bytecode Python kept for writewatch's own
 // temporary directories that are gone (the private temp dir, the pytest
 // plugin's), with the rights of the user COMMAND ran as.
 func (d *Dirs) Remove() error {
@@ -244,6 +308,7 @@ func (d *Dirs) Remove() error {
 				err = fmt.Errorf("remove COMMAND's temp directory: %w", rerr)
 			}
 		}
+		d.removeNamed()
 		if d.PyCache != "" {
 			for _, base := range []string{d.TempBase, os.TempDir()} {
 				if base != "" {
@@ -289,6 +354,9 @@ func (d *Dirs) Explain() []string {
 	}
 	for _, dir := range d.GoCaches {
 		lines = append(lines, fmt.Sprintf("go's cache %s: missing, made before the run", dir))
+	}
+	for _, dir := range d.Named {
+		lines = append(lines, fmt.Sprintf("%s: missing, named with a trailing /, made before the run and granted whole; removed at the end if left empty", dir))
 	}
 	return lines
 }

@@ -259,3 +259,54 @@ func TestPrunePyCache(t *testing.T) {
 		t.Errorf("left %v, want %v", left, want)
 	}
 }
+
+// A directory the allowlist names with a trailing '/', missing at start,
+// is made before the plan, with the directory above it, and granted
+// whole: its parent stays refused. Those COMMAND left empty go at the
+// end; one it wrote in stays. Without the '/', or as a glob, nothing is
+// made.
+func TestDirsNamed(t *testing.T) {
+	f := newDirsFixture(t, false, "allow:\n  - ~/.config/myapp/\n  - ~/.local/share/tool/\n  - ~/.cache/plain\n  - ~/.cache/glob*/\n")
+	list, o := f.load(t, "true")
+	d := PlanDirs(list, o)
+	myapp, tool := f.home+"/.config/myapp", f.home+"/.local/share/tool"
+	if !slices.Equal(d.Named, []string{myapp, tool}) {
+		t.Fatalf("named %q, want %q", d.Named, []string{myapp, tool})
+	}
+	if w := d.Make(); len(w) > 0 {
+		t.Fatalf("warnings: %v", w)
+	}
+	p, err := NewPlan(list.Entries(), d.Grants()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allows := p.Allows()
+	for path, want := range map[string]bool{
+		myapp:                          true,
+		myapp + "/settings.json":       true,
+		tool + "/db/x":                 true,
+		f.home + "/.config/other":      false,
+		f.home + "/.local/share/other": false,
+		f.home + "/.cache/plain":       false,
+	} {
+		if got := allows(path); got != want {
+			t.Errorf("allows(%s) = %v, want %v", path, got, want)
+		}
+	}
+	for _, e := range p.Entries {
+		if e.Entry.Raw == "~/.config/myapp/" && e.How != Exact {
+			t.Errorf("%s: %s", e.Entry.Raw, e.Describe(landlockTier{}))
+		}
+	}
+	if err := os.WriteFile(myapp+"/settings.json", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{myapp: true, f.home + "/.config": true, tool: false, f.home + "/.local": false} {
+		if _, err := os.Lstat(path); (err == nil) != want {
+			t.Errorf("%s: %v after the run, want there %v", path, err, want)
+		}
+	}
+}

@@ -21,7 +21,10 @@ func (e EntryPlan) Describe(tier Tier) string {
 	case Expanded:
 		s = fmt.Sprintf("a glob: only the %d paths matching it at start are granted; new matches are refused", e.Grants)
 	case Missing:
-		s = "missing at start: writes there are refused (create it before the run)"
+		s = "missing at start: writes there are refused (create it before the run, or end the entry with / to have it made)"
+		if e.Entry.NamesDir() && plainPath(e.Entry.Pattern) {
+			s = "missing at start: made before the run (the entry ends in /), then granted whole"
+		}
 	case Inexpressible:
 		s = "not enforceable (no literal directory to start from): writes it allows are refused"
 	case Truncated:

@@ -49,7 +49,7 @@ func TestSuggest(t *testing.T) {
 	for _, s := range got {
 		entries = append(entries, s.Entry)
 	}
-	want := []string{"/var/tmp/run-*.log", "out", "outline_demo_*.pdf", "scratch-*.tmp", "v2/page-12.txt", "~/.config/app"}
+	want := []string{"/var/tmp/run-*.log", "out/", "outline_demo_*.pdf", "scratch-*.tmp", "v2/page-12.txt", "~/.config/app/"}
 	if !slices.Equal(entries, want) {
 		t.Errorf("entries %q, want %q", entries, want)
 	}

@@ -685,8 +685,9 @@ func (t *textWriter) markedFixes(r *report.Report, m marked) {
 	}
 	if m.unenforced > 0 {
 		t.line("  - Writes marked \"allowed by …, but --enforce cannot grant it exactly\" are allowed by an entry the kernel cannot")
-		t.line("    grant as written (writewatch --print-config says how each entry is enforced): name the directory")
-		t.line("    literally in the config and create it before the run.")
+		t.line("    grant as written (writewatch --print-config says how each entry is enforced): it grants only what is there")
+		t.line("    when the run starts, so a glob's new names and a path missing at start are refused. Allow their directory,")
+		t.line("    with a trailing / (~/.config/myapp/): --enforce then makes it before the run when it is missing.")
 	}
 	if r.LostRefusals > 0 {
 		t.line("  - To see every refused write, run again with a larger ring buffer (--ringbuf-mib).")
