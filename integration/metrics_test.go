@@ -175,8 +175,9 @@ func with(base map[string]string, kv ...string) map[string]string {
 func TestPushgateway(t *testing.T) {
 	root, _ := project(t)
 	gw := pushgateway(t)
-	// A slash and a space in label values: the Pushgateway reads the
-	// first in base64, the second path-escaped (a "+" would stay a "+").
+	// A slash and a space in label values: both go in base64, which the
+	// Pushgateway decodes (the client library would write the space as a
+	// "+", which the Pushgateway keeps).
 	flags := []string{"--pushgateway", gw, "--metrics-label", "repo=itest", "--metrics-label", "branch=feature/x", "--metrics-label", "ci_job=unit tests"}
 	group := map[string]string{"job": "writewatch", "repo": "itest", "branch": "feature/x", "ci_job": "unit tests", "instance": ""}
 

@@ -389,12 +389,20 @@ func (c *Config) checkOutputs() error {
 	return nil
 }
 
+// wantsMetrics reports whether a metrics output is asked for
+// (--metrics-addr, --pushgateway, --metrics-textfile): only then are the
+// run's metrics made, and with them the Prometheus client library's
+// registries.
+func (c *Config) wantsMetrics() bool {
+	return c.MetricsAddr != "" || c.Pushgateway != "" || c.MetricsTextfile != ""
+}
+
 // checkMetricsFlags finds metrics flags given without the flag they need.
 func (c *Config) checkMetricsFlags() error {
 	switch {
 	case c.MetricsRequired && c.Pushgateway == "":
 		return errors.New("--metrics-required needs --pushgateway")
-	case len(c.MetricsLabels) > 0 && c.MetricsAddr == "" && c.Pushgateway == "" && c.MetricsTextfile == "":
+	case len(c.MetricsLabels) > 0 && !c.wantsMetrics():
 		return errors.New("--metrics-label needs --metrics-addr, --pushgateway or --metrics-textfile")
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/live"
-	"github.com/writewatch/writewatch/internal/metrics"
 	"github.com/writewatch/writewatch/internal/outfile"
 	"github.com/writewatch/writewatch/internal/run"
 	"github.com/writewatch/writewatch/report"
@@ -108,7 +108,8 @@ func TestOutputFailures(t *testing.T) {
 			}
 			var stderr bytes.Buffer
 			rep := &report.Report{CommandExit: tc.exit}
-			w := &writing{cfg: &tc.cfg, stderr: &stderr, mrun: metrics.New(new(live.Counters), report.ModeGate, "dev"), out: &outcome{rep: rep}}
+			w := newWriting(&tc.cfg, &stderr, new(live.Counters), outfile.Options{})
+			w.out = &outcome{rep: rep}
 			if got := writeOutputs(w, outs, files); got != tc.want {
 				t.Errorf("exit code %d, want %d\n%s", got, tc.want, stderr.String())
 			}
@@ -118,6 +119,28 @@ func TestOutputFailures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The run's metrics, and so any Prometheus registry, are made only when
+// a metrics output is asked for.
+func TestMetricsOnlyWhenAsked(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--", "true"}, false},
+		{[]string{"--json", "r.json", "--junit", "r.xml", "--enforce", "--", "true"}, false},
+		{[]string{"--metrics-addr", "localhost:0", "--", "true"}, true},
+		{[]string{"--pushgateway", "http://pgw:9091", "--", "true"}, true},
+		{[]string{"--metrics-textfile", "w.prom", "--", "true"}, true},
+	} {
+		cfg, err := parseConfig(c.args)
+		must(t, err)
+		w := newWriting(cfg, io.Discard, new(live.Counters), outfile.Options{})
+		if got := w.mrun != nil; got != c.want {
+			t.Errorf("%q: metrics made: %v, want %v", c.args, got, c.want)
+		}
 	}
 }
 

@@ -281,8 +281,8 @@ func (inv *invocation) execute(enf *policy.Enforcement) int {
 	}
 	defer closeAll(files)
 	counters := new(live.Counters)
-	w := &writing{cfg: cfg, stderr: stderr, mrun: metrics.New(counters, cfg.reportMode(), version), files: fileOpts,
-		color: status.IsTerminal(os.Stderr) && os.Getenv("NO_COLOR") == ""}
+	w := newWriting(cfg, stderr, counters, fileOpts)
+	w.color = status.IsTerminal(os.Stderr) && os.Getenv("NO_COLOR") == ""
 	var server *metrics.Server
 	if cfg.MetricsAddr != "" {
 		if server, err = w.mrun.Serve(cfg.MetricsAddr, cfg.MetricsLabels); err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/writewatch/writewatch/internal/launch"
+	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/metrics"
 	"github.com/writewatch/writewatch/internal/outfile"
 	"github.com/writewatch/writewatch/internal/render"
@@ -54,13 +55,26 @@ type writing struct {
 	cfg    *Config
 	stderr io.Writer
 	color  bool
-	mrun   *metrics.Run
+	// mrun is the run's metrics; nil without a metrics output.
+	mrun *metrics.Run
 	// files says as whom output files are opened, and for whom they must
 	// be safe.
 	files outfile.Options
 	// out is the run as it stands: its report, and the outputs that
 	// failed so far.
 	out *outcome
+}
+
+// newWriting is what the outputs of a run whose live counters are
+// counters are written with. The run's metrics are made only when a
+// metrics output is asked for: otherwise mrun is nil, and no registry of
+// the Prometheus client library is ever made.
+func newWriting(cfg *Config, stderr io.Writer, counters *live.Counters, files outfile.Options) *writing {
+	w := &writing{cfg: cfg, stderr: stderr, files: files}
+	if cfg.wantsMetrics() {
+		w.mrun = metrics.New(counters, cfg.reportMode(), version)
+	}
+	return w
 }
 
 // outputs is the table of the outputs the command line asks for, in the

@@ -1,8 +1,6 @@
 package metrics
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -11,21 +9,25 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/client_golang/prometheus/push"
 	"github.com/writewatch/writewatch/internal/outfile"
 )
 
-// Handler serves the run's metrics in the Prometheus text format, each
-// with labels as constant labels.
+// Handler serves the run's metrics, each with labels as constant labels,
+// through the client library's handler (promhttp): in the text format, or
+// in the protocol buffer format when the scraper asks for it, gzipped
+// when it accepts it.
 func (r *Run) Handler(labels Labels) (http.Handler, error) {
-	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", textContentType)
-		writeText(w, r.families(labels, 0))
-	}), nil
+	reg, err := r.registry(labels, 0)
+	if err != nil {
+		return nil, err
+	}
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil
 }
 
 // Server serves /metrics while a run lasts.
@@ -107,72 +109,52 @@ func CheckPushURL(raw string) error {
 const PushTimeout = 10 * time.Second
 
 // Push sends the finished run's metrics to the Pushgateway at gateway, under
-// the grouping key job="writewatch" plus labels. It uses POST (push-add):
+// the grouping key job="writewatch" plus labels, with the client library's
+// push (in its default format, protocol buffers). It uses POST (push-add):
 // the metrics pushed replace those of the same name in the group and the
 // others stay, so that a run that is not clean keeps the group's
 // writewatch_last_clean_run_timestamp_seconds.
 func (r *Run) Push(ctx context.Context, gateway string, labels Labels) error {
-	var body bytes.Buffer
-	if err := writeText(&body, r.families(nil, 0)); err != nil {
+	reg, err := r.registry(nil, 0)
+	if err != nil {
 		return err
+	}
+	p := push.New(gateway, Job).Gatherer(reg)
+	for k, v := range labels {
+		p.Grouping(groupingLabel(k, v))
 	}
 	ctx, cancel := context.WithTimeout(ctx, PushTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, pushURL(gateway, labels), &body)
-	if err != nil {
+	if err := p.AddContext(ctx); err != nil {
 		return fmt.Errorf("push to %s: %w", gateway, err)
-	}
-	req.Header.Set("Content-Type", textContentType)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("push to %s: %w", gateway, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusAccepted {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return fmt.Errorf("push to %s: the Pushgateway answered %s: %s", gateway, resp.Status, strings.TrimSpace(string(msg)))
 	}
 	return nil
 }
 
-// pushURL is the Pushgateway's URL for the group job="writewatch" plus
-// labels: /metrics/job/writewatch/NAME/VALUE..., a value with a slash
-// (or empty) as NAME@base64/VALUE in URL-safe base64, as the Pushgateway
-// reads them. Other values are path-escaped: a space is %20, which the
-// Pushgateway reads as a space (the client library's push query-escapes
-// it as "+", which the Pushgateway keeps as a "+").
-func pushURL(gateway string, labels Labels) string {
-	if !strings.Contains(gateway, "://") {
-		gateway = "http://" + gateway
+// groupingLabel is the label name and value to give push.Pusher.Grouping
+// for the grouping label name=value. The library writes a value in the
+// URL's path as url.QueryEscape does, which turns a space into a "+", and
+// the Pushgateway keeps a "+" in a path as it is; it encodes in base64
+// only a value with a "/" or an empty one. A value that query escaping
+// would change is thus given in base64 already, under NAME@base64: the
+// Pushgateway decodes it, and base64's URL alphabet is left as it is by
+// the library, which takes NAME@base64 for a label name.
+func groupingLabel(name, value string) (string, string) {
+	if value == "" || url.QueryEscape(value) == value {
+		return name, value
 	}
-	parts := []string{"metrics"}
-	add := func(name, value string) {
-		switch {
-		case value == "":
-			parts = append(parts, name+"@base64", "=")
-		case strings.Contains(value, "/"):
-			parts = append(parts, name+"@base64", base64.RawURLEncoding.EncodeToString([]byte(value)))
-		default:
-			parts = append(parts, name, url.PathEscape(value))
-		}
-	}
-	add(reservedLabelJob, Job)
-	names := make([]string, 0, len(labels))
-	for k := range labels {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	for _, k := range names {
-		add(k, labels[k])
-	}
-	return strings.TrimRight(gateway, "/") + "/" + strings.Join(parts, "/")
+	return name + "@base64", base64.RawURLEncoding.EncodeToString([]byte(value))
 }
 
 // WriteText writes the run's metrics to w in the text exposition format,
 // with labels as constant labels and carried as the last clean run's time
 // from before this run, in Unix seconds (0: none).
 func (r *Run) WriteText(w io.Writer, labels Labels, carried float64) error {
-	if err := writeText(w, r.families(labels, carried)); err != nil {
+	reg, err := r.registry(labels, carried)
+	if err != nil {
+		return err
+	}
+	if err := writeText(w, reg); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	return nil
@@ -186,7 +168,11 @@ const TextfileMode = 0o644
 // that node_exporter's textfile collector reads, with labels as constant
 // labels. f replaces the file whole (package outfile), so a reader sees
 // either the old file or the new one; open it with TextfileMode. The last
-// clean run's time is carried over from the file it replaces.
+// clean run's time is carried over from the file it replaces. The text is
+// prometheus.WriteToTextfile's, written through outfile rather than by
+// it: outfile creates the file as the user who invoked sudo, in the
+// directory it opened before COMMAND started, and syncs it before the
+// rename (package outfile).
 func (r *Run) WriteTextfile(f *outfile.File, labels Labels) error {
 	var carried float64
 	f.Read(func(rd io.Reader) error {
@@ -197,31 +183,4 @@ func (r *Run) WriteTextfile(f *outfile.File, labels Labels) error {
 		return fmt.Errorf("metrics textfile: %w", err)
 	}
 	return nil
-}
-
-// readLastClean finds writewatch_last_clean_run_timestamp_seconds with
-// exactly labels in a textfile. An empty or unreadable file carries
-// nothing over.
-func readLastClean(r io.Reader, labels Labels) float64 {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		name, got, v, ok := readSample(sc.Text())
-		if ok && name == NameLastCleanRun && sameLabels(got, labels) {
-			return max(v, 0)
-		}
-	}
-	return 0
-}
-
-func sameLabels(got map[string]string, labels Labels) bool {
-	if len(got) != len(labels) {
-		return false
-	}
-	for k, v := range got {
-		if w, ok := labels[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }

@@ -56,10 +56,20 @@
 // metrics pushed: a run that is not clean does not push this metric, so
 // the Pushgateway keeps the previous value. It is absent until a run has
 // been clean.
+//
+// # The client library
+//
+// The metrics go through the Prometheus client library,
+// github.com/prometheus/client_golang: each output (Serve, Push,
+// WriteText) makes a registry of its own, holding writewatch's metrics
+// alone, not the Go and process collectors of the library's default
+// registry. New makes none, nor does anything at the package's
+// initialisation; the library's own initialisation (its default registry
+// among it) runs at every start of writewatch all the same
+// (docs/performance.md).
 package metrics
 
 import (
-	"cmp"
 	"slices"
 	"sync"
 	"time"
@@ -254,50 +264,47 @@ func reportViolations(rep *report.Report) bySeverity {
 	return vs
 }
 
-// families are the run's metrics now, each sample with the constant
-// labels given besides its own; carried is the last clean run's time from
-// before this run, in Unix seconds (0: none). Families without a sample
-// are left out; the order is that of the text format (sortFamilies).
-func (r *Run) families(labels map[string]string, carried float64) []family {
-	v := r.values(carried)
-	// Each family, and the names of its own labels; a sample carries
-	// the constant labels and its own, sorted by name.
-	fam := map[string]*family{}
-	variable := map[string][]string{}
-	// Every metric is a gauge: its value is the run's (see the package
-	// documentation).
-	describe := func(name, help string, names ...string) {
-		fam[name], variable[name] = &family{name: name, help: help, typ: "gauge"}, names
-	}
-	put := func(name string, x float64, lv ...string) {
-		pairs := make([]labelPair, 0, len(labels)+len(lv))
-		for k, val := range labels {
-			pairs = append(pairs, labelPair{k, val})
-		}
-		for i, val := range lv {
-			pairs = append(pairs, labelPair{variable[name][i], val})
-		}
-		slices.SortFunc(pairs, func(a, b labelPair) int { return cmp.Compare(a.name, b.name) })
-		fam[name].samples = append(fam[name].samples, sample{labels: pairs, value: x})
-	}
-	describe(NameViolations, "Writes outside the allowlist in the run, every occurrence, by operation, action and severity (unknown until the run has ended).", labelOp, labelAction, labelSeverity)
-	describe(NameGroups, "Violation groups in the run (distinct operation, path and role, as the report lists them), by operation, action and severity (unknown until the run has ended).", labelOp, labelAction, labelSeverity)
-	describe(NameEvents, "Write events the run examined.")
-	describe(NameLost, "Events the kernel could not deliver in the run, by cause.", labelCause)
-	describe(NameTruncated, "Paths the run cut to fit the kernel buffers.")
-	describe(NameProcesses, "Processes the run traced: COMMAND and every process it started.")
-	describe(NameDuration, "Time since COMMAND started; once the run has ended, its length.")
-	describe(NameSurvivors, "Processes of the tree still running when writewatch finished.")
-	describe(NameExitCode, "writewatch's exit code.")
-	describe(NameIncomplete, "1 when writewatch could not see everything the run did (records lost, processes not followed): its verdict is unknown; else 0.")
-	describe(NameCommandExit, "COMMAND's exit code, 128+N when it died of signal N.")
-	describe(NameLastRun, "When the last run ended, in seconds since the Unix epoch.")
-	describe(NameLastCleanRun, "When the last run without violations, lost events or tracing errors ended, in seconds since the Unix epoch.")
-	describe(NameInfo, "Always 1: the writewatch version and mode of the run.", labelMode, labelVersion)
-	describe(NameProgMissed, "Runs of a writewatch BPF program the kernel skipped in the run, the program being already at work on that CPU; but for go_probe's, they make the run incomplete.", labelProgram)
-	describe(NameProgRuns, "Runs of a writewatch BPF program in the run, counted while the kernel counts them (kernel.bpf_stats_enabled=1).", labelProgram)
-	describe(NameProgSeconds, "The time the counted runs of a writewatch BPF program took in the run, summed over every process that ran it.", labelProgram)
+// definition is one of writewatch's metrics: its name, help and own
+// labels. Every metric is a gauge: its value is the run's (see the package
+// documentation).
+type definition struct {
+	name, help string
+	labels     []string
+}
 
+// definitions are writewatch's metrics. They are made when a registry is
+// (collector.go), never at the package's initialisation.
+func definitions() []definition {
+	return []definition{
+		{NameViolations, "Writes outside the allowlist in the run, every occurrence, by operation, action and severity (unknown until the run has ended).", []string{labelOp, labelAction, labelSeverity}},
+		{NameGroups, "Violation groups in the run (distinct operation, path and role, as the report lists them), by operation, action and severity (unknown until the run has ended).", []string{labelOp, labelAction, labelSeverity}},
+		{NameEvents, "Write events the run examined.", nil},
+		{NameLost, "Events the kernel could not deliver in the run, by cause.", []string{labelCause}},
+		{NameTruncated, "Paths the run cut to fit the kernel buffers.", nil},
+		{NameProcesses, "Processes the run traced: COMMAND and every process it started.", nil},
+		{NameDuration, "Time since COMMAND started; once the run has ended, its length.", nil},
+		{NameSurvivors, "Processes of the tree still running when writewatch finished.", nil},
+		{NameExitCode, "writewatch's exit code.", nil},
+		{NameIncomplete, "1 when writewatch could not see everything the run did (records lost, processes not followed): its verdict is unknown; else 0.", nil},
+		{NameCommandExit, "COMMAND's exit code, 128+N when it died of signal N.", nil},
+		{NameLastRun, "When the last run ended, in seconds since the Unix epoch.", nil},
+		{NameLastCleanRun, "When the last run without violations, lost events or tracing errors ended, in seconds since the Unix epoch.", nil},
+		{NameInfo, "Always 1: the writewatch version and mode of the run.", []string{labelMode, labelVersion}},
+		{NameProgMissed, "Runs of a writewatch BPF program the kernel skipped in the run, the program being already at work on that CPU; but for go_probe's, they make the run incomplete.", []string{labelProgram}},
+		{NameProgRuns, "Runs of a writewatch BPF program in the run, counted while the kernel counts them (kernel.bpf_stats_enabled=1).", []string{labelProgram}},
+		{NameProgSeconds, "The time the counted runs of a writewatch BPF program took in the run, summed over every process that ran it.", []string{labelProgram}},
+	}
+}
+
+// putFunc takes one sample: the metric's name, its value and the values
+// of the metric's own labels, in the order of its definition.
+type putFunc func(name string, x float64, lv ...string)
+
+// collect gives put the run's samples now; carried is the last clean
+// run's time from before this run, in Unix seconds (0: none). A metric
+// without a sample is left out of the exposition.
+func (r *Run) collect(carried float64, put putFunc) {
+	v := r.values(carried)
 	r.putViolations(put, v.violations)
 	put(NameEvents, float64(v.Events))
 	for i, cause := range live.LostCauses {
@@ -307,40 +314,33 @@ func (r *Run) families(labels map[string]string, carried float64) []family {
 	put(NameProcesses, float64(v.Processes))
 	put(NameDuration, v.duration)
 	put(NameInfo, 1, r.mode, r.version)
-	if v.final {
-		put(NameSurvivors, float64(v.survivors))
-		put(NameExitCode, float64(v.exitCode))
-		put(NameIncomplete, b2f(v.incomplete))
-		if v.commandExit != report.NotStarted {
-			put(NameCommandExit, float64(v.commandExit))
-		}
-		put(NameLastRun, unixSeconds(v.finished))
-		if v.lastClean > 0 {
-			put(NameLastCleanRun, v.lastClean)
-		}
-		for _, p := range v.programs {
-			put(NameProgMissed, float64(p.Missed), p.Name)
-			if p.Runs > 0 {
-				put(NameProgRuns, float64(p.Runs), p.Name)
-				put(NameProgSeconds, float64(p.RunNS)/1e9, p.Name)
-			}
+	if !v.final {
+		return
+	}
+	put(NameSurvivors, float64(v.survivors))
+	put(NameExitCode, float64(v.exitCode))
+	put(NameIncomplete, b2f(v.incomplete))
+	if v.commandExit != report.NotStarted {
+		put(NameCommandExit, float64(v.commandExit))
+	}
+	put(NameLastRun, unixSeconds(v.finished))
+	if v.lastClean > 0 {
+		put(NameLastCleanRun, v.lastClean)
+	}
+	for _, p := range v.programs {
+		put(NameProgMissed, float64(p.Missed), p.Name)
+		if p.Runs > 0 {
+			put(NameProgRuns, float64(p.Runs), p.Name)
+			put(NameProgSeconds, float64(p.RunNS)/1e9, p.Name)
 		}
 	}
-	var fams []family
-	for _, f := range fam {
-		if len(f.samples) > 0 {
-			fams = append(fams, *f)
-		}
-	}
-	sortFamilies(fams)
-	return fams
 }
 
 // putViolations puts the violation samples: for each operation and
 // each action the run can take (possible), the unknown severity's, zero or
 // not; the others' when not zero. A push thus replaces every series of the
 // previous run, and the families are never empty.
-func (r *Run) putViolations(put func(name string, x float64, lv ...string), vs bySeverity) {
+func (r *Run) putViolations(put putFunc, vs bySeverity) {
 	for i, name := range live.Ops {
 		// The table's label for its operations; the witness's own are
 		// named as the report names them.
