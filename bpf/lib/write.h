@@ -89,10 +89,10 @@ static __always_inline bool allowed_here(struct event *e, struct args *a)
 	if (e->hdr.present & (1 << WW_SLOT_RESOLVED))
 		return !LINKS_FILE(a->op) && (clean & (1 << WW_SLOT_RESOLVED));
 	/* The name may be a symlink to anywhere: user space follows it
-	 * (chmod and the like, truncate, and an open: one that failed, or
-	 * io_uring's). Not a hard link's source with AT_SYMLINK_FOLLOW:
-	 * that one is settled by its name here. */
-	if (!LINKS_FILE(a->op) && FOLLOWS_LAST(a->op, a->flags))
+	 * (chmod and the like, truncate, an open: one that failed, or
+	 * io_uring's; a hard link's source with AT_SYMLINK_FOLLOW, which
+	 * links the file the symlink leads to). */
+	if (FOLLOWS_LAST(a->op, a->flags))
 		return false;
 	if (!(clean & (1 << WW_SLOT_DIR)) || !plain_name(e, 0, e->hdr.len[WW_SLOT_PATH]))
 		return false;
