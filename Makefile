@@ -93,9 +93,12 @@ dogfood: build
 	$(BIN) -- $(GO) test -count=1 $(UNIT_PKGS)
 
 # The GitHub Action's run step (action/run.sh), run here on tiny commands
-# with the runner's files pointed at temp files (needs root).
+# with the runner's files pointed at temp files; then the workflows
+# docs/ci.md gives, read from the page and run step by step as GitHub's
+# runner would, on a clean suite and a dirty one (TestCIRecipe). Needs root.
 action-test: build
 	action/test.sh $(BIN)
+	WRITEWATCH_CI_RECIPE=1 $(GO) test -count=1 -run '^TestCIRecipe$$' ./action/
 
 # The enforcement tests with the LSM tier, on Debian's 6.1 and 6.12 x86-64
 # kernels and its 6.12 arm64 kernel under qemu (TCG; minutes, see

@@ -103,10 +103,15 @@ func TestActionMatchesScript(t *testing.T) {
 		}
 	}
 
-	// The report is uploaded even when the run step failed.
+	// The report is uploaded even when the run step failed, under the
+	// name run.sh made for this job, leg and use; a job run again
+	// replaces its earlier attempt's.
 	last := a.Runs.Steps[len(a.Runs.Steps)-1]
 	if !strings.HasPrefix(last.Uses, "actions/upload-artifact@") || !strings.HasPrefix(last.If, "always()") ||
 		last.With["path"] != "${{ steps.run.outputs.junit }}" {
 		t.Errorf("the last step does not upload the JUnit report always: %+v", last)
+	}
+	if last.With["name"] != "${{ steps.run.outputs.artifact-name }}" || last.With["overwrite"] != "true" {
+		t.Errorf("the upload's name is %q and overwrite %q, want run.sh's name and true", last.With["name"], last.With["overwrite"])
 	}
 }

@@ -398,14 +398,41 @@ func (c *Config) wantsMetrics() bool {
 }
 
 // checkMetricsFlags finds metrics flags given without the flag they need.
+// A metrics output given an empty value (--pushgateway "", as a CI
+// variable left unset expands) is off, and the labels given with it are
+// checked but unused; --metrics-required still needs a URL to push to.
 func (c *Config) checkMetricsFlags() error {
 	switch {
+	case c.MetricsRequired && c.isGiven("pushgateway") && c.Pushgateway == "":
+		return errors.New(`--metrics-required needs a URL to push to: --pushgateway is ""`)
 	case c.MetricsRequired && c.Pushgateway == "":
 		return errors.New("--metrics-required needs --pushgateway")
-	case len(c.MetricsLabels) > 0 && !c.wantsMetrics():
+	case len(c.MetricsLabels) > 0 && !c.metricsFlagGiven():
 		return errors.New("--metrics-label needs --metrics-addr, --pushgateway or --metrics-textfile")
 	}
 	return nil
+}
+
+// emptyMetricsFlags says, for each metrics output flag given an empty
+// value, that it is off.
+func (c *Config) emptyMetricsFlags() []string {
+	var notes []string
+	for _, f := range []struct{ name, value, off string }{
+		{"metrics-addr", c.MetricsAddr, "no metrics are served"},
+		{"pushgateway", c.Pushgateway, "the metrics are not pushed"},
+		{"metrics-textfile", c.MetricsTextfile, "no textfile is written"},
+	} {
+		if f.value == "" && c.isGiven(f.name) {
+			notes = append(notes, fmt.Sprintf("--%s is empty: %s", f.name, f.off))
+		}
+	}
+	return notes
+}
+
+// metricsFlagGiven reports whether a metrics output flag is on the
+// command line, with a value or empty.
+func (c *Config) metricsFlagGiven() bool {
+	return c.isGiven("metrics-addr") || c.isGiven("pushgateway") || c.isGiven("metrics-textfile")
 }
 
 // checkValues finds values out of range or malformed.

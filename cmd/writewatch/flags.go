@@ -170,7 +170,7 @@ var helpGroups = []struct {
 		{flag: "kill-survivors"},
 		{flag: "ringbuf-mib"},
 	}},
-	{"Metrics (Prometheus)", "", []helpLine{
+	{"Metrics (Prometheus)", `An output given "" is off (--pushgateway "$URL" with URL unset).`, []helpLine{
 		{flag: "metrics-addr"},
 		{flag: "pushgateway"},
 		{flag: "metrics-label"},

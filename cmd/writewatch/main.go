@@ -293,6 +293,11 @@ func (inv *invocation) execute(enf *policy.Enforcement) int {
 			fmt.Fprintf(stderr, "writewatch: serving metrics on http://%s/metrics\n", server.Addr())
 		}
 	}
+	if !cfg.Quiet {
+		for _, note := range cfg.emptyMetricsFlags() {
+			fmt.Fprintf(stderr, "writewatch: %s\n", note)
+		}
+	}
 	var line *status.Status
 	if !cfg.Quiet && status.Supported(os.Stderr, os.Getenv) {
 		line = status.Start(stderr, counters, status.Terminal(os.Stderr, w.color))

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,6 +78,10 @@ func TestUsageErrors(t *testing.T) {
 		{"auto without --enforce", []string{"--enforce-with", "auto", "true"}, "--enforce-with auto needs --enforce"},
 		{"block with the kill tier", []string{"--enforce=block", "--enforce-with", "kill", "true"}, "the kill tier cannot refuse a write"},
 		{"labels without metrics", []string{"--metrics-label", "a=1", "true"}, "--metrics-label needs --metrics-addr, --pushgateway or --metrics-textfile"},
+		{"metrics required, empty push URL", []string{"--pushgateway", "", "--metrics-required", "true"}, `--metrics-required needs a URL to push to: --pushgateway is ""`},
+		{"empty push URL, label without a value", []string{"--pushgateway", "", "--metrics-label", "a=", "true"}, "--metrics-label a=: an empty value"},
+		{"push URL of a space", []string{"--pushgateway", " ", "true"}, "want an http:// or https:// URL"},
+		{"push URL, scheme mistyped", []string{"--pushgateway", "htp://gw:9091", "true"}, "--pushgateway htp://gw:9091: want an http:// or https:// URL"},
 		{"two reports in one file", []string{"--json", "r.out", "--junit", "./r.out", "true"}, "--json and --junit name the same file"},
 		{"metrics over a report", []string{"--junit", "r.out", "--metrics-textfile", "r.out", "true"}, "--junit and --metrics-textfile name the same file"},
 	} {
@@ -226,6 +231,9 @@ func TestMeaningfulFlags(t *testing.T) {
 		{"--metrics-label", "a=1", "--metrics-textfile", "m.prom", "true"},
 		{"--metrics-label", "a=1", "--metrics-addr", "127.0.0.1:0", "true"},
 		{"--pushgateway", "https://gw.example:9091", "--metrics-required", "true"},
+		{"--pushgateway", "", "--metrics-label", "repo=a/b", "--metrics-label", "ci_job=test", "true"},
+		{"--pushgateway=", "true"},
+		{"--metrics-textfile", "", "--metrics-addr", "", "--metrics-label", "a=1", "true"},
 		{"--json", "r.json", "--junit", "r.xml", "--", "go", "test", "--json"},
 		{"--print-config=false", "--doctor=false", "true"},
 		{"--doctor"},
@@ -238,6 +246,28 @@ func TestMeaningfulFlags(t *testing.T) {
 		if err != nil {
 			t.Errorf("%q: %v", args, err)
 		}
+	}
+}
+
+// A metrics output given "" (a CI variable left unset) is off: no
+// metrics are made, and the run says so in a line.
+func TestEmptyMetricsOutputIsOff(t *testing.T) {
+	c, err := parseConfig([]string{"--pushgateway", "", "--metrics-label", "repo=a/b", "--", "true"})
+	if err == nil {
+		err = c.check()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.wantsMetrics() {
+		t.Error(`--pushgateway "" asks for metrics`)
+	}
+	if got, want := c.emptyMetricsFlags(), []string{"--pushgateway is empty: the metrics are not pushed"}; !slices.Equal(got, want) {
+		t.Errorf("notes %q, want %q", got, want)
+	}
+	c, _ = parseConfig([]string{"--pushgateway", "http://gw:9091", "--", "true"})
+	if notes := c.emptyMetricsFlags(); len(notes) != 0 {
+		t.Errorf("notes %q for a URL", notes)
 	}
 }
 
