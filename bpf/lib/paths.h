@@ -20,6 +20,7 @@ struct walk {
 	__u32 off;
 	__u32 end;
 	__u32 marks; /* enum ww_mark bits met on the way up */
+	__u32 own;   /* those of the first dentry */
 	bool truncated;
 	bool done;
 	bool detached; /* ended on a kernel-internal mount: no path */
@@ -36,8 +37,13 @@ __noinline int walk_one(struct walk *w, __u32 i)
 	struct vfsmount *mnt = w->mnt;
 	struct event *e;
 
-	if (use_marks)
-		w->marks |= mark_of(d);
+	if (use_marks) {
+		__u32 m = mark_of(d);
+
+		w->marks |= m;
+		if (!i)
+			w->own = m;
+	}
 	if (d == w->root_dentry && mnt == w->root_mnt) {
 		w->done = true;
 		return 1;
@@ -108,6 +114,9 @@ __noinline int put_path(struct event *e, __u32 off, __u32 slot, __u64 dentry, __
 	e->hdr.present |= 1 << slot;
 	if ((w.marks & WW_MARK_ALLOW) && !(w.marks & WW_MARK_DENY))
 		e->hdr.clean |= 1 << slot;
+	/* Whether the slot's own directory has WW_MARK_MOVES, without a
+	 * branch. */
+	e->hdr.clean |= (w.own & WW_MARK_MOVES) * (WW_CLEAN_MOVES / WW_MARK_MOVES) << slot;
 	if (w.detached)
 		e->hdr.detached |= 1 << slot;
 	if (w.truncated || !w.done) {

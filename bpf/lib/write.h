@@ -107,6 +107,11 @@ static __always_inline bool allowed_here(struct event *e, struct args *a)
 
 	if (!use_marks || e->hdr.truncated)
 		return false;
+	/* Renaming an entry of a directory above what a deny rule protects
+	 * may move it: user space judges what lies below (WW_MARK_MOVES). */
+	if (a->op == WW_OP_RENAME &&
+	    (clean & (WW_CLEAN_MOVES << WW_SLOT_DIR | WW_CLEAN_MOVES << WW_SLOT_DIR2)))
+		return false;
 	/* Judged by the file behind it (see emit_write); a link's new name
 	 * is judged too, in user space. */
 	if (e->hdr.present & (1 << WW_SLOT_RESOLVED))

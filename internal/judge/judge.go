@@ -106,6 +106,9 @@ func New(allow *allowlist.List, h host.Host) *Judge { return &Judge{allow: allow
 // call was outside the allowlist: that one explains the refusal. The
 // slice is reused by the next call.
 //
+// A rename of an allowed name that moved a directory is reported when a
+// deny entry may protect something below it (movedBelow).
+//
 // Under Landlock, Record sets ActionBlocked in ev.Action for a call that
 // Landlock refused although its name lay inside the grants (see
 // refusedByName).
@@ -121,11 +124,16 @@ func (j *Judge) Record(ev *tracer.Event) []Verdict {
 			refusedAllowed = false
 		}
 	}
-	for _, v := range j.paths {
+	for i, v := range j.paths {
 		allowed, entry := j.allow.Match(v.Path)
 		// A cut path cannot be judged for sure: report it rather than
 		// let it pass.
 		if allowed && !v.Truncated && !refusedAllowed {
+			if d := j.movedBelow(ev, i, entry); d != nil {
+				v.entry = d
+				j.verdicts = append(j.verdicts, v)
+				continue
+			}
 			if v.replaced && j.Replaced != nil {
 				j.Replaced(ev, v.Path)
 			}
@@ -135,6 +143,35 @@ func (j *Judge) Record(ev *tracer.Event) []Verdict {
 		j.verdicts = append(j.verdicts, v)
 	}
 	return j.verdicts
+}
+
+// movedBelow names the deny entry that protects something below path i
+// of a rename, an allowed name it moved a directory from, and with it
+// everything under it (allowlist.List.DenyBelow): the old name, and with
+// RENAME_EXCHANGE the new one too. nil for any other path, and for a call
+// that failed. Whether it moved a directory is asked of the name the
+// directory went to (of its own name for an io_uring request, not made
+// yet); one gone by then, or cut, may have been a directory.
+func (j *Judge) movedBelow(ev *tracer.Event, i int, allowedBy *allowlist.Entry) *allowlist.Entry {
+	if ev.Op != ops.Rename || len(j.paths) != 2 || (ev.Ret < 0 && !ev.ViaIOUring) {
+		return nil
+	}
+	v := &j.paths[i]
+	if v.Role != report.RoleOld && ev.Flags&unix.RENAME_EXCHANGE == 0 {
+		return nil
+	}
+	d := j.allow.DenyBelow(v.Path, allowedBy)
+	if d == nil {
+		return nil
+	}
+	now := &j.paths[1-i]
+	if ev.ViaIOUring {
+		now = v
+	}
+	if f, err := j.host.Lstat(now.Path); err == nil && !now.Truncated && !f.IsDir() {
+		return nil
+	}
+	return d
 }
 
 // refusedByName reports whether Landlock refused a call that follows a
