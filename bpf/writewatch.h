@@ -302,9 +302,9 @@ struct event_hdr {
 	__u32 truncated;    /* bit n: slot n did not fit */
 	__u16 len[NSLOTS];  /* bytes of each slot, in order after the header */
 	__u16 present;     /* bit n: slot n was filled */
-	__u16 clean;       /* bit n: the walk of slot n met an allowed mark and no denied one;
-			    * bit n + 8 (WW_CLEAN_MOVES): slot n's own directory has
-			    * WW_MARK_MOVES */
+	__u16 clean;       /* bit n: the walk of slot n met an allowed mark and no denied one,
+			    * up to its end (also when its names did not fit); bit n + 8
+			    * (WW_CLEAN_MOVES): slot n's own directory has WW_MARK_MOVES */
 	__u16 via;         /* enum ww_via */
 	__u16 detached;    /* bit n: slot n's file has no path: a pipe, socket, memfd... */
 	__u16 rec;         /* WRITE: enum ww_rec bits */

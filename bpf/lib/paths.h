@@ -21,7 +21,7 @@ struct walk {
 	__u32 end;
 	__u32 marks; /* enum ww_mark bits met on the way up */
 	__u32 own;   /* those of the first dentry */
-	bool truncated;
+	bool truncated; /* the names did not fit: only marks are gathered from there */
 	bool done;
 	bool detached; /* ended on a kernel-internal mount: no path */
 	bool read_err; /* a name could not be read (counted once the walk ends) */
@@ -57,11 +57,18 @@ __noinline int walk_one(struct walk *w, __u32 i)
 		w->dentry = up;
 		return 0;
 	}
+	/* A path too long for the slot is still walked to its end for its
+	 * marks: the directory of a deep tree is judged by where it lies. */
+	if (w->truncated) {
+		w->dentry = up;
+		return !use_marks;
+	}
 
 	__u32 need = BPF_CORE_READ(d, d_name.len) + 1;
 	if (need > NAME_SLOT || w->off + need > w->end) {
 		w->truncated = true;
-		return 1;
+		w->dentry = up;
+		return !use_marks;
 	}
 	e = scratch_event();
 	if (!e)
@@ -112,10 +119,10 @@ __noinline int put_path(struct event *e, __u32 off, __u32 slot, __u64 dentry, __
 		return off;
 	e->hdr.len[slot] = w.off - off;
 	e->hdr.present |= 1 << slot;
-	if ((w.marks & WW_MARK_ALLOW) && !(w.marks & WW_MARK_DENY))
+	/* Clean only once every mark up to the root was met; and whether
+	 * the slot's own directory has WW_MARK_MOVES, without a branch. */
+	if (w.done && (w.marks & (WW_MARK_ALLOW | WW_MARK_DENY)) == WW_MARK_ALLOW)
 		e->hdr.clean |= 1 << slot;
-	/* Whether the slot's own directory has WW_MARK_MOVES, without a
-	 * branch. */
 	e->hdr.clean |= (w.own & WW_MARK_MOVES) * (WW_CLEAN_MOVES / WW_MARK_MOVES) << slot;
 	if (w.detached)
 		e->hdr.detached |= 1 << slot;

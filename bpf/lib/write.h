@@ -105,7 +105,10 @@ static __always_inline bool allowed_here(struct event *e, struct args *a)
 {
 	__u16 clean = e->hdr.clean;
 
-	if (!use_marks || e->hdr.truncated)
+	/* A path string cut to fit says nothing of where it leads; a
+	 * directory or file walked for the slot was walked for its marks to
+	 * the end even when its names did not fit (put_path). */
+	if (!use_marks || (e->hdr.truncated & (1 << WW_SLOT_PATH | 1 << WW_SLOT_PATH2)))
 		return false;
 	/* Renaming an entry of a directory above what a deny rule protects
 	 * may move it: user space judges what lies below (WW_MARK_MOVES). */
