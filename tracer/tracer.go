@@ -53,7 +53,9 @@ type Options struct {
 	// Marks let the kernel recognise allowed writes and keep them from
 	// user space. A write is dropped in the kernel only when every path
 	// it touches lies under a MarkAllow inode and under no MarkDeny one
-	// (and, for a rename, names no entry of a MarkMoves directory).
+	// (and, for a rename, names no entry of a MarkMoves directory), and
+	// the file it writes has one name only (a file with more links may
+	// be one hard-linked from elsewhere).
 	Marks []Mark
 	// MarksLater, when not nil, gives the marks instead of Marks, once
 	// the programs are loaded: the marks may wait on something slow (go

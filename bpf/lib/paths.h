@@ -189,7 +189,38 @@ __noinline int file_identity(__u64 addr, struct file_key *k)
 	return 0;
 }
 
-/* The path of open file addr, and its inode in the header. */
+/*
+ * Does open file addr have more than one name (a file, not a directory,
+ * with more than one link)? A write through a name the marks allow may
+ * then change a file whose other name the allowlist protects: a hard
+ * link made during the run is not reported, the writes through it are
+ * (internal/judge/links.go), so the marks do not settle them. Global,
+ * so verified once.
+ */
+__noinline int shared_file(__u64 addr)
+{
+	struct file *f = (struct file *)addr;
+	struct inode *inode;
+
+	if (!f)
+		return 0;
+	inode = KREAD(struct file, f, f_inode);
+	return (KREAD(struct inode, inode, i_mode) & S_IFMT_BITS) != S_IFDIR_BITS &&
+	       KREAD(struct inode, inode, __i_nlink) > 1;
+}
+
+/* The quick check of a write through open file addr: the marks allow
+ * its file (open_file_allowed), and it has one name (shared_file).
+ * Global, so verified once. */
+__noinline int write_file_allowed(__u64 addr)
+{
+	struct file *f = (struct file *)addr;
+
+	return f && !shared_file(addr) && open_file_allowed(f);
+}
+
+/* The path of open file addr, and its inode in the header. A file with
+ * more than one name is never clean (shared_file). */
 __noinline int put_file(struct event *e, __u32 off, __u32 slot, __u64 addr)
 {
 	struct file *f = (struct file *)addr;
@@ -202,7 +233,10 @@ __noinline int put_file(struct event *e, __u32 off, __u32 slot, __u64 addr)
 	e->hdr.dev = id.dev;
 	e->hdr.gen = id.gen;
 	/* As numbers: put_path is a global function. */
-	return put_path(e, off, slot, KREAD_WORD(&f->f_path.dentry), KREAD_WORD(&f->f_path.mnt));
+	off = put_path(e, off, slot, KREAD_WORD(&f->f_path.dentry), KREAD_WORD(&f->f_path.mnt));
+	if (slot == WW_SLOT_RESOLVED && shared_file(addr))
+		e->hdr.clean &= ~(1 << WW_SLOT_RESOLVED);
+	return off;
 }
 
 /* The directory a relative path given with dfd starts from. */

@@ -311,7 +311,7 @@ static __always_inline int emit_write(struct args *a, long ret, __u16 via)
 	 * the same file again and again: settle both before building
 	 * anything (unless enforcement acted on the write). Whether the open
 	 * made its file is asked only past the first. */
-	if (f && !a->action && use_marks && open_file_allowed(f)) {
+	if (f && !a->action && use_marks && write_file_allowed((__u64)f)) {
 		settled_allowed(unwatched);
 		return 0;
 	}

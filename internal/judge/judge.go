@@ -93,6 +93,10 @@ type Judge struct {
 	n        int // the next buffer to use
 	paths    []Verdict
 	verdicts []Verdict
+	// linked are the files hard-linked during the run from outside the
+	// allowlist, by identity: the path each was linked from (links.go).
+	linked map[fileKey]string
+	keys   []fileKey // scratch space of linkedKeys
 }
 
 // New returns a Judge for the allowlist, which follows paths on h as
@@ -106,7 +110,10 @@ func New(allow *allowlist.List, h host.Host) *Judge { return &Judge{allow: allow
 // call was outside the allowlist: that one explains the refusal. The
 // slice is reused by the next call.
 //
-// A rename of an allowed name that moved a directory is reported when a
+// A hard link's file linked from outside the allowlist is not reported
+// but remembered, and a later write of that file through any name is
+// reported as a write of the name it was linked from (links.go). A
+// rename of an allowed name that moved a directory is reported when a
 // deny entry may protect something below it (movedBelow).
 //
 // Under Landlock, Record sets ActionBlocked in ev.Action for a call that
@@ -114,6 +121,11 @@ func New(allow *allowlist.List, h host.Host) *Judge { return &Judge{allow: allow
 // refusedByName).
 func (j *Judge) Record(ev *tracer.Event) []Verdict {
 	j.paths = j.written(ev, j.paths[:0])
+	if ev.Op == ops.Link {
+		j.paths = j.linkedFrom(ev, j.paths)
+	} else {
+		j.paths = j.throughLinks(ev, j.paths)
+	}
 	j.verdicts = j.verdicts[:0]
 	if j.refusedByName(ev) {
 		ev.Action |= tracer.ActionBlocked
@@ -215,7 +227,8 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 	switch ev.Op {
 	case ops.Rename, ops.Link:
 		// A hard link to a file is a new way to write that file: the
-		// file linked is judged too. One the process names by a
+		// file linked is named too (Record remembers it, links.go).
+		// One the process names by a
 		// descriptor it holds (linkat of /proc/self/fd/N, or of "" with
 		// AT_EMPTY_PATH) is most often an O_TMPFILE, which has no other
 		// name; but a file opened read-only can be linked the same way:

@@ -244,7 +244,7 @@ func (r *Run) write(pid uint32, op ops.Op, path, path2 string, opts []Option) {
 		ev.SetSlot(tracer.SlotResolved, dirSlot(abs))
 		var st unix.Stat_t
 		if unix.Stat(abs, &st) == nil {
-			ev.Ino, ev.Dev = st.Ino, uint32(st.Dev)
+			ev.Ino, ev.Dev = st.Ino, kernelDev(st.Dev)
 		}
 	}
 	r.Record(ev)
@@ -271,6 +271,10 @@ func dirSlot(dir string) []byte {
 	return b
 }
 
+// kernelDev is a device number stat gave, as the kernel's records give
+// it (major << 20 | minor).
+func kernelDev(dev uint64) uint32 { return unix.Major(dev)<<20 | unix.Minor(dev) }
+
 // Read adds a read-only open, by pid, of file path, whose write record
 // the kernel sent (a cross-test read, when another test wrote it).
 func (r *Run) Read(pid uint32, path string, opts ...Option) {
@@ -285,7 +289,7 @@ func (r *Run) Read(pid uint32, path string, opts ...Option) {
 	if err := unix.Stat(abs, &st); err != nil {
 		r.t.Fatalf("read of %s: %v (make the file first)", abs, err)
 	}
-	ev.Ino, ev.Dev = st.Ino, uint32(st.Dev)
+	ev.Ino, ev.Dev = st.Ino, kernelDev(st.Dev)
 	r.Record(ev)
 }
 
