@@ -47,6 +47,10 @@ enum ww_meta_flag {
  * before the call, at notify_change (ops.Restorable). */
 #define WW_RESTORABLE_OPS(X, o) X(o, CHMOD) X(o, CHOWN) X(o, UTIMES)
 
+/* Those that move a name away (ops.MovesAway): what lies below it, when
+ * it is a directory, moves with it. */
+#define WW_MOVING_OPS(X, o) X(o, RENAME)
+
 /* Those that move a name onto another, replacing what was there
  * (ops.MovesOnto): the kernel notes the target before the call. */
 #define WW_MOVING_ONTO_OPS(X, o) X(o, RENAME)

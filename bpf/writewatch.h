@@ -156,6 +156,10 @@ enum ww_mark {
 	WW_MARK_ALLOW = 1,
 	WW_MARK_DENY  = 2,
 	WW_MARK_FINAL = 4, /* with ALLOW: no deny mark above it, so reaching it decides */
+	/* A directory above what a deny rule protects: renaming one of its
+	 * entries may move what the rule protects, so user space judges the
+	 * renames of its own entries (not of those further down). */
+	WW_MARK_MOVES = 8,
 };
 
 /* hdr.rec of a WW_EV_WRITE record. */
@@ -183,6 +187,9 @@ enum ww_rec {
  * the open created the file (the kernel's FMODE_CREATED), rather than
  * opening one that was there. No open flag uses this bit. */
 #define WW_OPEN_CREATED (1u << 31)
+
+/* event_hdr.clean << slot: the slot's own directory has WW_MARK_MOVES. */
+#define WW_CLEAN_MOVES (1u << 8)
 
 /* How --enforce enforces (set by the loader): WW_TIER_<NAME> is the tier internal/policy/<name>.go declares (checked by a test there). */
 enum ww_tier {
@@ -303,7 +310,9 @@ struct event_hdr {
 	__u32 truncated;    /* bit n: slot n did not fit */
 	__u16 len[NSLOTS];  /* bytes of each slot, in order after the header */
 	__u16 present;     /* bit n: slot n was filled */
-	__u16 clean;       /* bit n: the walk of slot n met an allowed mark and no denied one */
+	__u16 clean;       /* bit n: the walk of slot n met an allowed mark and no denied one,
+			    * up to its end (also when its names did not fit); bit n + 8
+			    * (WW_CLEAN_MOVES): slot n's own directory has WW_MARK_MOVES */
 	__u16 via;         /* enum ww_via */
 	__u16 detached;    /* bit n: slot n's file has no path: a pipe, socket, memfd... */
 	__u16 rec;         /* WRITE: enum ww_rec bits */

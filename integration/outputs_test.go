@@ -146,3 +146,50 @@ func TestOutputInSharedDirectoryRefused(t *testing.T) {
 		t.Errorf("--json DIR: exit code %d, want 2 and %q\n%s", code, want, stderr)
 	}
 }
+
+// The suite removes and makes again the directory --json and --junit
+// point into (rm -rf build; mkdir -p build/reports, as make clean test
+// does): the reports are written at the paths given, in the directory
+// made again. A link made in the directory's place is never followed:
+// with the directory opened at the start gone, the report is not
+// written (70), and nothing lands where the link leads.
+func TestOutputDirectoryMadeAgain(t *testing.T) {
+	root, outside := project(t)
+	writeFile(t, filepath.Join(root, ".writewatch.yaml"), "allow:\n  - tests/**\n  - build/**\n")
+	must(t, os.MkdirAll(filepath.Join(root, "build", "reports"), 0o755))
+	jsonPath, junitPath := filepath.Join(root, "build", "reports", "ww.json"), filepath.Join(root, "build", "reports", "junit.xml")
+	run := func(script string) (int, string) {
+		cmd := exec.Command(wwBin, "--json", "build/reports/ww.json", "--junit", "build/reports/junit.xml", "--", "sh", "-c", script)
+		cmd.Dir = root
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), stderr.String()
+		} else if err != nil {
+			t.Fatalf("run writewatch: %v", err)
+		}
+		return 0, stderr.String()
+	}
+	code, stderr := run("rm -rf build; mkdir -p build/reports")
+	if code != 0 {
+		t.Errorf("exit %d, want 0\n%s", code, stderr)
+	}
+	if rep := readReport(t, jsonPath); rep.ExitCode != 0 {
+		t.Errorf("the report says exit code %d", rep.ExitCode)
+	}
+	if data, err := os.ReadFile(junitPath); err != nil || !bytes.Contains(data, []byte("<testsuites")) {
+		t.Errorf("junit.xml: %v\n%s", err, data)
+	}
+
+	must(t, os.MkdirAll(filepath.Join(outside, "reports"), 0o755))
+	code, stderr = run("rm -rf build; ln -s " + outside + " build")
+	if code != 70 {
+		t.Errorf("a link in place of the directory: exit %d, want 70\n%s", code, stderr)
+	}
+	for _, name := range []string{"ww.json", "junit.xml"} {
+		if exists(filepath.Join(outside, "reports", name)) {
+			t.Errorf("%s followed the link made in the directory's place", name)
+		}
+	}
+}

@@ -41,7 +41,7 @@ func straceWrites(t *testing.T, dir string, command ...string) []key {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seen := map[key]bool{}
+	var calls [][]key
 	for _, f := range files {
 		fh, err := os.Open(f)
 		if err != nil {
@@ -50,13 +50,15 @@ func straceWrites(t *testing.T, dir string, command ...string) []key {
 		sc := bufio.NewScanner(fh)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
 		for sc.Scan() {
-			for _, k := range straceLine(sc.Text(), dir) {
-				if !list.Allowed(k.path) {
-					seen[k] = true
-				}
-			}
+			calls = append(calls, straceLine(sc.Text(), dir))
 		}
 		fh.Close()
+	}
+	seen := map[key]bool{}
+	for _, k := range throughLinks(calls) {
+		if !list.Allowed(k.path) {
+			seen[k] = true
+		}
 	}
 	var ks []key
 	for k := range seen {
@@ -65,6 +67,37 @@ func straceWrites(t *testing.T, dir string, command ...string) []key {
 	slices.SortFunc(ks, func(a, b key) int { return strings.Compare(a.String(), b.String()) })
 	return ks
 }
+
+// throughLinks is the writes of calls as writewatch counts those of hard
+// links: a link changes nothing of the file linked (its "old" key is no
+// write), and a write of a file in place (its contents or metadata)
+// through a new name is a write of the name it was linked from too.
+func throughLinks(calls [][]key) []key {
+	linked := map[string]string{}
+	for _, ks := range calls {
+		if len(ks) == 2 && ks[0].op == "link" && ks[1].role == "old" {
+			linked[ks[0].path] = ks[1].path
+		}
+	}
+	var out []key
+	for _, ks := range calls {
+		for _, k := range ks {
+			switch {
+			case k.op == "link" && k.role == "old":
+				continue
+			case k.op == "open" || k.op == "creat" || k.op == "truncate" || byFDOps[k.op]:
+				if from, ok := linked[k.path]; ok {
+					out = append(out, key{k.op, from, ""})
+				}
+			}
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// byFDOps are the metadata changes, which change a file in place.
+var byFDOps = map[string]bool{"chmod": true, "chown": true, "utimes": true, "setxattr": true, "removexattr": true}
 
 // heldOpen reports whether a link's source names a file the process
 // holds open, which writewatch judged when it was opened: "" (with

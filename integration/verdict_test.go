@@ -366,7 +366,9 @@ func TestVerdictWritesNoCallNames(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			fresh(t)
 			res := verdictRun(t, root, nil, nil, opBin, "symlink", "../config.toml", "tests/sym", ",", c.op, "tests/sym", "tests/h", ",", "append", "tests/h")
-			wantViolation(t, res, true, "link", cfg)
+			if v := wantViolation(t, res, true, "open", cfg); v != nil && v.RequestedPath != "tests/h" {
+				t.Errorf("the write through the link is requested as %q, want tests/h", v.RequestedPath)
+			}
 		})
 	}
 	t.Run("descriptor inherited from outside the tree", func(t *testing.T) {
@@ -855,8 +857,9 @@ func TestVerdictSharedMappingInAMountNamespace(t *testing.T) {
 // and hard-linked into an allowed directory through its descriptor (""
 // with AT_EMPTY_PATH, or /proc/self/fd/N with AT_SYMLINK_FOLLOW), then
 // written through the new name, which is removed at once, as the
-// descriptor is: the link of the file is a violation, named by the path
-// the kernel walked during the call, with neither left to look at.
+// descriptor is: the write through the new name is a violation of the
+// file linked, named by the path the kernel walked during the link, with
+// neither left to look at.
 func TestVerdictLinkOfAHeldFile(t *testing.T) {
 	root, outside := project(t)
 	victim := filepath.Join(outside, "victim")
@@ -870,8 +873,12 @@ func TestVerdictLinkOfAHeldFile(t *testing.T) {
 			if res.code != 86 {
 				t.Errorf("exit %d, want 86\n%s", res.code, res.stderr)
 			}
-			if v := violation(res.rep, "link", victim); v == nil || v.Role != report.RoleOld {
-				t.Errorf("link of %s: %+v, want a violation as the file linked; got %v\n%s", victim, v, keys(res.rep), res.stderr)
+			h := filepath.Join(root, "tests", "sub", "h")
+			if v := violation(res.rep, "open", victim); v == nil || v.RequestedPath != h {
+				t.Errorf("open of %s: %+v, want a violation requested as %s; got %v\n%s", victim, v, h, keys(res.rep), res.stderr)
+			}
+			if v := violation(res.rep, "link", victim); v != nil {
+				t.Errorf("the link itself reported: %+v", v)
 			}
 		})
 	}
@@ -915,12 +922,13 @@ func TestVerdictSymlinkReplacedAfterTheCall(t *testing.T) {
 }
 
 // A truncate, a change of a file's times or a hard link through a
-// symlink whose directory is removed right after the call, as a test's
-// temporary directory is at its end: the kernel pauses the process until
-// the path is followed (truncate, one time, link), or the filesystem
-// witness hears of the change (both times), so a file outside the
-// allowlist is found by its path; one inside passes (the link made just
-// before the call, the file changed through it after).
+// symlink (then written through) whose directory is removed right after
+// the call, as a test's temporary directory is at its end: the kernel
+// pauses the process until the path is followed (truncate, one time,
+// link), or the filesystem witness hears of the change (both times), so
+// a file outside the allowlist is found by its path; one inside passes
+// (the link made just before the call, the file changed through it
+// after).
 func TestVerdictSymlinkGoneAfterTheCall(t *testing.T) {
 	root, outside := project(t)
 	victim := filepath.Join(outside, "victim")

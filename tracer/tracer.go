@@ -52,7 +52,10 @@ type Options struct {
 	IgnoreMetadata bool
 	// Marks let the kernel recognise allowed writes and keep them from
 	// user space. A write is dropped in the kernel only when every path
-	// it touches lies under a MarkAllow inode and under no MarkDeny one.
+	// it touches lies under a MarkAllow inode and under no MarkDeny one
+	// (and, for a rename, names no entry of a MarkMoves directory), and
+	// the file it writes has one name only (a file with more links may
+	// be one hard-linked from elsewhere).
 	Marks []Mark
 	// MarksLater, when not nil, gives the marks instead of Marks, once
 	// the programs are loaded: the marks may wait on something slow (go
@@ -120,6 +123,10 @@ const (
 	// MarkFinal goes with MarkAllow when no deny mark lies above it:
 	// reaching it settles a write without looking further up.
 	MarkFinal = MarkKind(writewatchWwMarkWW_MARK_FINAL)
+	// MarkMoves marks a directory above what a deny entry protects:
+	// the kernel leaves the renames of its own entries to user space,
+	// which judges what a renamed directory moves.
+	MarkMoves = MarkKind(writewatchWwMarkWW_MARK_MOVES)
 )
 
 // Mark names an inode by the device and inode number stat reports.

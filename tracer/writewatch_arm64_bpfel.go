@@ -239,6 +239,7 @@ const (
 	writewatchWwMarkWW_MARK_ALLOW writewatchWwMark = 1
 	writewatchWwMarkWW_MARK_DENY  writewatchWwMark = 2
 	writewatchWwMarkWW_MARK_FINAL writewatchWwMark = 4
+	writewatchWwMarkWW_MARK_MOVES writewatchWwMark = 8
 )
 
 type writewatchWwMetaFlag uint32

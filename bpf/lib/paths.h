@@ -20,7 +20,8 @@ struct walk {
 	__u32 off;
 	__u32 end;
 	__u32 marks; /* enum ww_mark bits met on the way up */
-	bool truncated;
+	__u32 own;   /* those of the first dentry */
+	bool truncated; /* the names did not fit: only marks are gathered from there */
 	bool done;
 	bool detached; /* ended on a kernel-internal mount: no path */
 	bool read_err; /* a name could not be read (counted once the walk ends) */
@@ -36,8 +37,13 @@ __noinline int walk_one(struct walk *w, __u32 i)
 	struct vfsmount *mnt = w->mnt;
 	struct event *e;
 
-	if (use_marks)
-		w->marks |= mark_of(d);
+	if (use_marks) {
+		__u32 m = mark_of(d);
+
+		w->marks |= m;
+		if (!i)
+			w->own = m;
+	}
 	if (d == w->root_dentry && mnt == w->root_mnt) {
 		w->done = true;
 		return 1;
@@ -51,11 +57,18 @@ __noinline int walk_one(struct walk *w, __u32 i)
 		w->dentry = up;
 		return 0;
 	}
+	/* A path too long for the slot is still walked to its end for its
+	 * marks: the directory of a deep tree is judged by where it lies. */
+	if (w->truncated) {
+		w->dentry = up;
+		return !use_marks;
+	}
 
 	__u32 need = BPF_CORE_READ(d, d_name.len) + 1;
 	if (need > NAME_SLOT || w->off + need > w->end) {
 		w->truncated = true;
-		return 1;
+		w->dentry = up;
+		return !use_marks;
 	}
 	e = scratch_event();
 	if (!e)
@@ -106,8 +119,11 @@ __noinline int put_path(struct event *e, __u32 off, __u32 slot, __u64 dentry, __
 		return off;
 	e->hdr.len[slot] = w.off - off;
 	e->hdr.present |= 1 << slot;
-	if ((w.marks & WW_MARK_ALLOW) && !(w.marks & WW_MARK_DENY))
+	/* Clean only once every mark up to the root was met; and whether
+	 * the slot's own directory has WW_MARK_MOVES, without a branch. */
+	if (w.done && (w.marks & (WW_MARK_ALLOW | WW_MARK_DENY)) == WW_MARK_ALLOW)
 		e->hdr.clean |= 1 << slot;
+	e->hdr.clean |= (w.own & WW_MARK_MOVES) * (WW_CLEAN_MOVES / WW_MARK_MOVES) << slot;
 	if (w.detached)
 		e->hdr.detached |= 1 << slot;
 	if (w.truncated || !w.done) {
@@ -173,7 +189,38 @@ __noinline int file_identity(__u64 addr, struct file_key *k)
 	return 0;
 }
 
-/* The path of open file addr, and its inode in the header. */
+/*
+ * Does open file addr have more than one name (a file, not a directory,
+ * with more than one link)? A write through a name the marks allow may
+ * then change a file whose other name the allowlist protects: a hard
+ * link made during the run is not reported, the writes through it are
+ * (internal/judge/links.go), so the marks do not settle them. Global,
+ * so verified once.
+ */
+__noinline int shared_file(__u64 addr)
+{
+	struct file *f = (struct file *)addr;
+	struct inode *inode;
+
+	if (!f)
+		return 0;
+	inode = KREAD(struct file, f, f_inode);
+	return (KREAD(struct inode, inode, i_mode) & S_IFMT_BITS) != S_IFDIR_BITS &&
+	       KREAD(struct inode, inode, __i_nlink) > 1;
+}
+
+/* The quick check of a write through open file addr: the marks allow
+ * its file (open_file_allowed), and it has one name (shared_file).
+ * Global, so verified once. */
+__noinline int write_file_allowed(__u64 addr)
+{
+	struct file *f = (struct file *)addr;
+
+	return f && !shared_file(addr) && open_file_allowed(f);
+}
+
+/* The path of open file addr, and its inode in the header. A file with
+ * more than one name is never clean (shared_file). */
 __noinline int put_file(struct event *e, __u32 off, __u32 slot, __u64 addr)
 {
 	struct file *f = (struct file *)addr;
@@ -186,7 +233,10 @@ __noinline int put_file(struct event *e, __u32 off, __u32 slot, __u64 addr)
 	e->hdr.dev = id.dev;
 	e->hdr.gen = id.gen;
 	/* As numbers: put_path is a global function. */
-	return put_path(e, off, slot, KREAD_WORD(&f->f_path.dentry), KREAD_WORD(&f->f_path.mnt));
+	off = put_path(e, off, slot, KREAD_WORD(&f->f_path.dentry), KREAD_WORD(&f->f_path.mnt));
+	if (slot == WW_SLOT_RESOLVED && shared_file(addr))
+		e->hdr.clean &= ~(1 << WW_SLOT_RESOLVED);
+	return off;
 }
 
 /* The directory a relative path given with dfd starts from. */

@@ -27,6 +27,10 @@
  * before the call (ops.Restorable)? */
 #define RESTORABLE(op) OP_IN(WW_RESTORABLE_OPS, op)
 
+/* Does op move a name away, and what lies below it with it
+ * (ops.MovesAway)? */
+#define MOVES(op) OP_IN(WW_MOVING_OPS, op)
+
 /* Does op move a name onto another, replacing what was there
  * (ops.MovesOnto)? */
 #define MOVES_ONTO(op) OP_IN(WW_MOVING_ONTO_OPS, op)

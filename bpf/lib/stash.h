@@ -166,7 +166,7 @@ __noinline int aio_scan_one(struct aio_scan *s, __u32 i)
 		s->fd = fd;
 	/* The first request on a file the marks do not allow is the one
 	 * judged; without marks, the first write request. */
-	if (use_marks && open_file_allowed(f))
+	if (use_marks && write_file_allowed((__u64)f))
 		return 0;
 	s->fd = fd;
 	return 1;

@@ -82,7 +82,15 @@ static __always_inline bool allowed_here(struct event *e, struct args *a)
 {
 	__u16 clean = e->hdr.clean;
 
-	if (!use_marks || e->hdr.truncated)
+	/* A path string cut to fit says nothing of where it leads; a
+	 * directory or file walked for the slot was walked for its marks to
+	 * the end even when its names did not fit (put_path). */
+	if (!use_marks || (e->hdr.truncated & (1 << WW_SLOT_PATH | 1 << WW_SLOT_PATH2)))
+		return false;
+	/* Renaming an entry of a directory above what a deny rule protects
+	 * may move it: user space judges what lies below (WW_MARK_MOVES). */
+	if (MOVES(a->op) &&
+	    (clean & (WW_CLEAN_MOVES << WW_SLOT_DIR | WW_CLEAN_MOVES << WW_SLOT_DIR2)))
 		return false;
 	/* Judged by the file behind it (see emit_write); a link's new name
 	 * is judged too, in user space. */
@@ -309,7 +317,7 @@ static __always_inline int emit_write(struct args *a, long ret, __u16 via)
 	 * the same file again and again: settle both before building
 	 * anything (unless enforcement acted on the write). Whether the open
 	 * made its file is asked only past the first. */
-	if (f && !a->action && use_marks && open_file_allowed(f)) {
+	if (f && !a->action && use_marks && write_file_allowed((__u64)f)) {
 		settled_allowed(unwatched);
 		return 0;
 	}

@@ -674,6 +674,24 @@ func (l *List) Match(path string) (allowed bool, e *Entry) {
 	return false, nil
 }
 
+// DenyBelow names the first deny entry that may protect a path strictly
+// below dir, an absolute, clean path that allow entry a allows (Match's
+// entry): one whose pattern can match below dir (Pattern.CanMatchBelow)
+// and that wins over a there (Overrides; the project's carve-out wins
+// only over a default that covers the project). Renaming the directory
+// dir moves what such an entry protects. nil when none can.
+func (l *List) DenyBelow(dir string, a *Entry) *Entry {
+	l.ready()
+	for _, ix := range []*index{l.deny, l.project} {
+		for _, c := range ix.pats {
+			if (a == nil || c.entry.Overrides(a)) && c.pat.CanMatchBelow(dir) {
+				return c.entry
+			}
+		}
+	}
+	return nil
+}
+
 // Allowed reports whether path may be written.
 func (l *List) Allowed(path string) bool {
 	ok, _ := l.Match(path)

@@ -174,3 +174,45 @@ func TestOverrides(t *testing.T) {
 		}
 	}
 }
+
+// DenyBelow names the deny entry that may protect something below a
+// directory: the config's deny entries over any allow entry, the
+// project's carve-out only over the default that covers the project.
+func TestDenyBelow(t *testing.T) {
+	const file = "/tmp/ci/proj/.writewatch.yaml"
+	l, err := load(Options{WorkDir: "/tmp/ci/proj", Getenv: mapEnv(nil), GoEnv: fakeGoEnv},
+		fakeFS(map[string]string{file: "allow:\n  - tests/**\n  - scratch/**\ndeny:\n  - tests/golden/**\n"}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ dir, want string }{
+		{"/tmp/ci/proj/tests", file + ":5"},
+		{"/tmp/ci/proj/tests/golden", file + ":5"},
+		{"/tmp/ci/proj/tests/data", ""},
+		{"/tmp/ci/proj/scratch", ""},
+		{"/tmp/ci", file + ":5"},
+		{"/tmp/other", ""},
+	} {
+		checkDenyBelow(t, l, tc.dir, tc.want)
+	}
+	l, err = load(Options{WorkDir: "/tmp/ci/proj", Getenv: mapEnv(nil), GoEnv: fakeGoEnv},
+		fakeFS(map[string]string{file: "allow:\n  - tests/**\n  - /tmp/ci/proj/build/**\n"}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDenyBelow(t, l, "/tmp/ci", SourceProject)
+	checkDenyBelow(t, l, "/tmp/ci/proj/build", "")
+	checkDenyBelow(t, l, "/tmp/ci/proj/tests", "")
+}
+
+func checkDenyBelow(t *testing.T, l *List, dir, want string) {
+	t.Helper()
+	_, a := l.Match(dir)
+	got := ""
+	if d := l.DenyBelow(dir, a); d != nil {
+		got = d.Source
+	}
+	if got != want {
+		t.Errorf("DenyBelow(%s) = %q, want %q", dir, got, want)
+	}
+}

@@ -92,6 +92,10 @@ type Judge struct {
 	n        int // the next buffer to use
 	paths    []Verdict
 	verdicts []Verdict
+	// linked are the files hard-linked during the run from outside the
+	// allowlist, by identity: the path each was linked from (links.go).
+	linked map[fileKey]string
+	keys   []fileKey // scratch space of linkedKeys
 }
 
 // New returns a Judge for the allowlist, which follows paths on h as
@@ -105,11 +109,22 @@ func New(allow *allowlist.List, h host.Host) *Judge { return &Judge{allow: allow
 // call was outside the allowlist: that one explains the refusal. The
 // slice is reused by the next call.
 //
+// A hard link's file linked from outside the allowlist is not reported
+// but remembered, and a later write of that file through any name is
+// reported as a write of the name it was linked from (links.go). A
+// rename of an allowed name that moved a directory is reported when a
+// deny entry may protect something below it (movedBelow).
+//
 // Under Landlock, Record sets ActionBlocked in ev.Action for a call that
 // Landlock refused although its name lay inside the grants (see
 // refusedByName).
 func (j *Judge) Record(ev *tracer.Event) []Verdict {
 	j.paths = j.written(ev, j.paths[:0])
+	if ev.Op.LinksFile() {
+		j.paths = j.linkedFrom(ev, j.paths)
+	} else {
+		j.paths = j.throughLinks(ev, j.paths)
+	}
 	j.verdicts = j.verdicts[:0]
 	if j.refusedByName(ev) {
 		ev.Action |= tracer.ActionBlocked
@@ -120,11 +135,16 @@ func (j *Judge) Record(ev *tracer.Event) []Verdict {
 			refusedAllowed = false
 		}
 	}
-	for _, v := range j.paths {
+	for i, v := range j.paths {
 		allowed, entry := j.allow.Match(v.Path)
 		// A cut path cannot be judged for sure: report it rather than
 		// let it pass.
 		if allowed && !v.Truncated && !refusedAllowed {
+			if d := j.movedBelow(ev, i, entry); d != nil {
+				v.entry = d
+				j.verdicts = append(j.verdicts, v)
+				continue
+			}
 			if v.replaced && j.Replaced != nil {
 				j.Replaced(ev, v.Path)
 			}
@@ -134,6 +154,35 @@ func (j *Judge) Record(ev *tracer.Event) []Verdict {
 		j.verdicts = append(j.verdicts, v)
 	}
 	return j.verdicts
+}
+
+// movedBelow names the deny entry that protects something below path i
+// of a rename, an allowed name it moved a directory from, and with it
+// everything under it (allowlist.List.DenyBelow): the old name, and with
+// RENAME_EXCHANGE the new one too. nil for any other path, and for a call
+// that failed. Whether it moved a directory is asked of the name the
+// directory went to (of its own name for an io_uring request, not made
+// yet); one gone by then, or cut, may have been a directory.
+func (j *Judge) movedBelow(ev *tracer.Event, i int, allowedBy *allowlist.Entry) *allowlist.Entry {
+	if len(j.paths) != 2 || (ev.Ret < 0 && !ev.ViaIOUring) {
+		return nil
+	}
+	v := &j.paths[i]
+	if e := ev.Op.Path(v.Role).Effect; e != ops.MovesAway && (e != ops.MovesOnto || ev.Flags&unix.RENAME_EXCHANGE == 0) {
+		return nil
+	}
+	d := j.allow.DenyBelow(v.Path, allowedBy)
+	if d == nil {
+		return nil
+	}
+	now := &j.paths[1-i]
+	if ev.ViaIOUring {
+		now = v
+	}
+	if f, err := j.host.Lstat(now.Path); err == nil && !now.Truncated && !f.IsDir() {
+		return nil
+	}
+	return d
 }
 
 // refusedByName reports whether Landlock refused a call that follows a
@@ -194,7 +243,8 @@ func (j *Judge) written(ev *tracer.Event, out []Verdict) []Verdict {
 func (j *Judge) twoPaths(ev *tracer.Event, paths []ops.Path, out []Verdict) []Verdict {
 	from, to := paths[0], paths[1]
 	// A hard link to a file is a new way to write that file: the file
-	// linked is judged too. One the process names by a descriptor it
+	// linked is named too (Record remembers it, links.go). One the
+	// process names by a descriptor it
 	// holds (linkat of /proc/self/fd/N, or of "" with AT_EMPTY_PATH) is
 	// most often an O_TMPFILE, which has no other name; but a file
 	// opened read-only can be linked the same way: the kernel sends its

@@ -41,6 +41,9 @@ func CHeader() []byte {
 	p("/* Those whose change of a file's mode, owner or times the kernel notes\n")
 	p(" * before the call, at notify_change (ops.Restorable). */\n")
 	p("%s\n\n", oplist("WW_RESTORABLE_OPS", opNames(Op.Restorable)))
+	p("/* Those that move a name away (ops.MovesAway): what lies below it, when\n")
+	p(" * it is a directory, moves with it. */\n")
+	p("%s\n\n", oplist("WW_MOVING_OPS", opNames(func(o Op) bool { return first(o).Effect == MovesAway })))
 	p("/* Those that move a name onto another, replacing what was there\n")
 	p(" * (ops.MovesOnto): the kernel notes the target before the call. */\n")
 	p("%s\n\n", oplist("WW_MOVING_ONTO_OPS", opNames(func(o Op) bool {

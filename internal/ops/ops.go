@@ -313,6 +313,13 @@ func (o Op) Opens() bool {
 	return len(ps) == 1 && ps[0].Effect == Opens
 }
 
+// LinksFile reports whether o's first path is a file it gives another
+// name (Links): a hard link.
+func (o Op) LinksFile() bool {
+	ps := o.row().paths
+	return len(ps) > 0 && ps[0].Effect == Links
+}
+
 // Changes are the changes the filesystem witness may see a call of o
 // make.
 func (o Op) Changes() Change { return o.row().changes }

@@ -11,8 +11,12 @@
 //     leads to a character device or a FIFO (/dev/stdout, bash's
 //     /dev/fd/63), which is opened then.
 //   - The directory is opened once, before COMMAND starts, and every
-//     later call is made relative to it: renaming or replacing the
-//     directory, or a link above it, during the run changes nothing.
+//     later call is made relative to it: renaming it, or replacing it or
+//     a directory above it by a link, during the run changes nothing.
+//     Only a directory the run removed and made again (rm -rf build;
+//     mkdir -p build/reports) is written in instead, found at the path
+//     the directory had then, with every symbolic link of it resolved,
+//     through no symbolic link (openat2's RESOLVE_NO_SYMLINKS).
 //   - Everything is opened with the rights of the user writewatch writes
 //     for (User: the one who invoked sudo), not root's, so a link leads
 //     nowhere that user could not write anyway.
@@ -32,6 +36,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -63,6 +69,7 @@ type File struct {
 	path   string
 	name   string
 	dir    *os.File // the directory, O_PATH
+	real   string   // its path when opened, symbolic links resolved; "" when unknown
 	direct *os.File // a character device or FIFO the path names, opened at Open
 	opts   Options
 }
@@ -119,7 +126,7 @@ func (f *File) open() error {
 		return errors.New("is not a regular file")
 	}
 	// The directory takes new files: make one, and take it away.
-	tmp, err := f.createTemp()
+	tmp, err := f.createTemp(fd)
 	if err != nil {
 		return err
 	}
@@ -139,8 +146,49 @@ func (f *File) openDir() error {
 	if err != nil {
 		return fmt.Errorf("directory %s: %w", dir, err)
 	}
-	f.dir, f.name = os.NewFile(uintptr(fd), dir), name
+	f.dir, f.name, f.real = os.NewFile(uintptr(fd), dir), name, realPath(fd)
 	return nil
+}
+
+// realPath is the path of the directory open at fd, as the kernel names
+// it: every symbolic link resolved. "" when it cannot say.
+func realPath(fd int) string {
+	p, err := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	if err != nil || !filepath.IsAbs(p) || strings.HasSuffix(p, " (deleted)") {
+		return ""
+	}
+	return p
+}
+
+// target returns the directory to write in, and what closes it: the
+// directory at the path the one opened at Open had then, when that is
+// another directory now (the run removed it and made it again), reached
+// through no symbolic link, and no shared directory (checkDir); else the
+// one opened at Open.
+func (f *File) target() (dir int, done func(), err error) {
+	held, none := int(f.dir.Fd()), func() {}
+	if f.real == "" {
+		return held, none, nil
+	}
+	fd, err := unix.Openat2(unix.AT_FDCWD, f.real, &unix.OpenHow{
+		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
+		Resolve: unix.RESOLVE_NO_SYMLINKS,
+	})
+	if err != nil {
+		// Gone, or reached through a link now: the one opened, if it
+		// is still there.
+		return held, none, removed(held, f.real, err)
+	}
+	var now, was unix.Stat_t
+	if unix.Fstat(fd, &now) != nil || unix.Fstat(held, &was) != nil || (now.Dev == was.Dev && now.Ino == was.Ino) {
+		unix.Close(fd)
+		return held, none, nil
+	}
+	if err := checkDir(fd, f.real, f.opts.Command); err != nil {
+		unix.Close(fd)
+		return 0, nil, err
+	}
+	return fd, func() { unix.Close(fd) }, nil
 }
 
 // isStream: a character device or a FIFO, written as it is.
@@ -189,9 +237,24 @@ func writableBy(st *unix.Stat_t, u *User) bool {
 	return st.Mode&0o003 == 0o003
 }
 
-// createTemp makes a new file beside the output, hidden and with a name
-// no reader of the directory (node_exporter reads *.prom) takes for it.
-func (f *File) createTemp() (*os.File, error) {
+// removed says why the directory opened at Open, held, cannot be
+// written in, when it was removed and nothing can be written at its path
+// real (openat2's err): nil while it is there.
+func removed(held int, real string, err error) error {
+	var st unix.Stat_t
+	if unix.Fstat(held, &st) != nil || st.Nlink > 0 {
+		return nil
+	}
+	if errors.Is(err, unix.ELOOP) {
+		return fmt.Errorf("%s was removed during the run, and a symbolic link is in its place or above it now: not followed", real)
+	}
+	return fmt.Errorf("%s was removed during the run: %w", real, err)
+}
+
+// createTemp makes a new file beside the output, in directory dir,
+// hidden and with a name no reader of the directory (node_exporter reads
+// *.prom) takes for it.
+func (f *File) createTemp(dir int) (*os.File, error) {
 	mode := uint32(0o666)
 	if f.opts.Mode != 0 {
 		mode = uint32(f.opts.Mode.Perm())
@@ -200,7 +263,7 @@ func (f *File) createTemp() (*os.File, error) {
 		var b [8]byte
 		rand.Read(b[:])
 		name := "." + f.name + ".tmp" + hex.EncodeToString(b[:])
-		fd, err := unix.Openat(int(f.dir.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
+		fd, err := unix.Openat(dir, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, mode)
 		if errors.Is(err, unix.EEXIST) {
 			continue
 		}
@@ -212,7 +275,7 @@ func (f *File) createTemp() (*os.File, error) {
 			// Exactly Mode, whatever the umask.
 			if err := tmp.Chmod(f.opts.Mode.Perm()); err != nil {
 				tmp.Close()
-				unix.Unlinkat(int(f.dir.Fd()), name, 0)
+				unix.Unlinkat(dir, name, 0)
 				return nil, err
 			}
 		}
@@ -233,7 +296,12 @@ func (f *File) Replace(write func(io.Writer) error) error {
 		return w.Flush()
 	}
 	return asUser(f.opts.As, func() error {
-		tmp, err := f.createTemp()
+		dir, done, err := f.target()
+		if err != nil {
+			return err
+		}
+		defer done()
+		tmp, err := f.createTemp(dir)
 		if err != nil {
 			return err
 		}
@@ -250,10 +318,10 @@ func (f *File) Replace(write func(io.Writer) error) error {
 			err = cerr
 		}
 		if err == nil {
-			err = unix.Renameat(int(f.dir.Fd()), base, int(f.dir.Fd()), f.name)
+			err = unix.Renameat(dir, base, dir, f.name)
 		}
 		if err != nil {
-			unix.Unlinkat(int(f.dir.Fd()), base, 0)
+			unix.Unlinkat(dir, base, 0)
 		}
 		return err
 	})
@@ -268,8 +336,12 @@ func (f *File) Read(read func(io.Reader) error) error {
 	}
 	var file *os.File
 	err := asUser(f.opts.As, func() error {
-		var err error
-		file, err = f.openExisting(unix.O_RDONLY)
+		dir, done, err := f.target()
+		if err != nil {
+			return err
+		}
+		defer done()
+		file, err = f.openExisting(dir, unix.O_RDONLY)
 		return err
 	})
 	switch {
@@ -288,11 +360,11 @@ func (eof) Read([]byte) (int, error) { return 0, io.EOF }
 
 var errNotRegular = errors.New("is not a regular file")
 
-// openExisting opens the file by its name in the directory, never
+// openExisting opens the file by its name in directory dir, never
 // through a symbolic link, never blocking on a FIFO, and only when it is
 // a regular file.
-func (f *File) openExisting(flags int) (*os.File, error) {
-	fd, err := unix.Openat(int(f.dir.Fd()), f.name, flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o666)
+func (f *File) openExisting(dir, flags int) (*os.File, error) {
+	fd, err := unix.Openat(dir, f.name, flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o666)
 	if err != nil {
 		return nil, err
 	}
@@ -324,7 +396,7 @@ func Append(path string, opts Options, write func(io.Writer) error) error {
 			return err
 		}
 		var err error
-		file, err = f.openExisting(unix.O_WRONLY | unix.O_APPEND | unix.O_CREAT)
+		file, err = f.openExisting(int(f.dir.Fd()), unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT)
 		if errors.Is(err, unix.ELOOP) {
 			return errors.New("is a symbolic link; writewatch does not append through one")
 		}

@@ -140,6 +140,62 @@ func TestDirectoryIsHeld(t *testing.T) {
 	}
 }
 
+// The suite removes the file's directory and makes it again (rm -rf
+// build; mkdir -p build/reports, as make clean test does): the file is
+// written at the path given, in the directory there at the end, and read
+// there. A link planted in the directory's place is never followed: the
+// file goes to the directory opened at Open while that is there, and is
+// refused once it is gone.
+func TestDirectoryMadeAgain(t *testing.T) {
+	base := t.TempDir()
+	build := filepath.Join(base, "build")
+	dir := filepath.Join(build, "reports")
+	os.MkdirAll(dir, 0o755)
+	path := filepath.Join(dir, "ww.json")
+	f := mustOpen(t, path, Options{})
+	if err := os.RemoveAll(build); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(path, []byte("last run\n"), 0o644)
+	var last []byte
+	if err := f.Read(func(r io.Reader) error {
+		var err error
+		last, err = io.ReadAll(r)
+		return err
+	}); err != nil || string(last) != "last run\n" {
+		t.Errorf("read %q (%v), want the file in the directory made again", last, err)
+	}
+	if err := f.Replace(writeString("report\n")); err != nil {
+		t.Fatalf("Replace after the directory was made again: %v", err)
+	}
+	if got := readFile(t, path); got != "report\n" {
+		t.Errorf("the report holds %q", got)
+	}
+
+	elsewhere := filepath.Join(base, "elsewhere")
+	os.MkdirAll(filepath.Join(elsewhere, "reports"), 0o755)
+	for _, plant := range []struct{ name, link string }{{"the directory", dir}, {"a directory above it", build}} {
+		g := mustOpen(t, path, Options{})
+		os.RemoveAll(build)
+		os.MkdirAll(build, 0o755)
+		os.Symlink(filepath.Join(elsewhere, "reports"), dir)
+		if plant.link == build {
+			os.RemoveAll(build)
+			os.Symlink(elsewhere, build)
+		}
+		if err := g.Replace(writeString("report\n")); err == nil {
+			t.Errorf("%s removed and a link made in its place: the report was written", plant.name)
+		}
+		if exists(filepath.Join(elsewhere, "reports", "ww.json")) {
+			t.Errorf("%s removed and a link made in its place: the report followed it", plant.name)
+		}
+		os.Remove(dir)
+		os.Remove(build)
+		os.MkdirAll(dir, 0o755)
+	}
+}
+
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil

@@ -1,7 +1,9 @@
 package policy
 
 import (
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
@@ -17,7 +19,11 @@ import (
 //   - every deny entry marks, as "ask user space", the nearest existing
 //     directory above the literal part of its pattern, and the entry's own
 //     path when it exists. A write at or under such a mark is always judged
-//     by path in user space, so deny still wins.
+//     by path in user space, so deny still wins;
+//   - every existing directory above the literal part of a deny entry's
+//     pattern is marked "moves": renaming one of its entries may move what
+//     the entry protects, so such renames are judged in user space (the
+//     renames further down are not).
 //
 // Glob allow entries give no mark: their writes are judged in user space.
 // Marks follow inodes: an allowed directory renamed during the run stays
@@ -30,8 +36,9 @@ import (
 func ObserveMarks(entries []allowlist.Entry) []tracer.Mark {
 	var (
 		marks   []tracer.Mark
-		allowAt = map[int]string{} // index in marks of each allow mark: its path
-		denied  []string           // paths with a deny mark
+		allowAt = map[int]string{}  // index in marks of each allow mark: its path
+		denied  []string            // paths with a deny mark
+		moves   = map[string]bool{} // literal prefixes of deny entries
 		paths   []string
 	)
 	for _, e := range entries {
@@ -45,9 +52,10 @@ func ObserveMarks(entries []allowlist.Entry) []tracer.Mark {
 		if !ok {
 			return false
 		}
-		if kind == tracer.MarkAllow {
+		switch kind {
+		case tracer.MarkAllow:
 			allowAt[len(marks)] = path
-		} else {
+		case tracer.MarkDeny:
 			denied = append(denied, path)
 		}
 		marks = append(marks, m)
@@ -71,8 +79,10 @@ func ObserveMarks(entries []allowlist.Entry) []tracer.Mark {
 					break
 				}
 			}
+			moves[prefix] = true
 		}
 	}
+	marks = append(marks, movesMarks(in, moves)...)
 	// An allowed directory with no deny mark at or above it decides a
 	// write as soon as the kernel reaches it on the way up.
 	for i, path := range allowAt {
@@ -90,6 +100,26 @@ func ObserveMarks(entries []allowlist.Entry) []tracer.Mark {
 	return limitMarks(marks, maxMarks)
 }
 
+// movesMarks marks every existing directory strictly above each of the
+// prefixes, once, as MarkMoves.
+func movesMarks(in *inodes, prefixes map[string]bool) []tracer.Mark {
+	var marks []tracer.Mark
+	done := map[string]bool{}
+	for _, prefix := range slices.Sorted(maps.Keys(prefixes)) {
+		for dir := prefix; dir != "/"; {
+			dir = filepath.Dir(dir)
+			if done[dir] {
+				break
+			}
+			done[dir] = true
+			if m, ok := in.mark(dir, tracer.MarkMoves); ok {
+				marks = append(marks, m)
+			}
+		}
+	}
+	return marks
+}
+
 // maxMarks bounds the marks of a run without --enforce (an inode mark is
 // about 70 bytes of kernel memory).
 var maxMarks = 1 << 19
@@ -105,9 +135,10 @@ func limitMarks(marks []tracer.Mark, limit int) []tracer.Mark {
 	if len(marks) <= limit {
 		return marks
 	}
+	const keep = tracer.MarkDeny | tracer.MarkMoves
 	kept := make([]tracer.Mark, 0, limit)
 	for _, m := range marks {
-		if m.Kind&tracer.MarkDeny != 0 {
+		if m.Kind&keep != 0 {
 			kept = append(kept, m)
 		}
 	}
@@ -115,7 +146,7 @@ func limitMarks(marks []tracer.Mark, limit int) []tracer.Mark {
 		return nil
 	}
 	for _, m := range marks {
-		if m.Kind&tracer.MarkDeny == 0 && len(kept) < limit {
+		if m.Kind&keep == 0 && len(kept) < limit {
 			kept = append(kept, m)
 		}
 	}

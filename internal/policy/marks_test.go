@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -16,13 +17,14 @@ func TestKernelMarks(t *testing.T) {
 	for _, d := range []string{"tests/golden", "build", "logs", "docs"} {
 		os.MkdirAll(filepath.Join(dir, d), 0o755)
 	}
-	ino := func(p string) uint64 {
+	absIno := func(p string) uint64 {
 		var st syscall.Stat_t
-		if err := syscall.Stat(filepath.Join(dir, p), &st); err != nil {
+		if err := syscall.Stat(p, &st); err != nil {
 			t.Fatal(err)
 		}
 		return st.Ino
 	}
+	ino := func(p string) uint64 { return absIno(filepath.Join(dir, p)) }
 	entries := []allowlist.Entry{
 		{Kind: allowlist.Allow, Pattern: dir + "/tests/**"},
 		{Kind: allowlist.Allow, Pattern: dir + "/build"},
@@ -36,8 +38,12 @@ func TestKernelMarks(t *testing.T) {
 		ino  uint64
 		kind tracer.MarkKind
 	}
-	var got []mark
+	var got, moves []mark
 	for _, m := range ObserveMarks(entries) {
+		if m.Kind == tracer.MarkMoves {
+			moves = append(moves, mark{m.Ino, m.Kind})
+			continue
+		}
 		got = append(got, mark{m.Ino, m.Kind})
 	}
 	// tests/ and build/ get deny marks themselves, as the directories
@@ -52,6 +58,20 @@ func TestKernelMarks(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("marks %v, want %v", got, want)
+	}
+	// Renaming an entry of a directory above a deny rule's literal part
+	// may move what it protects: build/ and tests/, and the directories
+	// from dir up to the root, once each.
+	wantMoves := []mark{{ino("build"), tracer.MarkMoves}}
+	for d := dir; ; d = filepath.Dir(d) {
+		wantMoves = append(wantMoves, mark{absIno(d), tracer.MarkMoves})
+		if d == "/" {
+			break
+		}
+	}
+	wantMoves = append(wantMoves, mark{ino("tests"), tracer.MarkMoves})
+	if !slices.Equal(moves, wantMoves) {
+		t.Errorf("moves marks %v, want %v", moves, wantMoves)
 	}
 }
 
@@ -99,9 +119,18 @@ func TestObserveMarksWithinTheLimit(t *testing.T) {
 		entries = append(entries, allowlist.Entry{Kind: allowlist.Allow, Pattern: root + "/" + d})
 	}
 	entries = append(entries, allowlist.Entry{Kind: allowlist.Deny, Pattern: root + "/deny"})
-	// The deny entry marks itself and the directory above it.
+	// The deny entry marks itself and the directory above it, and every
+	// directory above it for its renames.
+	depth := strings.Count(root, "/") + 1
+	maxMarks = 2 + depth + 1
 	marks := ObserveMarks(entries)
-	if len(marks) != 3 || marks[0].Kind != tracer.MarkDeny || marks[1].Kind != tracer.MarkDeny || marks[2].Kind&tracer.MarkAllow == 0 {
-		t.Errorf("marks %v: want the two deny marks, then an allow mark", marks)
+	if len(marks) != maxMarks || marks[0].Kind != tracer.MarkDeny || marks[1].Kind != tracer.MarkDeny ||
+		marks[len(marks)-1].Kind&tracer.MarkAllow == 0 {
+		t.Errorf("marks %v: want the two deny marks, %d moves marks, then an allow mark", marks, depth)
+	}
+	for _, m := range marks[2 : 2+depth] {
+		if m.Kind != tracer.MarkMoves {
+			t.Errorf("marks %v: want the two deny marks, %d moves marks, then an allow mark", marks, depth)
+		}
 	}
 }

@@ -583,8 +583,9 @@ func swapAfter(a []string) error {
 }
 
 // goneAfter CALL DIR TARGET makes a directory DIR/g and a symlink DIR/g/l
-// to TARGET, makes CALL through it (callThrough), and at once removes
-// DIR/g, as a test's temporary directory is removed at its end.
+// to TARGET, makes CALL through it (callThrough; a link is then written
+// through), and at once removes DIR/g, as a test's temporary directory
+// is removed at its end.
 func goneAfter(a []string) error {
 	g := filepath.Join(a[1], "g")
 	if err := os.MkdirAll(g, 0o755); err != nil {
@@ -596,6 +597,11 @@ func goneAfter(a []string) error {
 	}
 	if err := callThrough(a[0], l, g); err != nil {
 		return err
+	}
+	if a[0] == "link" {
+		if err := openWrite(filepath.Join(g, "h"), unix.O_WRONLY|unix.O_TRUNC); err != nil {
+			return err
+		}
 	}
 	return os.RemoveAll(g)
 }

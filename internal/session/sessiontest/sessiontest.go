@@ -39,11 +39,12 @@ type Run struct {
 	// Config is the session's; a test may change it before Report.
 	Config session.Config
 	// End is what Report ends the run with (its Finished is set then).
-	End   session.End
-	items []session.Item
-	boot  uint64
-	now   time.Time
-	next  uint32 // the next pid Fork hands out
+	End    session.End
+	items  []session.Item
+	config string // the project's config, as New was given it
+	boot   uint64
+	now    time.Time
+	next   uint32 // the next pid Fork hands out
 }
 
 // New starts a run of COMMAND (sh) as process 100, in a project whose
@@ -56,24 +57,46 @@ func New(t testing.TB, config string) *Run {
 		t.Fatal(err)
 	}
 	r := &Run{t: t, Root: filepath.Join(base, "proj"), Home: filepath.Join(base, "home"), PID: 100, next: 101,
-		boot: uint64(time.Hour), now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+		config: config, boot: uint64(time.Hour), now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	for _, d := range []string{filepath.Join(r.Root, "tests"), r.Home} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cfg := filepath.Join(r.Root, ".writewatch.yaml")
-	if err := os.WriteFile(cfg, []byte(config+"\ndefaults: false\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	list, err := allowlist.Load(allowlist.Options{ConfigPath: cfg, WorkDir: r.Root, Home: r.Home, Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
 	r.Config = session.Config{Mode: report.ModeGate, Command: []string{"sh", "-c", "tests"}, WorkDir: r.Root, Home: r.Home,
-		Started: r.now, Allow: list, InitialPIDNS: true, Roots: []string{r.Root, r.Home}}
+		Started: r.now, Allow: r.load(config+"\ndefaults: false\n", ""), InitialPIDNS: true, Roots: []string{r.Root, r.Home}}
 	r.launch()
 	return r
+}
+
+// load writes config as the project's .writewatch.yaml and loads it,
+// COMMAND's TMPDIR being tmpdir.
+func (r *Run) load(config, tmpdir string) *allowlist.List {
+	r.t.Helper()
+	cfg := filepath.Join(r.Root, ".writewatch.yaml")
+	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	getenv := func(name string) string {
+		if name == "TMPDIR" {
+			return tmpdir
+		}
+		return ""
+	}
+	list, err := allowlist.Load(allowlist.Options{ConfigPath: cfg, WorkDir: r.Root, Home: r.Home, Getenv: getenv})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return list
+}
+
+// Defaults turns the built-in defaults on (go-cache allows nothing: no
+// go is asked), with tmpdir as COMMAND's TMPDIR: a tmpdir above the
+// project makes the project's carve-out (allowlist.SourceProject). Call
+// it before the run's first item.
+func (r *Run) Defaults(tmpdir string) {
+	r.t.Helper()
+	r.Config.Allow = r.load(r.config+"\n", tmpdir)
 }
 
 // launch starts the run: COMMAND (sh) as process r.PID.
@@ -237,7 +260,7 @@ func (r *Run) write(pid uint32, op ops.Op, path, path2 string, opts []Option) {
 		ev.SetSlot(tracer.SlotResolved, dirSlot(abs))
 		var st unix.Stat_t
 		if unix.Stat(abs, &st) == nil {
-			ev.Ino, ev.Dev = st.Ino, uint32(st.Dev)
+			ev.Ino, ev.Dev = st.Ino, kernelDev(st.Dev)
 		}
 	}
 	r.Record(ev)
@@ -264,6 +287,10 @@ func dirSlot(dir string) []byte {
 	return b
 }
 
+// kernelDev is a device number stat gave, as the kernel's records give
+// it (major << 20 | minor).
+func kernelDev(dev uint64) uint32 { return unix.Major(dev)<<20 | unix.Minor(dev) }
+
 // Read adds a read-only open, by pid, of file path, whose write record
 // the kernel sent (a cross-test read, when another test wrote it).
 func (r *Run) Read(pid uint32, path string, opts ...Option) {
@@ -278,7 +305,7 @@ func (r *Run) Read(pid uint32, path string, opts ...Option) {
 	if err := unix.Stat(abs, &st); err != nil {
 		r.t.Fatalf("read of %s: %v (make the file first)", abs, err)
 	}
-	ev.Ino, ev.Dev = st.Ino, uint32(st.Dev)
+	ev.Ino, ev.Dev = st.Ino, kernelDev(st.Dev)
 	r.Record(ev)
 }
 
