@@ -27,8 +27,6 @@ type Stop struct {
 	// report.RunnerGo for a Go test binary, the runner it announced
 	// for; "" when it ran no tests itself (it only worked for one).
 	Runner string
-	// Package is a Go test binary's package.
-	Package string
 	// Running are the tests running in it, in the order they started
 	// (the test killed among them).
 	Running []report.TestRef
@@ -39,7 +37,7 @@ type Stop struct {
 // Stopped is what the death of process tgid, killed now, ends.
 func (ts *Tests) Stopped(tgid uint32) Stop {
 	if bin := ts.bins[tgid]; bin != nil {
-		s := Stop{Runner: report.RunnerGo, Package: bin.pkg, bin: bin}
+		s := Stop{Runner: report.RunnerGo, bin: bin}
 		for _, t := range bin.running {
 			s.Running = append(s.Running, report.TestRef{Package: t.Package, ID: t.ID})
 		}
@@ -75,6 +73,8 @@ func (ts *Tests) NotRun(stop Stop, funcs []gobin.TestFunc, funcsErr error) (notR
 	switch {
 	case p.over:
 		return nil, fmt.Sprintf("the runner announced more tests than the %d a run keeps", MaxTests)
+	case ts.unlisted > 0: // tests past MaxTests began unseen
+		return nil, fmt.Sprintf("the run had more tests than the %d it keeps", MaxTests)
 	case p.total < 0:
 		return nil, "the runner's announcements of the tests it would run disagree on how many there are"
 	case p.total != len(p.tests):
