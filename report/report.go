@@ -464,8 +464,13 @@ type Report struct {
 	// --kill-survivors); otherwise they were left running.
 	SurvivorsKilled bool `json:"survivors_killed"`
 
-	// Tests lists every test seen, in the order they started.
+	// Tests lists every test seen, in the order they started; then
+	// those a kill kept from running (Kills), as skipped.
 	Tests []TestResult `json:"tests,omitempty"`
+	// Kills are the processes --enforce killed, in the order it killed
+	// them, each with the test it worked for and the tests its death
+	// ended.
+	Kills []Kill `json:"kills,omitempty"`
 	// Packages lists the Go test binaries that ran. A package that go
 	// test did not run (its result came from the cache) is not traced;
 	// see Notes.

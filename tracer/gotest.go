@@ -287,6 +287,18 @@ func (t *Tracer) ForgetGoTest(tgid uint32) {
 	t.release(gt)
 }
 
+// GoTestFuncs lists the Test and Fuzz functions of the followed Go test
+// binary tgid (gobin.Layout.TestFuncs), from the line table read when it
+// started: the binary need not be there any more. Ask before its exit
+// record is handed to ForgetGoTest.
+func (t *Tracer) GoTestFuncs(tgid uint32) ([]gobin.TestFunc, error) {
+	gt := t.gotests[tgid]
+	if gt == nil {
+		return nil, fmt.Errorf("process %d is no Go test binary writewatch follows", tgid)
+	}
+	return gt.lay.TestFuncs()
+}
+
 // GoTestSource names the source file and line of the function at pc in
 // the followed Go test binary tgid (gobin.Layout.Source).
 func (t *Tracer) GoTestSource(tgid uint32, pc uint64, name string) (string, int) {

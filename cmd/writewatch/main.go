@@ -24,6 +24,7 @@ import (
 	"github.com/writewatch/writewatch/internal/metrics"
 	"github.com/writewatch/writewatch/internal/phases"
 	"github.com/writewatch/writewatch/internal/policy"
+	"github.com/writewatch/writewatch/internal/render"
 	"github.com/writewatch/writewatch/internal/run"
 	"github.com/writewatch/writewatch/internal/status"
 	"github.com/writewatch/writewatch/report"
@@ -303,7 +304,7 @@ func (inv *invocation) execute(enf *policy.Enforcement) int {
 		line = status.Start(stderr, counters, status.Terminal(os.Stderr, w.color))
 	}
 
-	rep, err := inv.run(counters, enf)
+	rep, err := inv.run(counters, enf, killedLine(line, stderr))
 	if line != nil {
 		line.Stop()
 	}
@@ -316,8 +317,22 @@ func (inv *invocation) execute(enf *policy.Enforcement) int {
 	return writeOutputs(w, outs, files)
 }
 
+// killedLine says on stderr, as soon as the run sees it, that --enforce
+// killed a process: on a row of its own above the status line when it
+// is shown, else after a newline (COMMAND may have left a line
+// unfinished: pytest's progress dots).
+func killedLine(line *status.Status, stderr io.Writer) func(k *report.Kill) {
+	return func(k *report.Kill) {
+		if line != nil {
+			line.Say(render.KillLine(k))
+			return
+		}
+		io.WriteString(stderr, "\n"+render.KillLine(k)+"\n")
+	}
+}
+
 // run runs COMMAND, passing the signals writewatch gets on to it.
-func (inv *invocation) run(counters *live.Counters, enf *policy.Enforcement) (*report.Report, error) {
+func (inv *invocation) run(counters *live.Counters, enf *policy.Enforcement, killed func(*report.Kill)) (*report.Report, error) {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
@@ -348,6 +363,7 @@ func (inv *invocation) run(counters *live.Counters, enf *policy.Enforcement) (*r
 		Launched:        inv.launched,
 		Baseline:        cfg.baseline,
 		BaselineFile:    cfg.Baseline,
+		Killed:          killed,
 	})
 }
 

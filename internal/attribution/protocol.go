@@ -43,6 +43,7 @@ func (ts *Tests) Marker(tgid uint32, path string) bool {
 	}
 	suite, id := q.Get("suite"), q.Get("id")
 	line := ts.protocolLine(verb, id, q.Get("line"))
+	ts.announced(tgid, runner)
 	switch verb {
 	case "begin":
 		w := report.Who{Runner: runner, Package: suite, Test: id, Phase: q.Get("phase"), Fixture: q.Get("fixture")}
@@ -57,6 +58,11 @@ func (ts *Tests) Marker(tgid uint32, path string) bool {
 			w.TestFile, w.TestLine = t.File, t.Line
 		}
 		ts.ctx[tgid] = w
+	case "plan":
+		if total, ok := ts.protocolTotal(q.Get("total")); ok {
+			ts.addPlan(tgid, runner, suite, q["id"], total)
+		}
+		return true
 	case "end":
 		ts.ctx[tgid] = report.Who{Runner: runner, Package: suite, Phase: q.Get("phase")}
 	case "result":
@@ -123,6 +129,17 @@ func (ts *Tests) protocolOutcome(id, v string) string {
 	}
 	ts.badValue("result", id, "outcome", v)
 	return ""
+}
+
+// protocolTotal is a plan's number of tests: a whole number, 0 or
+// more; anything else is ignored and noted.
+func (ts *Tests) protocolTotal(v string) (int, bool) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		ts.badValue("plan", "", "total", v)
+		return 0, false
+	}
+	return n, true
 }
 
 // protocolLine is a test's line number: a whole number, 1 or more;

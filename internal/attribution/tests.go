@@ -70,6 +70,7 @@ type goBin struct {
 	main    bool    // the package defines TestMain
 	proc    *report.PackageRun
 	benches map[string]*Test // benchmarks by name: each runs in several rounds
+	tops    map[string]bool  // the top-level tests started (Stop: what did not run)
 }
 
 // Tests follows test boundaries: Go tests from the kernel's uprobe
@@ -95,6 +96,15 @@ type Tests struct {
 
 	mu      sync.Mutex
 	current []string // for Current
+
+	// announcers are the processes that announced tests (the
+	// protocol), with the runner of their last announcement; plans,
+	// the tests each said it would run, from planned, the tests of
+	// every plan, each once (plannedAt: by runner, suite and id).
+	announcers map[uint32]string
+	plans      map[uint32]*plan
+	planned    []report.TestRef
+	plannedAt  map[string]int32
 
 	// OnCurrent, if set, is called with the tests running whenever that
 	// list changes, from the goroutine that feeds the records.
@@ -205,6 +215,10 @@ func (ts *Tests) start(ev *tracer.Event, source func(tgid uint32, pc uint64, nam
 	if source != nil {
 		t.File, t.Line = source(ev.TGID, ev.EntryPC(), t.ID)
 	}
+	if bin.tops == nil {
+		bin.tops = map[string]bool{}
+	}
+	bin.tops[topLevel(id)] = true
 	bin.started = true
 	bin.running = append(bin.running, t)
 	if len(ts.order) < MaxTests {

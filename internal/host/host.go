@@ -10,6 +10,7 @@ package host
 import (
 	"time"
 
+	"github.com/writewatch/writewatch/internal/gobin"
 	"github.com/writewatch/writewatch/internal/pathwalk"
 )
 
@@ -64,4 +65,7 @@ type Host interface {
 	// GoTestSource names the source file and line of the function at
 	// pc (or of the test named name) in followed Go test binary tgid.
 	GoTestSource(tgid uint32, pc uint64, name string) (string, int)
+	// GoTestFuncs lists the Test and Fuzz functions of followed Go test
+	// binary tgid (gobin.Layout.TestFuncs), or says why it cannot.
+	GoTestFuncs(tgid uint32) ([]gobin.TestFunc, error)
 }

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/writewatch/writewatch/internal/gobin"
 	"github.com/writewatch/writewatch/internal/pathwalk"
 )
 
@@ -22,6 +23,9 @@ type Live struct {
 	// Source names a followed Go test's source (tracer.GoTestSource);
 	// nil: unknown.
 	Source func(tgid uint32, pc uint64, name string) (string, int)
+	// Funcs lists a followed Go test binary's test functions
+	// (tracer.GoTestFuncs); nil: unknown.
+	Funcs func(tgid uint32) ([]gobin.TestFunc, error)
 	// Root, when set, is a path of writewatch's to the root COMMAND's
 	// paths start from (a sandbox's, sandbox.Sandbox.Root): every path
 	// asked about is COMMAND's, looked up under Root.
@@ -161,4 +165,12 @@ func (l Live) GoTestSource(tgid uint32, pc uint64, name string) (string, int) {
 		return "", 0
 	}
 	return l.Source(tgid, pc, name)
+}
+
+// GoTestFuncs asks Funcs.
+func (l Live) GoTestFuncs(tgid uint32) ([]gobin.TestFunc, error) {
+	if l.Funcs == nil {
+		return nil, errors.New("the test functions of a Go test binary are not known here")
+	}
+	return l.Funcs(tgid)
 }

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/writewatch/writewatch/internal/gobin"
 	"github.com/writewatch/writewatch/internal/pathwalk"
 	"github.com/writewatch/writewatch/tracer"
 )
@@ -93,6 +94,13 @@ func (r *Recorder) GoTestSource(tgid uint32, pc uint64, name string) (string, in
 	file, line := r.Host.GoTestSource(tgid, pc, name)
 	r.keep(sourceAsk(tgid, pc, name), sourceAnswer{File: tracer.Bytes(file), Line: line})
 	return file, line
+}
+
+// GoTestFuncs answers and keeps the answer.
+func (r *Recorder) GoTestFuncs(tgid uint32) ([]gobin.TestFunc, error) {
+	funcs, err := r.Host.GoTestFuncs(tgid)
+	r.keep("testfuncs "+strconv.Itoa(int(tgid)), funcsAnswer{Funcs: funcs, Err: errText(err)})
+	return funcs, err
 }
 
 // Replay answers from the facts a Recorder kept: each question gets the
@@ -184,6 +192,20 @@ func (r *Replay) GoTestSource(tgid uint32, pc uint64, name string) (string, int)
 	var a sourceAnswer
 	r.answer(sourceAsk(tgid, pc, name), &a)
 	return string(a.File), a.Line
+}
+
+// GoTestFuncs answers as recorded; unrecorded, unknown.
+func (r *Replay) GoTestFuncs(tgid uint32) ([]gobin.TestFunc, error) {
+	var a funcsAnswer
+	if !r.answer("testfuncs "+strconv.Itoa(int(tgid)), &a) {
+		return nil, errors.New("the test functions of a Go test binary are not in the recording")
+	}
+	return a.Funcs, errOf(a.Err)
+}
+
+type funcsAnswer struct {
+	Funcs []gobin.TestFunc `json:"funcs,omitempty"`
+	Err   string           `json:"err,omitempty"`
 }
 
 type walkAnswer struct {

@@ -19,7 +19,7 @@ type announcement struct {
 // pytestAnnouncements runs pytest on the files of suite with the plugin,
 // whose announcements a conftest records instead of making: no kernel,
 // no writewatch. It returns them, and pytest's output.
-func pytestAnnouncements(t *testing.T, suite map[string]string) ([]announcement, string) {
+func pytestAnnouncements(t *testing.T, suite map[string]string, args ...string) ([]announcement, string) {
 	t.Helper()
 	python := "/usr/bin/python3"
 	if err := exec.Command(python, "-c", "import pytest").Run(); err != nil {
@@ -49,7 +49,7 @@ def pytest_unconfigure(config):
 		}
 	}
 	log := filepath.Join(dir, "announced.json")
-	cmd := exec.Command(python, "-m", "pytest", "-q", "-p", PytestModule, "-p", "no:cacheprovider")
+	cmd := exec.Command(python, append([]string{"-m", "pytest", "-q", "-p", PytestModule, "-p", "no:cacheprovider"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir, "ANNOUNCED="+log, "PYTHONDONTWRITEBYTECODE=1")
 	out, _ := cmd.CombinedOutput()
@@ -135,4 +135,64 @@ class TestPlain(unittest.TestCase):
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("announced:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// The plan: the tests the session runs once -k has deselected some, in
+// order, announced in as many announcements as their paths need (none
+// longer than 4000 bytes), each of one suite, each with the total.
+func TestPlan(t *testing.T) {
+	long := strings.Repeat("x", 60)
+	as, out := pytestAnnouncements(t, map[string]string{
+		"test_a.py": "def test_one():\n    pass\n\ndef test_deselected():\n    pass\n\ndef test_two():\n    pass\n",
+		"test_b.py": "import pytest\n\n@pytest.mark.parametrize('n', range(150))\ndef test_" + long + "(n):\n    pass\n",
+	}, "-k", "not deselected")
+	if !strings.Contains(out, "152 passed, 1 deselected") {
+		t.Fatalf("pytest:\n%s", out)
+	}
+	want := []string{"test_a.py::test_one", "test_a.py::test_two"}
+	for n := range 150 {
+		want = append(want, fmt.Sprintf("test_b.py::test_%s[%d]", long, n))
+	}
+	var got []string
+	plans := 0
+	for _, a := range as {
+		if a.Verb != "plan" {
+			continue
+		}
+		plans++
+		if a.Fields["total"] != float64(len(want)) {
+			t.Errorf("total %v, want %d", a.Fields["total"], len(want))
+		}
+		size := len("/dev/null/.writewatch/1/plan?runner=pytest&total=152&suite=") + len(quote(fmt.Sprint(a.Fields["suite"])))
+		for _, id := range a.Fields["id"].([]any) {
+			id := id.(string)
+			if !strings.HasPrefix(id, fmt.Sprint(a.Fields["suite"])+"::") {
+				t.Errorf("%s announced in suite %v", id, a.Fields["suite"])
+			}
+			size += len("&id=" + quote(id))
+			got = append(got, id)
+		}
+		if size > 4000 {
+			t.Errorf("a plan announcement of %d bytes", size)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("planned:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if plans < 4 {
+		t.Errorf("%d plan announcements, want one for test_a.py and at least three for test_b.py's %d bytes", plans, 150*80)
+	}
+}
+
+// quote percent-encodes s as Python's urllib.parse.quote(s, safe="").
+func quote(s string) string {
+	var b strings.Builder
+	for _, c := range []byte(s) {
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-._~", c) >= 0 {
+			b.WriteByte(c)
+		} else {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
 }

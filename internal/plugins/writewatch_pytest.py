@@ -26,16 +26,31 @@ def _quote(value):
     return quote(str(value), safe="")
 
 
+# The longest announcement made: the kernel reads no more than 4096
+# bytes of a path.
+_MAX_PATH = 4000
+
+
+def _path(verb, fields):
+    """The announcement's path; a list value repeats its field."""
+    parts = []
+    for k, v in fields.items():
+        for value in v if isinstance(v, list) else [v]:
+            if value not in (None, ""):
+                parts.append("%s=%s" % (k, _quote(value)))
+    return _PREFIX + verb + "?runner=pytest&" + "&".join(parts)
+
+
+def _open(path):
+    if len(path.encode("utf-8", "surrogateescape")) > _MAX_PATH:
+        return
+    fd = os.open(path, _FLAGS, 0o600)
+    os.close(fd)  # never happens: the open cannot succeed
+
+
 def _announce(verb, **fields):
     try:
-        query = "&".join(
-            "%s=%s" % (k, _quote(v)) for k, v in fields.items() if v not in (None, "")
-        )
-        path = _PREFIX + verb + "?runner=pytest&" + query
-        if len(path.encode("utf-8", "surrogateescape")) > 4000:
-            return
-        fd = os.open(path, _FLAGS, 0o600)
-        os.close(fd)  # never happens: the open cannot succeed
+        _open(_path(verb, fields))
     except BaseException:
         pass
 
@@ -64,6 +79,31 @@ def _fixtures(item):
         return ",".join(names)
     except BaseException:
         return ""
+
+
+def _announce_plan(items):
+    """Announces the tests the session will run, in order: a plan
+    announcement per run of items of one suite, as many ids as fit, each
+    with the total. An id too long for any announcement is left out: the
+    plan then does not add up, and writewatch says it cannot tell which
+    tests did not run rather than guess."""
+    try:
+        total = len(items)
+        suite, ids, size = None, [], 0
+        for item in items:
+            where = _where(item)[0]
+            part = len("&id=" + _quote(item.nodeid))
+            if ids and (where != suite or size + part > _MAX_PATH):
+                _announce("plan", total=total, suite=suite, id=ids)
+                ids = []
+            if not ids:
+                suite, size = where, len(_path("plan", {"total": total, "suite": where}))
+            ids.append(item.nodeid)
+            size += part
+        if ids or total == 0:
+            _announce("plan", total=total, suite=suite, id=ids)
+    except BaseException:
+        pass
 
 
 class _Phase:
@@ -213,6 +253,13 @@ def pytest_collection(session):
         yield
     finally:
         _announce("end", phase="session")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    # The items left once -k, -m and the other plugins have deselected:
+    # those the session runs, in order.
+    _announce_plan(list(getattr(session, "items", ()) or ()))
 
 
 def pytest_sessionstart(session):

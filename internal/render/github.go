@@ -38,6 +38,7 @@ func WriteGitHubAnnotations(w io.Writer, r *report.Report, workspace string) err
 		}
 		b.WriteString("::" + ghLevel(v) + " " + strings.Join(props, ",") + "::" + ghData(msg) + "\n")
 	}
+	ghKills(&b, r, workspace)
 	for i := range r.CrossTestReads {
 		x := &r.CrossTestReads[i]
 		props := append(ghLocation(x.ReadBy.TestFile, x.ReadBy.TestLine, workspace), "title="+ghProperty("writewatch: cross-test read"))
@@ -165,6 +166,7 @@ func WriteGitHubSummary(w io.Writer, r *report.Report) error {
 		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s |\n", mdCell(sev), mdCell(who), mdCode(v.Path), mdCell(op), mdCell(proc))
 	}
 	b.WriteString("\n")
+	ghKillsSummary(&b, r)
 	ghCrossReads(&b, r)
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -97,7 +97,8 @@ type junitEntry struct {
 	reads   []*report.CrossTestRead // of files other tests wrote
 	outcome string
 	message string
-	lost    bool // the refused writes whose records were lost
+	kill    *report.Kill // the kill of the test's process
+	lost    bool         // the refused writes whose records were lost
 	// incomplete: the testcase that says writewatch could not see
 	// everything (Report.Incomplete).
 	incomplete bool
@@ -149,6 +150,16 @@ func junitEntries(r *report.Report) []*junitEntry {
 		}
 		e.reads = append(e.reads, x)
 	}
+	for i := range r.Kills {
+		k := &r.Kills[i]
+		suite, name := killCase(r, k)
+		if e := get(caseKey{suite, name}); e.kill == nil {
+			e.kill = k
+			if e.c.File == "" {
+				e.c.File, e.c.Line = k.TestFile, lineAttr(k.TestLine)
+			}
+		}
+	}
 	// Refused writes whose records were lost fail a testcase of their own.
 	if r.LostRefusals > 0 {
 		get(caseKey{"writewatch", "refused writes whose records were lost"}).lost = true
@@ -175,6 +186,8 @@ func (e *junitEntry) finish(r *report.Report) {
 			Type:    junitIncompleteType,
 			Text:    strings.Join(r.Incomplete, "\n") + "\n",
 		}
+	case e.kill != nil:
+		e.c.Failure = e.junitKill()
 	case len(e.writes) > 0:
 		e.c.Failure = &junitMessage{
 			Message: plural(len(e.writes), "write", "writes") + " outside the allowlist" + severityCounts(e.writes),

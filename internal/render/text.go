@@ -58,6 +58,7 @@ func WriteText(w io.Writer, r *report.Report, opt TextOptions) error {
 	t.severities(r)
 	t.sandboxed(r)
 	t.warnings(r)
+	t.kills(r)
 	items := collapse(r.Violations)
 	t.byTest(items)
 	for _, it := range items {

@@ -203,6 +203,7 @@ var Cases = []Case{
 	{"crosstest", CrossTest},
 	{"sandboxed", Sandboxed},
 	{"baseline", Baselined},
+	{"killed", Killed},
 }
 
 // Baselined is Tests matched against a --baseline report: a write in
@@ -376,5 +377,61 @@ func Sandboxed() *report.Report {
 	r.Violations = []report.Violation{cfg, gone, unnamed, litter}
 	r.Sandbox = &report.SandboxInfo{Overlaid: []string{"/", "/home"}, Real: []string{"/proc", "/sys", "/dev", "/run", "/tmp", "/home/dev/proj/tests"},
 		Applied: []string{"/home/dev/proj/gen/x.out"}, Withheld: []string{"descriptor 3, /home/dev/notes.txt"}}
+	return r
+}
+
+// Killed is a run under --enforce whose kills ended tests: a Go test
+// binary killed in TestSave, a parallel test not finished and two tests
+// not run; pytest killed in a test before it said which tests it would
+// run; and a command a test started, killed alone.
+func Killed() *report.Report {
+	r := Empty()
+	r.Mode, r.Enforcement, r.ExitCode, r.CommandExit = report.ModeEnforce, "landlock", 86, 1
+	r.Command = []string{"make", "test"}
+	bin := report.Proc{PID: 5000, PPID: 4990, Comm: "app.test", Exe: "/tmp/go-build1/b001/app.test",
+		Cmdline: []string{"/tmp/go-build1/b001/app.test", "-test.paniconexit0", "-test.timeout=10m0s"}}
+	py := report.Proc{PID: 5100, PPID: 4000, Comm: "python3", Exe: "/usr/bin/python3.11", Cmdline: []string{"python3", "-m", "pytest"}}
+	rm := report.Proc{PID: 5200, PPID: 5001, Comm: "rm", Exe: "/usr/bin/rm", Cmdline: []string{"rm", "-f", "/src/gen/go.sum"}}
+	save := report.Who{Runner: report.RunnerGo, Package: "example.com/app", Test: "TestSave", Phase: report.PhaseTest, TestFile: "/src/app/app_test.go", TestLine: 20}
+	pyTest := report.Who{Runner: report.RunnerPytest, Package: "tests/test_b.py", Test: "tests/test_b.py::test_export", Phase: "call", TestFile: "/src/tests/test_b.py", TestLine: 7}
+	gen := report.Who{Runner: report.RunnerGo, Package: "example.com/gen", Test: "TestGenerate", Phase: report.PhaseTest}
+	viol := func(p report.Proc, who report.Who, op, path, flags string, at time.Duration) report.Violation {
+		return report.Violation{Op: op, Path: path, RequestedPath: path, Flags: flags, Errno: "EACCES", Failed: 1, PID: p.PID, PPID: p.PPID,
+			Comm: p.Comm, Exe: p.Exe, Cmdline: p.Cmdline, Chain: []report.Proc{MakeTest}, Count: 1, First: T0.Add(at),
+			Action: report.ActionBlockedKilled, Severity: report.SeverityAttempt, Who: who}
+	}
+	kill := func(p report.Proc, who report.Who, op, path, flags string, at time.Duration) report.Kill {
+		return report.Kill{PID: p.PID, Comm: p.Comm, Exe: p.Exe, Cmdline: p.Cmdline, Time: T0.Add(at), Op: op, Path: path, Flags: flags,
+			Action: report.ActionBlockedKilled, Who: who}
+	}
+	config := "/home/dev/.config/app/config.toml"
+	r.Violations = []report.Violation{
+		viol(bin, save, "open", config, "O_WRONLY|O_CREAT|O_TRUNC", time.Second),
+		viol(py, pyTest, "open", "/src/export.csv", "O_WRONLY|O_CREAT|O_TRUNC", 2*time.Second),
+		viol(rm, gen, "unlink", "/src/gen/go.sum", "", 3*time.Second),
+	}
+	goKill := kill(bin, save, "open", config, "O_WRONLY|O_CREAT|O_TRUNC", time.Second)
+	goKill.RanTests = true
+	goKill.Interrupted = []report.TestRef{{Package: "example.com/app", ID: "TestParallel"}}
+	goKill.NotRun = []report.TestRef{{Package: "example.com/app", ID: "TestAfter"}, {Package: "example.com/app", ID: "FuzzLast"}}
+	pyKill := kill(py, pyTest, "open", "/src/export.csv", "O_WRONLY|O_CREAT|O_TRUNC", 2*time.Second)
+	pyKill.RanTests = true
+	pyKill.NotRunUnknown = "the runner had not announced which tests it would run (docs/protocol.md: plan)"
+	r.Kills = []report.Kill{goKill, pyKill, kill(rm, gen, "unlink", "/src/gen/go.sum", "", 3*time.Second)}
+	by := "writewatch --enforce killed app.test (pid 5000) in TestSave: " + goKill.Reason()
+	r.Tests = []report.TestResult{
+		{Runner: report.RunnerGo, Package: "example.com/app", ID: "TestFirst", File: "/src/app/app_test.go", Line: 10, Outcome: report.OutcomePassed},
+		{Runner: report.RunnerGo, Package: "example.com/app", ID: "TestParallel", File: "/src/app/app_test.go", Line: 14, Outcome: report.OutcomeSkipped,
+			Message: "did not finish: " + by},
+		{Runner: report.RunnerGo, Package: "example.com/app", ID: "TestSave", File: "/src/app/app_test.go", Line: 20, Outcome: report.OutcomeFailed,
+			Message: "killed by writewatch --enforce: " + goKill.Reason()},
+		{Runner: report.RunnerPytest, Package: "tests/test_b.py", ID: "tests/test_b.py::test_export", File: "/src/tests/test_b.py", Line: 7,
+			Outcome: report.OutcomeFailed, Message: "killed by writewatch --enforce: " + pyKill.Reason()},
+		{Runner: report.RunnerGo, Package: "example.com/gen", ID: "TestGenerate", Outcome: report.OutcomeFailed, Message: "exit status 1"},
+		{Runner: report.RunnerGo, Package: "example.com/app", ID: "TestAfter", File: "/src/app/app_test.go", Line: 30, Outcome: report.OutcomeSkipped,
+			Message: "not run: " + by},
+		{Runner: report.RunnerGo, Package: "example.com/app", ID: "FuzzLast", File: "/src/app/fuzz_test.go", Line: 5, Outcome: report.OutcomeSkipped,
+			Message: "not run: " + by},
+	}
 	return r
 }

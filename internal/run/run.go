@@ -70,6 +70,9 @@ type Config struct {
 	// user gave it; nil without one.
 	Baseline     *report.Report
 	BaselineFile string
+	// Killed, when not nil, is told of each process --enforce kills, as
+	// soon as its record is read (session.Config.Killed).
+	Killed func(k *report.Kill)
 }
 
 // ErrTracer wraps a failure to start tracing: no privileges, an
@@ -110,7 +113,7 @@ func Run(cfg Config) (*report.Report, error) {
 		cfg.Live = new(live.Counters)
 	}
 	r := &runner{cfg: cfg, tr: tr}
-	sc, h := sessionConfig(cfg, goflags, tr), host.Live{Source: tr.GoTestSource}
+	sc, h := sessionConfig(cfg, goflags, tr), host.Live{Source: tr.GoTestSource, Funcs: tr.GoTestFuncs}
 	if cfg.Sandbox {
 		if r.sb, err = startSandbox(cfg); err != nil {
 			return nil, err
@@ -155,7 +158,7 @@ func sessionConfig(cfg Config, goflags runners.GoFlags, tr *tracer.Tracer) sessi
 		InitialPIDNS: witness.InitialPIDNamespace(), Self: int32(os.Getpid()), Roots: roots(cfg),
 		GoFlags: goflags, Live: cfg.Live, Tracked: tr.IsTracked, Record: cfg.Record,
 		Baseline: cfg.Baseline, BaselineFile: cfg.BaselineFile,
-		Resume: func(ev *tracer.Event) { ev.Resume() },
+		Resume: func(ev *tracer.Event) { ev.Resume() }, Killed: cfg.Killed,
 	}
 	if cfg.Enforce != nil {
 		sc.Tier = cfg.Enforce.Tier.String()

@@ -66,6 +66,7 @@ func (s *Session) Finish(end End) *report.Report {
 	for _, r := range end.TestResults {
 		s.tests.Result(r.Runner, r.Package, r.ID, r.Outcome, r.Seconds, r.Message)
 	}
+	s.finishKills(rep)
 	rep.Tests = s.tests.Results()
 	rep.Notes = append(rep.Notes, s.tests.Notes()...)
 	rep.Packages = s.tests.Packages()

@@ -116,6 +116,7 @@ func (s *Session) write(ev *tracer.Event) {
 		s.unsettled(ev, len(verdicts))
 	}
 	s.report(ev, verdicts)
+	s.kill(ev, verdicts)
 	if s.cfg.Witness || s.cfg.Sandbox != nil {
 		s.found(s.checker.Record(ev))
 	}

@@ -88,6 +88,10 @@ type Config struct {
 	// Record, when not nil, receives a recording of the run: this
 	// config, every item, every answer of the host, and the end.
 	Record io.Writer `json:"-"`
+	// Killed, when not nil, is told of each process enforcement kills,
+	// as soon as its record is handled (its RanTests set, not yet what
+	// its death ended): for a line on the terminal.
+	Killed func(k *report.Kill) `json:"-"`
 }
 
 // Item is one input of the run, in the order the run read it. Exactly
@@ -209,6 +213,10 @@ type Session struct {
 	// came (sandboxOrder).
 	sandboxed    map[string]*Sandboxed
 	sandboxOrder []string
+	// kills are the processes enforcement killed, in order;
+	// killedProcs, their tgids.
+	kills       []*killed
+	killedProcs map[uint32]bool
 }
 
 // group names one violation group, and the error of the record whose

@@ -306,6 +306,16 @@ func (s *Status) update() {
 	s.write(out.String())
 }
 
+// Say writes text on the terminal as a line of its own, where
+// COMMAND's output goes, above the status line: on a new row when
+// COMMAND left the cursor inside one (freshRow). In one write, so that
+// it lands between two of COMMAND's writes; safe to call from any
+// goroutine.
+func (s *Status) Say(text string) {
+	cols, _ := s.opt.Size()
+	s.write(freshRow(cols) + text + "\n")
+}
+
 // takeDown erases the line and gives the terminal its full scroll region
 // back, the cursor where COMMAND left it.
 func (s *Status) takeDown() {

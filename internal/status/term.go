@@ -21,12 +21,28 @@ const (
 	cursorUp   = esc + "[A"  // CUU 1
 	sgrReset   = esc + "[0m" // attributes off, so that erasing paints no colour
 	eraseRow   = esc + "[2K" // EL 2: the whole row
+	eraseToEnd = esc + "[K"  // EL 0: from the cursor to the end of the row
 	fullRegion = saveCursor + esc + "[r" + restCursor
 	// eraseBelow erases from the cursor to the end of the screen: after a
 	// resize, the line, wherever the terminal put it, is below COMMAND's
 	// cursor.
 	eraseBelow = saveCursor + sgrReset + esc + "[J" + restCursor
 )
+
+// freshRow puts the cursor at the start of a row of its own: where it
+// is when it is at the start of a row already, else at the start of
+// the next. cols spaces fill the row to its last column (the cursor
+// waits there to wrap) or, from past its first column, go on to the
+// next row; a carriage return goes back to the start of the row they
+// ended on, and the row is erased. The attributes COMMAND left are
+// reset first, so that the spaces paint nothing. Shells start a prompt
+// on its own row so (zsh's PROMPT_SP).
+func freshRow(cols int) string {
+	if cols < 2 {
+		return "\r\n"
+	}
+	return sgrReset + strings.Repeat(" ", cols) + "\r" + eraseToEnd
+}
 
 // setRegion is DECSTBM: rows top to bottom scroll, the others stay. It
 // moves the cursor to the top left.

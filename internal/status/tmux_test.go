@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -180,4 +181,48 @@ func atoi(s string) int {
 	var n int
 	fmt.Sscan(s, &n)
 	return n
+}
+
+// TestHelperSays is COMMAND and writewatch in one for TestSayOnTerminal:
+// it prints a line in two parts, as pytest does a test's name and its
+// outcome, and a kill's line comes between them; then another at the
+// start of a row.
+func TestHelperSays(t *testing.T) {
+	if os.Getenv("WW_STATUS_HELPER") == "" {
+		t.Skip("run by TestSayOnTerminal, on a terminal")
+	}
+	st := Start(os.Stderr, new(ticking), Terminal(os.Stderr, true))
+	time.Sleep(3 * Interval)
+	fmt.Print("test_a.py::test_save ")
+	st.Say("writewatch: killed pid 1 (python3)")
+	fmt.Println("line after")
+	st.Say("writewatch: killed pid 2 (app.test)")
+	fmt.Println("last line")
+	time.Sleep(3 * Interval)
+	st.Stop()
+}
+
+// A line writewatch says goes on a row of its own, where COMMAND's
+// output goes, never after what COMMAND left on the cursor's row, never
+// with an empty row before it, never in the status line's row.
+func TestSayOnTerminal(t *testing.T) {
+	dir := t.TempDir()
+	tm := tmuxtest.Start(t, 80, 24, dir, "TERM=screen")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm.Run("WW_STATUS_HELPER=1 " + self + " -test.run='^TestHelperSays$'")
+	tm.WaitFor("the prompt", 30*time.Second, func(screen []string) bool {
+		return strings.Contains(strings.Join(screen, "\n"), "last line") && tmuxtest.Prompted(screen)
+	})
+	history := tm.History()
+	start := slices.IndexFunc(history, func(row string) bool { return strings.HasPrefix(row, "test_a.py") })
+	if start < 0 {
+		t.Fatalf("nothing printed:\n%s", strings.Join(history, "\n"))
+	}
+	want := []string{"test_a.py::test_save", "writewatch: killed pid 1 (python3)", "line after", "writewatch: killed pid 2 (app.test)", "last line", "PASS", "$"}
+	if got := history[start:]; !slices.Equal(got, want) {
+		t.Errorf("rows %q, want %q", got, want)
+	}
 }

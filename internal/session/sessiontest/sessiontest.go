@@ -11,6 +11,7 @@
 package sessiontest
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/attribution"
+	"github.com/writewatch/writewatch/internal/gobin"
 	"github.com/writewatch/writewatch/internal/host"
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/session"
@@ -41,7 +43,8 @@ type Run struct {
 	// End is what Report ends the run with (its Finished is set then).
 	End    session.End
 	items  []session.Item
-	config string // the project's config, as New was given it
+	config string                      // the project's config, as New was given it
+	funcs  map[uint32][]gobin.TestFunc // GoFuncs
 	boot   uint64
 	now    time.Time
 	next   uint32 // the next pid Fork hands out
@@ -222,6 +225,14 @@ func (r *Run) PriorOf(path string) Option {
 	return Prior(tracer.Prior{Known: true, Mode: st.Mode, UID: st.Uid, GID: st.Gid, MtimeSec: st.Mtim.Sec, MtimeNsec: uint32(st.Mtim.Nsec)})
 }
 
+// Killed is a write that enforcement refused (EACCES) and killed its
+// process for, as the landlock tier does.
+func Killed() Option {
+	return func(ev *tracer.Event) {
+		ev.Action, ev.Ret = tracer.ActionBlocked|tracer.ActionKilled, -int32(unix.EACCES)
+	}
+}
+
 // InTest marks the write as made by a goroutine of Go test token's.
 func InTest(token uint64) Option {
 	return func(ev *tracer.Event) { ev.Test, ev.Go = token, tracer.GoProc|tracer.GoG|tracer.GoTest }
@@ -335,6 +346,18 @@ func (r *Run) TestEnd(pid uint32, token uint64) {
 	r.Record(&tracer.Event{Kind: tracer.KindTestEnd, TGID: pid, Test: token, Go: tracer.GoProc | tracer.GoG | tracer.GoTest})
 }
 
+// GoFuncs are the test functions the line table of Go test binary pid
+// holds (host.Host.GoTestFuncs), each at a line of its own in
+// x_test.go.
+func (r *Run) GoFuncs(pid uint32, names ...string) {
+	if r.funcs == nil {
+		r.funcs = map[uint32][]gobin.TestFunc{}
+	}
+	for i, n := range names {
+		r.funcs[pid] = append(r.funcs[pid], gobin.TestFunc{Name: n, File: r.Path("x_test.go"), Line: 10 * (i + 1)})
+	}
+}
+
 // Witness turns the filesystem witness on; Change then adds what it saw.
 func (r *Run) Witness() { r.Config.Witness = true }
 
@@ -352,7 +375,13 @@ func (r *Run) Items() []session.Item { return r.items }
 // its exit code the verdict's.
 func (r *Run) Report() *report.Report {
 	r.t.Helper()
-	s, err := session.New(r.Config, host.Live{})
+	h := host.Live{Funcs: func(tgid uint32) ([]gobin.TestFunc, error) {
+		if f, ok := r.funcs[tgid]; ok {
+			return f, nil
+		}
+		return nil, errors.New("no test functions given (GoFuncs)")
+	}}
+	s, err := session.New(r.Config, h)
 	if err != nil {
 		r.t.Fatal(err)
 	}

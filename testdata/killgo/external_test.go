@@ -1,0 +1,5 @@
+package killgo_test
+
+import "testing"
+
+func TestExternal(t *testing.T) {}

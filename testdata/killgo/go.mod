@@ -1,0 +1,3 @@
+module example.com/killgo
+
+go 1.22
