@@ -146,7 +146,7 @@ demo:
 bench: build
 	@command -v strace >/dev/null || apt-get install -y strace
 	$(GO) run ./bench -writewatch $(BIN)
-	$(GO) test -run '^$$' -bench . -benchmem ./tracer/ ./internal/allowlist/ ./internal/run/ ./internal/live/ ./internal/crosscheck/
+	$(GO) test -run '^$$' -bench . -benchmem ./tracer/ ./internal/allowlist/ ./internal/live/ ./internal/witness/ ./internal/session/ ./internal/sandbox/
 
 # Static release binaries (no cgo, -trimpath, the git revision stamped
 # in: writewatch --version) in dist/, with SHA-256 sums. A platform is
