@@ -22,7 +22,7 @@ func (b *bench) crossReads(n int) []workload {
 		{"micro: read-only opens of the file written", filepath.Join(b.out, "micro.txt"), "(none)"},
 	} {
 		workloads = append(workloads, workload{name: fmt.Sprintf("%s (%d)", c.name, n), argv: sh(c.read, n),
-			small: sh(c.read, max(n/100, 1)), runs: b.microRuns(), prepare: clean(b.out), violates: true, target: c.target})
+			small: sh(c.read, max(n/100, 1)), runs: b.microRuns(), prepare: clean(b.out), violates: true, targets: []target{vsBare(c.target, nil)}})
 	}
 	return workloads
 }

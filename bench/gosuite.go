@@ -18,7 +18,7 @@ func (b *bench) goSuiteWorkload() workload {
 	return workload{
 		name: "go test: a short suite (7 tests)", argv: []string{"go", "test", "-count=1", "."}, dir: dir,
 		prepare: func() error { return copySuite(dir) },
-		target:  "≤ 1.15", check: ratioAtMost(1.15),
+		targets: []target{vsBare("≤ 1.15", ratioAtMost(1.15)), vsAudit("≤ 1.05× --audit", ratioAtMost(1.05))},
 	}
 }
 

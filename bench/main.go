@@ -1,6 +1,7 @@
 // Command bench measures writewatch's cost, in one run on one machine:
 // each workload bare, under `writewatch --audit`, under `writewatch
-// --enforce` (when this build has it) and under `strace -f`, the median of
+// --enforce` (when this build has it), under `writewatch --sandbox`
+// (where the sandbox can be made) and under `strace -f`, the median of
 // several runs each, and prints a Markdown table of times and ratios with
 // writewatch's peak memory and lost events. `make bench` runs it.
 //
@@ -59,9 +60,34 @@ type workload struct {
 	violates bool
 	// inside: timed by bench/micro itself (MICRO_ELAPSED), its loop
 	// alone, rather than from outside with the tool's start-up.
-	inside bool
-	target string // the targets it must meet, as printed
-	check  func(r result) string
+	inside  bool
+	targets []target
+}
+
+// The columns that targets are set for.
+const (
+	audit   = "writewatch --audit"
+	sandbox = "writewatch --sandbox"
+)
+
+// A target is what one configuration's time must meet on a workload's
+// row, against another configuration's.
+type target struct {
+	of, against string // the configurations' names
+	text        string // as printed
+	// check says what r, against ref, came to, and whether that meets
+	// the target; nil: the target is not checked.
+	check func(r, ref result) (got string, met bool)
+}
+
+// vsBare is writewatch --audit's target against bare.
+func vsBare(text string, check func(r, ref result) (string, bool)) target {
+	return target{of: audit, against: "bare", text: text, check: check}
+}
+
+// vsAudit is writewatch --sandbox's target against writewatch --audit.
+func vsAudit(text string, check func(r, ref result) (string, bool)) target {
+	return target{of: sandbox, against: audit, text: "--sandbox " + text, check: check}
 }
 
 type result struct {
@@ -224,7 +250,7 @@ func (b *bench) configs() []config {
 			configs = append(configs, config{name: "empty fentry: " + h, prefix: func(string) []string { return []string{b.floor, "-hooks", h} }})
 		}
 	}
-	configs = append(configs, config{name: "writewatch --audit", prefix: func(j string) []string {
+	configs = append(configs, config{name: audit, prefix: func(j string) []string {
 		return []string{b.ww, "--audit", "--quiet", "--json", j, "--"}
 	}})
 	if help, _ := exec.Command(b.ww, "--help").CombinedOutput(); strings.Contains(string(help), "-enforce") {
@@ -232,6 +258,18 @@ func (b *bench) configs() []config {
 			return []string{b.ww, "--enforce", "--quiet", "--json", j, "--"}
 		}})
 	}
+	// With --audit, so that it exits as COMMAND does, as the bare run.
+	sb := config{name: sandbox, prefix: func(j string) []string {
+		return []string{b.ww, "--audit", "--sandbox", "--quiet", "--json", j, "--"}
+	}}
+	j := reportPath("writewatch-bench-sandbox")
+	argv := append(sb.prefix(j), "true")
+	if out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput(); err == nil {
+		configs = append(configs, sb)
+	} else {
+		fmt.Fprintf(os.Stderr, "bench: writewatch --sandbox cannot run here (%v: %s): its column is left out\n", err, strings.TrimSpace(string(out)))
+	}
+	os.Remove(j)
 	if _, err := exec.LookPath("strace"); err == nil {
 		configs = append(configs, config{name: "strace -f", prefix: func(string) []string {
 			return []string{"strace", "-f", "-qq", "-e", "trace=%file", "-o", "/dev/null", "--"}
@@ -261,16 +299,16 @@ func (b *bench) workloads() []workload {
 	// to 1.16×); the real suites', over bare anywhere.
 	workloads := []workload{
 		b.microRow(workload{name: "micro: writes allowed (" + n(nWrite) + ")", argv: []string{b.micro, "write", allowedDir, n(nWrite)},
-			prepare: clean(allowedDir), target: "≤ 1.30", check: ratioAtMost(1.30)}, nWrite),
+			prepare: clean(allowedDir), targets: []target{vsBare("≤ 1.30", ratioAtMost(1.30))}}, nWrite),
 		b.microRow(workload{name: "micro: read-only opens (" + n(nRead) + ")", argv: []string{b.micro, "read", "/etc/hostname", n(nRead)},
-			target: "≤ 1.20", check: ratioAtMost(1.20)}, nRead),
+			targets: []target{vsBare("≤ 1.20", ratioAtMost(1.20))}}, nRead),
 		b.microRow(workload{name: "micro: one path violated (" + n(nRepeat) + ")", argv: []string{b.micro, "write", b.out, n(nRepeat)},
-			prepare: clean(b.out), violates: true, target: "≤ 1.5, no loss", check: func(r result) string {
+			prepare: clean(b.out), violates: true, targets: []target{vsBare("≤ 1.5, no loss", func(r, ref result) (string, bool) {
 				if r.lost > 0 {
-					return fmt.Sprintf("lost %d", r.lost)
+					return fmt.Sprintf("lost %d", r.lost), false
 				}
-				return ratioAtMost(1.5)(r)
-			}}, nRepeat),
+				return ratioAtMost(1.5)(r, ref)
+			})}}, nRepeat),
 		// Its files are made once and left in place; each run writes
 		// them again. On a file system without a journal (this
 		// machine's), ext4 passes over the inodes freed in the last
@@ -278,15 +316,14 @@ func (b *bench) workloads() []workload {
 		// 20,000 files and making them again took 7 s bare, in time
 		// growing with N²; writing them again takes 0.15 s.
 		b.microRow(workload{name: "micro: different paths violated (" + n(nMany) + ")", argv: []string{b.micro, "write-many", b.many, n(nMany)},
-			prepare: b.made(nMany), violates: true, target: "(none)"}, nMany),
+			prepare: b.made(nMany), violates: true, targets: []target{vsBare("(none)", nil)}}, nMany),
 		// The os tests try to create files in directories that do not
 		// exist (/_not_exists_/...): attempts outside the allowlist, which
 		// --enforce refuses, failing those tests.
 		{name: "real: go test -count=1 " + realName, argv: append([]string{"go", "test", "-count=1"}, realPkgs...), violates: true,
-			target: "≤ 1.03", check: ratioAtMost(1.03)},
-		{name: "start-up: true", argv: []string{"true"}, target: "≤ bare + 60 ms", check: func(r result) string {
-			return ""
-		}},
+			targets: []target{vsBare("≤ 1.03", ratioAtMost(1.03)), vsAudit("≤ 1.05× --audit", ratioAtMost(1.05))}},
+		{name: "start-up: true", argv: []string{"true"}, targets: []target{
+			vsBare("≤ bare + 60 ms", plusAtMost(60*time.Millisecond)), vsAudit("≤ --audit + 30 ms", plusAtMost(30*time.Millisecond))}},
 	}
 	// An eighth of the read-only opens: the ratio is what they compare,
 	// and at the full size the two rows took a quarter of the run.
@@ -414,16 +451,15 @@ func row(w workload, results []result) (line string, missed bool) {
 	var (
 		cells     []string
 		rss, lost string
-		verdict   string
-		bare      time.Duration
+		byName    = map[string]result{}
 	)
 	for _, r := range results {
+		byName[r.config] = r
 		switch {
 		case r.failures < 0:
 			cells = append(cells, "n/a (blocked)")
 			continue
 		case r.config == "bare":
-			bare = r.median
 			cells = append(cells, fmtDur(r.median))
 			continue
 		}
@@ -432,44 +468,54 @@ func row(w workload, results []result) (line string, missed bool) {
 			note = " at N/100"
 		}
 		cells = append(cells, fmt.Sprintf("%s%s (%.2f×)", fmtDur(r.median), note, r.ratio))
-		if r.config == "writewatch --audit" {
+		if r.config == audit {
 			rss, lost = fmt.Sprintf("%.1f MiB", r.rssMiB), fmt.Sprintf("%d", r.lost)
-			verdict = auditVerdict(w, r, bare)
 		}
 	}
-	target := w.target
-	if verdict != "" {
-		target += " **missed: " + strings.TrimSpace(verdict) + "**"
+	var targets []string
+	for _, t := range w.targets {
+		r, ok := byName[t.of]
+		ref, refOK := byName[t.against]
+		switch {
+		case !ok || r.failures < 0 || !refOK || ref.failures < 0:
+			// Its column is not in the table, or not run on this row.
+		case t.check == nil:
+			targets = append(targets, t.text)
+		default:
+			got, met := t.check(r, ref)
+			switch {
+			case !met:
+				targets = append(targets, t.text+" **missed: "+got+"**")
+				missed = true
+			case t.against == "bare":
+				// The cell shows the ratio to bare.
+				targets = append(targets, t.text+" met")
+			default:
+				targets = append(targets, t.text+" met ("+got+")")
+			}
+		}
+	}
+	// Every row's: writewatch's peak memory.
+	if r, ok := byName[audit]; ok && r.rssMiB > 64 {
+		targets = append(targets, fmt.Sprintf("**missed: RSS %.0f MiB > 64**", r.rssMiB))
 		missed = true
-	} else if w.check != nil || strings.HasPrefix(w.name, "start-up") {
-		target += " met"
 	}
 	name := strings.ReplaceAll(w.name, "|", `\|`) // Markdown cells
-	return fmt.Sprintf("| %s | %s | %s | %s | %s |\n", name, strings.Join(cells, " | "), target, rss, lost), missed
+	return fmt.Sprintf("| %s | %s | %s | %s | %s |\n", name, strings.Join(cells, " | "), strings.Join(targets, "; "), rss, lost), missed
 }
 
-// auditVerdict says which of w's targets writewatch --audit missed, ""
-// for none.
-func auditVerdict(w workload, r result, bare time.Duration) string {
-	verdict := ""
-	if w.check != nil {
-		verdict = w.check(r)
+// ratioAtMost: r's time is at most limit times ref's.
+func ratioAtMost(limit float64) func(r, ref result) (string, bool) {
+	return func(r, ref result) (string, bool) {
+		ratio := float64(r.median) / float64(ref.median)
+		return fmt.Sprintf("%.2f×", ratio), ratio <= limit
 	}
-	if strings.HasPrefix(w.name, "start-up") && r.median-bare > 60*time.Millisecond {
-		verdict = fmt.Sprintf("+%s", fmtDur(r.median-bare))
-	}
-	if r.rssMiB > 64 {
-		verdict += fmt.Sprintf(" RSS %.0f MiB > 64", r.rssMiB)
-	}
-	return verdict
 }
 
-func ratioAtMost(limit float64) func(result) string {
-	return func(r result) string {
-		if r.ratio > limit {
-			return fmt.Sprintf("%.2f×", r.ratio)
-		}
-		return ""
+// plusAtMost: r's time is at most ref's plus d.
+func plusAtMost(d time.Duration) func(r, ref result) (string, bool) {
+	return func(r, ref result) (string, bool) {
+		return fmt.Sprintf("%+.0f ms", float64(r.median-ref.median)/float64(time.Millisecond)), r.median-ref.median <= d
 	}
 }
 

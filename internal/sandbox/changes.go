@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,7 +37,6 @@ type File struct {
 	GID    uint32      `json:"gid"`
 	Size   int64       `json:"size"`
 	MTime  time.Time   `json:"mtime"`
-	SHA256 string      `json:"sha256,omitempty"` // a file's contents
 	Target string      `json:"target,omitempty"` // a symlink's
 }
 
@@ -56,6 +56,9 @@ type Change struct {
 	Allowed bool `json:"allowed,omitempty"`
 	// upper is where the sandbox keeps it, for Apply and the diff.
 	upper string
+	// sameData: a file whose contents were compared and found the same
+	// (an Attrib change), so Detail hashes them once.
+	sameData bool
 }
 
 // Changes lists what changed in the sandbox's overlays, by path: every
@@ -83,6 +86,7 @@ type walker struct {
 	layer string // the overlay's mount point
 	out   []Change
 	errs  []error
+	bufs  *[2][]byte // sameContents's, allocated once
 }
 
 // walk compares the entries of upper directory up, which stands at path
@@ -97,9 +101,13 @@ func (w *walker) walk(up, path, real string, none bool) {
 	}
 	for _, e := range entries {
 		u, p, r := filepath.Join(up, e.Name()), filepath.Join(path, e.Name()), filepath.Join(real, e.Name())
-		c, descend := compare(u, r, none)
-		if from := w.redirect(u, filepath.Dir(r)); from != "" && !none {
-			c, descend, r = &Change{Kind: Moved, From: from}, true, from
+		c, descend := w.compare(u, r, none)
+		// Only a directory has a redirect: the layers are mounted with
+		// metacopy off, so a file renamed is copied up whole.
+		if e.IsDir() && !none {
+			if from := w.redirect(u, filepath.Dir(r)); from != "" {
+				c, descend, r = &Change{Kind: Moved, From: from}, true, from
+			}
 		}
 		if c != nil {
 			c.Path, c.upper = p, u
@@ -131,14 +139,14 @@ func (w *walker) redirect(up, realDir string) string {
 // compare compares the upper layer's entry up with the real file at
 // real (none: with nothing). descend: what is under up is to be compared
 // too (a directory that was there, or one made anew).
-func compare(up, real string, none bool) (c *Change, descend bool) {
+func (w *walker) compare(up, real string, none bool) (c *Change, descend bool) {
 	var ust unix.Stat_t
 	if unix.Lstat(up, &ust) != nil {
 		return nil, false
 	}
-	before, berr := stat(real)
-	if none {
-		before, berr = nil, fs.ErrNotExist
+	before, berr := (*File)(nil), error(fs.ErrNotExist)
+	if !none {
+		before, berr = stat(real)
 	}
 	if isWhiteout(&ust) {
 		if berr != nil {
@@ -157,18 +165,30 @@ func compare(up, real string, none bool) (c *Change, descend bool) {
 		// under it now is new.
 		return &Change{Kind: Replaced, Before: before, After: after}, true
 	}
-	if after.Type == "file" && (before.Size != after.Size || hash(real) != hash(up)) {
-		before.SHA256, after.SHA256 = hash(real), hash(up)
+	modified, same := w.modified(real, up, before, after)
+	switch {
+	case modified:
 		return &Change{Kind: Modified, Before: before, After: after}, false
-	}
-	if after.Type == "symlink" && before.Target != after.Target {
-		return &Change{Kind: Modified, Before: before, After: after}, false
-	}
-	if before.Mode != after.Mode || before.UID != after.UID || before.GID != after.GID ||
-		(after.Type != "dir" && !before.MTime.Equal(after.MTime)) || !sameXattrs(real, up) {
-		return &Change{Kind: Attrib, Before: before, After: after}, true
+	case before.Mode != after.Mode || before.UID != after.UID || before.GID != after.GID ||
+		(after.Type != "dir" && !before.MTime.Equal(after.MTime)) || !sameXattrs(real, up):
+		return &Change{Kind: Attrib, Before: before, After: after, sameData: same}, true
 	}
 	return nil, true
+}
+
+// modified says a file's contents, or a symlink's target, differ between
+// the real file and the upper layer's, both of one type; same, that a
+// file's were read and found the same.
+func (w *walker) modified(real, up string, before, after *File) (modified, same bool) {
+	switch after.Type {
+	case "file":
+		// The sizes first: a file of another size changed, unread.
+		same = before.Size == after.Size && w.sameContents(real, up, after.Size)
+		return !same, same
+	case "symlink":
+		return before.Target != after.Target, false
+	}
+	return false, false
 }
 
 // stat describes the real file at p.
@@ -216,18 +236,108 @@ func opaque(dir string) bool {
 	return err == nil && n > 0 && buf[0] == 'y'
 }
 
-// hash is the SHA-256 of a file's contents, "" when it cannot be read.
-func hash(p string) string {
-	f, err := os.Open(p)
+// sameContents says files a and b, both size bytes long when they were
+// looked at, hold the same bytes: both read once, side by side, up to the
+// first difference. False when either cannot be read, or ends early: a
+// change is never hidden.
+func (w *walker) sameContents(a, b string, size int64) bool {
+	if size == 0 {
+		return true
+	}
+	fa, err := openRead(a)
 	if err != nil {
-		return ""
+		return false
 	}
-	defer f.Close()
+	defer unix.Close(fa)
+	fb, err := openRead(b)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fb)
+	if w.bufs == nil {
+		w.bufs = &[2][]byte{make([]byte, 64<<10), make([]byte, 64<<10)}
+	}
+	for left := size; left > 0; {
+		n := int(min(left, int64(len(w.bufs[0]))))
+		ba, bb := w.bufs[0][:n], w.bufs[1][:n]
+		if !readFull(fa, ba) || !readFull(fb, bb) || !bytes.Equal(ba, bb) {
+			return false
+		}
+		left -= int64(n)
+	}
+	return true
+}
+
+// openRead opens a regular file to read it, as a bare descriptor (no
+// os.File, whose poller costs a call more): not a symlink, and not a FIFO
+// put in its place, which would block.
+func openRead(p string) (int, error) {
+	for {
+		fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// readFull fills p from fd; false when it cannot.
+func readFull(fd int, p []byte) bool {
+	for len(p) > 0 {
+		n, err := unix.Read(fd, p)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || n <= 0 {
+			return false
+		}
+		p = p[n:]
+	}
+	return true
+}
+
+// fdReader reads a bare descriptor.
+type fdReader int
+
+func (r fdReader) Read(p []byte) (int, error) {
+	for {
+		n, err := unix.Read(int(r), p)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return 0, err
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// contents reads the file at p, of about size bytes, once: the SHA-256
+// of its contents ("" when it cannot be read), and the contents
+// themselves when they are text (at most maxDiffBytes, UTF-8, without NUL
+// bytes).
+func contents(p string, size int64) (sum string, text []byte, isText bool) {
+	fd, err := openRead(p)
+	if err != nil {
+		return "", nil, false
+	}
+	defer unix.Close(fd)
+	var buf bytes.Buffer
+	buf.Grow(int(min(max(size, 0), maxDiffBytes)) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(fdReader(fd), maxDiffBytes+1)); err != nil {
+		return "", nil, false
+	}
+	data := buf.Bytes()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return ""
+	h.Write(data)
+	if len(data) > maxDiffBytes {
+		if _, err := io.Copy(h, fdReader(fd)); err != nil {
+			return "", nil, false
+		}
+		return hex.EncodeToString(h.Sum(nil)), nil, false
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil)), data, utf8.Valid(data) && bytes.IndexByte(data, 0) < 0
 }
 
 // sameXattrs says two files have the same extended attributes, but for

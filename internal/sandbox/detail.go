@@ -1,10 +1,8 @@
 package sandbox
 
 import (
-	"bytes"
-	"os"
+	"cmp"
 	"strings"
-	"unicode/utf8"
 
 	udiff "github.com/aymanbagabas/go-udiff"
 
@@ -17,26 +15,24 @@ const maxDiffBytes = 256 << 10
 
 // Detail is what the report shows of a change: the file before and
 // after, and, for a text file whose contents changed, a unified diff.
+// Each file is read once, for its hash and its text.
 func (sb *Sandbox) Detail(c *Change) *report.Change {
 	d := &report.Change{Kind: string(c.Kind), From: c.From, Before: state(c.Before), After: state(c.After)}
-	if c.After != nil && c.After.Type == "file" && c.After.SHA256 == "" {
-		d.After.SHA256 = hash(sb.Root() + c.Path)
+	var before, after []byte
+	beforeText, afterText := c.Before == nil, false
+	if c.Before != nil && c.Before.Type == "file" {
+		d.Before.SHA256, before, beforeText = contents(c.Path, c.Before.Size)
 	}
-	if c.Before != nil && c.Before.Type == "file" && c.Before.SHA256 == "" {
-		d.Before.SHA256 = hash(c.Path)
+	switch {
+	case c.After == nil || c.After.Type != "file":
+	case c.sameData:
+		d.After.SHA256 = d.Before.SHA256
+	default:
+		// The upper layer holds the whole file (metacopy is off): read
+		// there rather than through the overlay.
+		d.After.SHA256, after, afterText = contents(cmp.Or(c.upper, sb.Root()+c.Path), c.After.Size)
 	}
-	if c.Kind != Modified && c.Kind != Created {
-		return d
-	}
-	var before []byte
-	if c.Before != nil {
-		var ok bool
-		if before, ok = text(c.Path); !ok {
-			return d
-		}
-	}
-	after, ok := text(sb.Root() + c.Path)
-	if !ok || (c.Before == nil && len(after) == 0) {
+	if c.Kind != Modified && c.Kind != Created || !beforeText || !afterText || (c.Before == nil && len(after) == 0) {
 		return d
 	}
 	diff := udiff.Unified("a"+c.Path, "b"+c.Path, string(before), string(after))
@@ -49,24 +45,11 @@ func (sb *Sandbox) Detail(c *Change) *report.Change {
 	return d
 }
 
-// text reads a file that is text: small, UTF-8, without NUL bytes.
-func text(p string) ([]byte, bool) {
-	st, err := os.Stat(p)
-	if err != nil || !st.Mode().IsRegular() || st.Size() > maxDiffBytes {
-		return nil, false
-	}
-	data, err := os.ReadFile(p)
-	if err != nil || !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
-		return nil, false
-	}
-	return data, true
-}
-
 func state(f *File) *report.FileState {
 	if f == nil {
 		return nil
 	}
-	return &report.FileState{Type: f.Type, Mode: modeString(f), UID: f.UID, GID: f.GID, Size: f.Size, SHA256: f.SHA256, Target: f.Target}
+	return &report.FileState{Type: f.Type, Mode: modeString(f), UID: f.UID, GID: f.GID, Size: f.Size, Target: f.Target}
 }
 
 // modeString is f's permissions as ls shows them.

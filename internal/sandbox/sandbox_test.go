@@ -13,7 +13,7 @@ import (
 // start makes a sandbox over this machine's mounts for a project whose
 // config allows tests/**, with a file config.toml, a directory old/ and
 // a file gone.txt in it.
-func start(t *testing.T) (*Sandbox, string) {
+func start(t testing.TB) (*Sandbox, string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (CAP_SYS_ADMIN) to make a mount namespace and overlays")
@@ -48,7 +48,7 @@ func start(t *testing.T) (*Sandbox, string) {
 	return sb, proj
 }
 
-func must(t *testing.T, err error) {
+func must(t testing.TB, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func must(t *testing.T, err error) {
 }
 
 // run runs a shell script in the sandbox, in dir.
-func run(t *testing.T, sb *Sandbox, dir, script string) {
+func run(t testing.TB, sb *Sandbox, dir, script string) {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", script)
 	cmd.Dir = dir

@@ -22,6 +22,8 @@ type Groups struct {
 	// Each group is allocated on its own: a run with many violations
 	// does not copy them all each time the list grows.
 	groups []*report.Violation
+	// paths are the groups of each path, in the order they were added.
+	paths map[string][]int
 	// Limit caps the number of groups kept (0: no cap). Occurrences of
 	// groups beyond it are only counted, in Unlisted, so that a run
 	// writing outside the allowlist without end keeps its memory bounded.
@@ -72,6 +74,10 @@ func (b *Groups) Add(v report.Violation) {
 		v.Action = report.ActionReported
 	}
 	b.index[k] = len(b.groups)
+	if b.paths == nil {
+		b.paths = make(map[string][]int)
+	}
+	b.paths[v.Path] = append(b.paths[v.Path], len(b.groups))
 	g := new(report.Violation) // not &v: v would then be on the heap for repeats too
 	*g = v
 	b.groups = append(b.groups, g)
@@ -178,19 +184,15 @@ func compareViolations(a, b report.Violation) int {
 // AtPath are the groups of path, in the order they were added.
 func (b *Groups) AtPath(path string) []*report.Violation {
 	var out []*report.Violation
-	for _, g := range b.groups {
-		if g.Path == path {
-			out = append(out, g)
-		}
+	for _, i := range b.paths[path] {
+		out = append(out, b.groups[i])
 	}
 	return out
 }
 
 // SeeAll adds a way every group of path was seen (see MarkSeen).
 func (b *Groups) SeeAll(path, by string) {
-	for i, g := range b.groups {
-		if g.Path == path {
-			b.seen(i, by)
-		}
+	for _, i := range b.paths[path] {
+		b.seen(i, by)
 	}
 }

@@ -134,3 +134,43 @@ func TestGroupsSeenBy(t *testing.T) {
 		t.Errorf("counts %d, %d", vs[0].Count, vs[1].Count)
 	}
 }
+
+// AtPath and SeeAll find a path's groups, in the order they were added,
+// through an index: the sandbox's changes look up each of theirs.
+func TestGroupsAtPath(t *testing.T) {
+	var b Groups // the zero value
+	b.Add(report.Violation{Op: "open", Path: "/a", PID: 1})
+	b.Add(report.Violation{Op: "open", Path: "/b", PID: 2})
+	b.Add(report.Violation{Op: "unlink", Path: "/a", PID: 3})
+	b.Add(report.Violation{Op: "open", Path: "/a", PID: 4}) // a repeat: no group of its own
+	var pids []int
+	for _, g := range b.AtPath("/a") {
+		pids = append(pids, g.PID)
+	}
+	if !slices.Equal(pids, []int{1, 3}) {
+		t.Errorf("AtPath(/a): pids %v, want [1 3]", pids)
+	}
+	if got := b.AtPath("/c"); len(got) != 0 {
+		t.Errorf("AtPath(/c) = %v", got)
+	}
+	b.SeeAll("/a", report.SeenBySandbox)
+	for _, v := range b.Violations() {
+		if sandboxed := slices.Contains(v.SeenBy, report.SeenBySandbox); sandboxed != (v.Path == "/a") {
+			t.Errorf("%s %s: seen by %v", v.Op, v.Path, v.SeenBy)
+		}
+	}
+}
+
+// Finding the groups of each of 20,000 paths among 20,000 groups takes a
+// lookup each, not a pass over all.
+func BenchmarkGroupsAtPath(b *testing.B) {
+	g := NewGroups()
+	for i := range 20_000 {
+		g.Add(report.Violation{Op: "open", Path: fmt.Sprintf("/many/micro-%d.txt", i)})
+	}
+	for b.Loop() {
+		for i := range 20_000 {
+			g.AtPath(fmt.Sprintf("/many/micro-%d.txt", i))
+		}
+	}
+}
