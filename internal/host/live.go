@@ -69,7 +69,7 @@ func (l Live) Lstat(path string) (File, error) {
 }
 
 func fileOf(st *unix.Stat_t) File {
-	return File{Dev: st.Dev, Ino: st.Ino, Mode: st.Mode, Nlink: st.Nlink, Ctime: time.Unix(st.Ctim.Unix())}
+	return File{Dev: st.Dev, Ino: st.Ino, Mode: st.Mode, Nlink: uint64(st.Nlink), Ctime: time.Unix(st.Ctim.Unix())}
 }
 
 // Descriptor reads descriptor fd's link. The descriptor may have been
