@@ -17,7 +17,8 @@
 #                   qemu-system-aarch64
 #   VMTEST_CACHE    where kernels are kept (default /var/cache/writewatch-vmtest, or $XDG_CACHE_HOME/writewatch-vmtest)
 #   VMTEST_TIMEOUT  seconds one boot may take (default 1200: a boot takes 3 to
-#                   4 minutes on an idle machine, more than 10 in a slow spell)
+#                   4 minutes on an idle machine, more than 10 in a slow spell);
+#                   the tests' own timeout (-test.timeout) is a minute less
 #   VMTEST_RUN      tests to run on every kernel (default: on x86-64, the
 #                   enforcement tests, two tracing ones, Go test attribution
 #                   and the exact-verdict cases, which the filesystem witness
@@ -252,6 +253,7 @@ for arch in $archs; do
 	cp vmtest/init "$root/init"
 	chmod 755 "$root/init"
 	echo "${VMTEST_TIER:-lsm}" >"$root/vmtest-tier"
+	echo "$((timeout_s > 120 ? timeout_s - 60 : timeout_s / 2))s" >"$root/vmtest-test-timeout"
 	run=run_$arch
 	printf '%s' "${!run}" >"$root/vmtest-run"
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/$arch/initramfs.gz"
@@ -320,6 +322,11 @@ for pkg in "${kernels[@]}"; do
 	elif [ -z "$results" ] || grep -q '^FAIL' <<<"$results" || ! grep -q '^PASS' <<<"$results"; then
 		echo "vmtest: $pkg: FAIL (${secs}s); its console ($log):" >&2
 		grep -av '^VMTEST' "$console" | tail -60 >&2
+		failed=1
+	elif ! grep -aq '^VMTEST EXIT 0$' "$console"; then
+		# A panic (the tests' timeout) prints no --- FAIL line.
+		echo "vmtest: $pkg: FAIL: the tests' binary $(grep -a '^VMTEST EXIT' "$console" | sed 's/^VMTEST EXIT/exited with/') (${secs}s); its console ($log):" >&2
+		{ grep -a -A6 '^panic: ' "$console" || grep -av '^VMTEST' "$console" | tail -60; } >&2
 		failed=1
 	elif grep -aq '^VMTEST MODULE .*FAILED' "$console"; then
 		echo "vmtest: $pkg: FAIL: the guest could not load a kernel module" >&2
