@@ -49,6 +49,9 @@ check-generate:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	@# arm64 too: make vmtest builds for it, and some of x/sys/unix's
+	@# types differ there (Stat_t.Nlink is a uint32).
+	GOARCH=arm64 $(GO) vet ./...
 
 # The Go releases TestGoTestAttribution builds test binaries with
 # (integration/tests_test.go): fetched here, before the tests, so that no

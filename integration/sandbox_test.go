@@ -186,13 +186,20 @@ func TestSandboxHoldsWhatRecordsMiss(t *testing.T) {
 	if v := violationAt(res.rep, cfg); v == nil || v.Change == nil || v.Change.Kind != "modified" || !slices.Contains(v.SeenBy, report.SeenBySandbox) {
 		t.Errorf("%s: %+v (%v)\n%s", cfg, v, keys(res.rep), res.stderr)
 	}
+	// The root filesystem is overlaid (in the VMs of make vmtest, the
+	// initramfs: rootfs, which pivot_root cannot leave), and every
+	// filesystem that could be written is: none made read-only instead.
+	if sb := res.rep.Sandbox; sb == nil || !slices.Contains(sb.Overlaid, "/") || len(sb.ReadOnly) > 0 {
+		t.Errorf("sandbox %+v", sb)
+	}
 }
 
 // Inside a container whose root is an overlay already (as Docker's and
 // CI images' are), the sandbox's overlays stack on it: a root made here
 // as an overlay over a bind of /, with the special filesystems bound in,
 // and writewatch run in it (chroot) keeps the container's files as they
-// were.
+// were. The script uses only what busybox's applets do too, so that it
+// runs in make vmtest's guests.
 func TestSandboxOnAnOverlayRoot(t *testing.T) {
 	requireRoot(t)
 	root, _ := project(t)
@@ -206,6 +213,10 @@ mount -t tmpfs tmpfs $B/layers
 mkdir $B/layers/upper $B/layers/work
 mount --bind / $B/lower
 mount -t overlay overlay -o lowerdir=$B/lower,upperdir=$B/layers/upper,workdir=$B/layers/work $B/merged
+# The project shows through where /var/tmp lies on the root filesystem;
+# where it is a filesystem of its own (the VMs' tmpfs), the project is
+# copied into the container's root, as an image's files would be.
+[ -e $B/merged$P/config.toml ] || { mkdir -p $B/merged$P && cp -a $P/. $B/merged$P; }
 for d in proc sys dev dev/pts dev/shm; do mount --bind /$d $B/merged/$d; done
 mount --bind /sys/kernel/btf $B/merged/sys/kernel/btf 2>/dev/null || true
 set +e

@@ -17,7 +17,8 @@
 #                   qemu-system-aarch64
 #   VMTEST_CACHE    where kernels are kept (default /var/cache/writewatch-vmtest, or $XDG_CACHE_HOME/writewatch-vmtest)
 #   VMTEST_TIMEOUT  seconds one boot may take (default 1200: a boot takes 3 to
-#                   4 minutes on an idle machine, more than 10 in a slow spell)
+#                   4 minutes on an idle machine, more than 10 in a slow spell);
+#                   the tests' own timeout (-test.timeout) is a minute less
 #   VMTEST_RUN      tests to run on every kernel (default: on x86-64, the
 #                   enforcement tests, two tracing ones, Go test attribution
 #                   and the exact-verdict cases, which the filesystem witness
@@ -145,6 +146,11 @@ if grep -qx "$native" <<<"$archs"; then
 	static_busybox || need+=(busybox-static)
 fi
 command -v cpio >/dev/null || need+=(cpio)
+# The kernel modules the guest loads: modinfo reads their dependencies,
+# xz decompresses them (Debian's 6.12 packages ship them as .ko.xz,
+# which busybox's insmod cannot load).
+command -v modinfo >/dev/null || need+=(kmod)
+command -v xz >/dev/null || need+=(xz-utils)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "vmtest: installing ${need[*]}"
 	if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
@@ -184,6 +190,44 @@ busybox_for() { # architecture -> a static busybox built for it
 	echo "$dir/bin/busybox"
 }
 
+# Kernel modules the guest loads, with their dependencies, before the
+# tests: overlayfs, for --sandbox (Debian builds it as a module,
+# CONFIG_OVERLAY_FS=m).
+guest_modules=(overlay)
+# Copy module $2 of the kernel unpacked in $1, after the modules it
+# depends on, decompressed, into $3/lib/modules/NAME.ko, and add its
+# name to $3/lib/modules/order, the order the guest loads them in.
+add_module() {
+	local kdir=$1 name=$2 dest=$3 f dep
+	grep -qx "$name" "$dest/lib/modules/order" 2>/dev/null && return 0
+	# Module names say _ where file names may say -.
+	f=$(find "$kdir"/lib/modules -name "$(sed 's/[-_]/[-_]/g' <<<"$name").ko*" | head -1)
+	[ -n "$f" ] || die "$(basename "$kdir") has no module $name (lib/modules/*/kernel/.../$name.ko*)"
+	for dep in $(modinfo -F depends "$f" | tr , ' '); do
+		add_module "$kdir" "$dep" "$dest"
+	done
+	mkdir -p "$dest/lib/modules"
+	case $f in
+	*.ko) cat "$f" ;;
+	*.ko.xz) xz -dc "$f" ;;
+	*.ko.zst) zstd -dc "$f" ;;
+	*.ko.gz) gzip -dc "$f" ;;
+	*) die "$f: a module compressed in a way this script does not know" ;;
+	esac >"$dest/lib/modules/$name.ko" || die "could not decompress $f"
+	echo "$name" >>"$dest/lib/modules/order"
+}
+# The initramfs one kernel boots: its architecture's, with an archive of
+# that kernel's modules appended (the kernel unpacks concatenated
+# archives one after the other).
+initrd_for() { # package -> path of its initramfs
+	local pkg=$1 dir=$work/kernels/$1 m
+	rm -rf "$dir" && mkdir -p "$dir/root"
+	for m in "${guest_modules[@]}"; do add_module "$cache/$pkg" "$m" "$dir/root"; done
+	(cd "$dir/root" && find . | cpio -o -H newc --quiet | gzip -1) >"$dir/modules.gz"
+	cat "$work/$(arch_of "$pkg")/initramfs.gz" "$dir/modules.gz" >"$dir/initramfs.gz"
+	echo "$dir/initramfs.gz"
+}
+
 # An initramfs per architecture: static binaries only, cross-compiled
 # (GOARCH) for a kernel of another architecture.
 work=$(mktemp -d)
@@ -209,6 +253,7 @@ for arch in $archs; do
 	cp vmtest/init "$root/init"
 	chmod 755 "$root/init"
 	echo "${VMTEST_TIER:-lsm}" >"$root/vmtest-tier"
+	echo "$((timeout_s > 120 ? timeout_s - 60 : timeout_s / 2))s" >"$root/vmtest-test-timeout"
 	run=run_$arch
 	printf '%s' "${!run}" >"$root/vmtest-run"
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/$arch/initramfs.gz"
@@ -218,7 +263,7 @@ failed=0
 for pkg in "${kernels[@]}"; do
 	arch=$(arch_of "$pkg")
 	vmlinuz=$(fetch_kernel "$pkg")
-	initrd=$work/$arch/initramfs.gz
+	initrd=$(initrd_for "$pkg")
 	mkdir -p "$cache/logs"
 	log=$cache/logs/$pkg.log
 	lsm=lsm=lockdown,capability,landlock,yama,bpf
@@ -252,7 +297,7 @@ for pkg in "${kernels[@]}"; do
 	# start only, in case the kernel's messages run into it.)
 	console=$log.txt
 	tr -d '\r' <"$log" >"$console"
-	grep -a '^VMTEST \(KERNEL\|ARCH\|LSM\|DOCTOR --enforce\)' "$console" | sed "s/^VMTEST /vmtest: $pkg: /"
+	grep -a '^VMTEST \(KERNEL\|ARCH\|LSM\|MODULE\|DOCTOR --enforce\|DOCTOR sandbox\)' "$console" | sed "s/^VMTEST /vmtest: $pkg: /"
 	if [ "$mode" = bench ]; then
 		table=$cache/logs/vmbench-$pkg.md
 		sed -n 's/^VMTEST BENCH //p' "$console" >"$table"
@@ -277,6 +322,14 @@ for pkg in "${kernels[@]}"; do
 	elif [ -z "$results" ] || grep -q '^FAIL' <<<"$results" || ! grep -q '^PASS' <<<"$results"; then
 		echo "vmtest: $pkg: FAIL (${secs}s); its console ($log):" >&2
 		grep -av '^VMTEST' "$console" | tail -60 >&2
+		failed=1
+	elif ! grep -aq '^VMTEST EXIT 0$' "$console"; then
+		# A panic (the tests' timeout) prints no --- FAIL line.
+		echo "vmtest: $pkg: FAIL: the tests' binary $(grep -a '^VMTEST EXIT' "$console" | sed 's/^VMTEST EXIT/exited with/') (${secs}s); its console ($log):" >&2
+		{ grep -a -A6 '^panic: ' "$console" || grep -av '^VMTEST' "$console" | tail -60; } >&2
+		failed=1
+	elif grep -aq '^VMTEST MODULE .*FAILED' "$console"; then
+		echo "vmtest: $pkg: FAIL: the guest could not load a kernel module" >&2
 		failed=1
 	elif ! grep -aq '^VMTEST DOCTOR --enforce: *lsm' "$console"; then
 		echo "vmtest: $pkg: FAIL: the guest would not use the lsm tier" >&2

@@ -91,6 +91,10 @@ var startFailures = []startFailure{
 	{run.ErrTracer, exitCannot, plainError},
 	{sandbox.ErrUnavailable, exitCannot, func(_ string, err error, _ *launch.Identity) string {
 		why := strings.TrimPrefix(strings.TrimPrefix(err.Error(), sandbox.ErrUnavailable.Error()), ": ")
+		if !errors.Is(err, sandbox.ErrNoPrivilege) {
+			// Root cannot either (no overlayfs, say): no sudo would help.
+			return "writewatch: --sandbox: cannot make the sandbox here: " + why + "; run writewatch without --sandbox"
+		}
 		return "writewatch: --sandbox: cannot make the sandbox here: " + why + "; run writewatch as root (sudo writewatch --sandbox ...), or without --sandbox"
 	}},
 	{launch.ErrConfine, exitCannot, func(_ string, err error, _ *launch.Identity) string {

@@ -14,6 +14,7 @@ import (
 	"github.com/writewatch/writewatch/internal/live"
 	"github.com/writewatch/writewatch/internal/outfile"
 	"github.com/writewatch/writewatch/internal/run"
+	"github.com/writewatch/writewatch/internal/sandbox"
 	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/tracer"
 )
@@ -148,5 +149,25 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// --sandbox's one line tells to run as root only when privilege is what
+// is missing: root, on a kernel without overlayfs, is told to go
+// without --sandbox.
+func TestSandboxUnavailableAdvice(t *testing.T) {
+	for _, tc := range []struct {
+		err        error
+		why, after string
+	}{
+		{fmt.Errorf("%w, which this process lacks", sandbox.ErrNoPrivilege),
+			"needs CAP_SYS_ADMIN, which this process lacks", "; run writewatch as root (sudo writewatch --sandbox ...), or without --sandbox"},
+		{fmt.Errorf("%w: the kernel has no overlayfs (modprobe overlay)", sandbox.ErrUnavailable),
+			"the kernel has no overlayfs (modprobe overlay)", "; run writewatch without --sandbox"},
+	} {
+		f := startFailureOf(tc.err)
+		if line := f.explain("go", tc.err, nil); f.code != exitCannot || !strings.HasSuffix(line, tc.why+tc.after) {
+			t.Errorf("%v: exit %d, %q", tc.err, f.code, line)
+		}
 	}
 }

@@ -52,10 +52,7 @@ func probe(stageParent string) error {
 	}
 	opts := "lowerdir=/,upperdir=" + filepath.Join(stage, "upper") + ",workdir=" + filepath.Join(stage, "work")
 	if err := unix.Mount("writewatch-probe", filepath.Join(stage, "merged"), "overlay", unix.MS_NODEV, opts); err != nil {
-		if errors.Is(err, unix.ENODEV) {
-			return fmt.Errorf("%w: the kernel has no overlayfs (modprobe overlay)", ErrUnavailable)
-		}
-		return fmt.Errorf("%w: an overlay over the root filesystem: %w", ErrUnavailable, err)
+		return rootRefused("the root filesystem", err)
 	}
 	return nil
 }

@@ -35,6 +35,11 @@ import (
 // make a mount namespace or mount, no overlayfs.
 var ErrUnavailable = errors.New("the sandbox cannot be made here")
 
+// ErrNoPrivilege means the sandbox cannot be made for lack of privilege:
+// this process lacks CAP_SYS_ADMIN (root would have it). It wraps
+// ErrUnavailable; any other reason (no overlayfs, say) root has too.
+var ErrNoPrivilege = fmt.Errorf("%w: making a mount namespace and overlays needs CAP_SYS_ADMIN", ErrUnavailable)
+
 // Sandbox is one run's sandbox.
 type Sandbox struct {
 	plan   *Plan
@@ -188,7 +193,7 @@ func (sb *Sandbox) mount(i int, pl Place) error {
 	}
 	if err != nil {
 		if pl.Path == "/" {
-			return fmt.Errorf("%w: the root filesystem (%s) could not be overlaid: %w", ErrUnavailable, pl.FSType, err)
+			return rootRefused("the root filesystem ("+pl.FSType+")", err)
 		}
 		// Bound read-only instead: nothing written there lands.
 		if berr := unix.Mount(pl.Path, target, "", unix.MS_BIND, ""); berr != nil {
@@ -199,6 +204,18 @@ func (sb *Sandbox) mount(i int, pl Place) error {
 	}
 	sb.layers = append(sb.layers, layer{point: pl.Path, n: i})
 	return nil
+}
+
+// rootRefused says why the root filesystem (what) could not be
+// overlaid: the kernel has no overlayfs at all (ENODEV: not built, or
+// built as a module that is not loaded and that nothing loaded on
+// demand, as in an initramfs without modprobe), or it refused that
+// filesystem as a lower layer.
+func rootRefused(what string, err error) error {
+	if errors.Is(err, unix.ENODEV) {
+		return fmt.Errorf("%w: the kernel has no overlayfs (modprobe overlay)", ErrUnavailable)
+	}
+	return fmt.Errorf("%w: %s could not be overlaid: %w", ErrUnavailable, what, err)
 }
 
 // remount adds flags to the bind mount at target, keeping its own.
@@ -260,7 +277,7 @@ func privileged() error {
 		return fmt.Errorf("%w: read capabilities: %w", ErrUnavailable, err)
 	}
 	if data[unix.CAP_SYS_ADMIN/32].Effective&(1<<(unix.CAP_SYS_ADMIN%32)) == 0 {
-		return fmt.Errorf("%w: making a mount namespace and overlays needs CAP_SYS_ADMIN, which this process lacks", ErrUnavailable)
+		return fmt.Errorf("%w, which this process lacks", ErrNoPrivilege)
 	}
 	return nil
 }

@@ -1,13 +1,16 @@
 package sandbox
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/writewatch/writewatch/internal/allowlist"
 	"github.com/writewatch/writewatch/internal/mountinfo"
+	"golang.org/x/sys/unix"
 )
 
 // start makes a sandbox over this machine's mounts for a project whose
@@ -156,4 +159,20 @@ func indexOf(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+// A kernel whose overlayfs is a module nobody loaded (Debian's cloud
+// kernels in an initramfs with no modprobe) refuses the overlay with
+// ENODEV: the error says overlayfs is missing and how to load it, rather
+// than blaming the root filesystem.
+func TestRootRefusedSaysWhatIsMissing(t *testing.T) {
+	err := rootRefused("the root filesystem (rootfs)", unix.ENODEV)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no overlayfs (modprobe overlay)") ||
+		strings.Contains(err.Error(), "rootfs") {
+		t.Errorf("ENODEV: %v", err)
+	}
+	err = rootRefused("the root filesystem (fuse)", unix.EINVAL)
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "the root filesystem (fuse) could not be overlaid") {
+		t.Errorf("EINVAL: %v", err)
+	}
 }
