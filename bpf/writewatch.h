@@ -169,6 +169,12 @@ enum ww_rec {
 	 * follows the record's path, then sends SIGCONT (pause_for_path,
 	 * lib/pause.h). */
 	WW_REC_PAUSED = 2,
+	/* An open that succeeded of a block device, for writing, whose node
+	 * the allowlist does not name (no allowed mark of its own): a write
+	 * of everything on the device. hdr.mode holds its device number
+	 * (the kernel's dev_t) instead of the open's mode (writes_device,
+	 * lib/write.h). */
+	WW_REC_DEVICE = 4,
 };
 
 /* hdr.flags of an open (or creat) that succeeded, besides its open flags:
@@ -191,6 +197,10 @@ enum ww_action {
 	/* Not in records: judge_enter could not read the path (its page not
 	 * yet faulted in); the call is judged at its exit (judge_exit). */
 	WW_ACT_UNREAD  = 4,
+	/* Not in records: the LSM tier refused an open of a block device
+	 * for writing (file_open), whose number it left in the stored
+	 * mode; the record says so with WW_REC_DEVICE. */
+	WW_ACT_DEVICE  = 8,
 };
 
 /* Key of the allowed-prefix trie: absolute path strings, compared byte by

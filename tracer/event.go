@@ -177,6 +177,11 @@ type Event struct {
 	// caller sends it SIGCONT (Resume) once it has followed the path
 	// (bpf/lib/pause.h, pause_for_path).
 	Paused bool
+	// Device is the number of the block device an open that succeeded
+	// opened for writing (the kernel's dev_t: major << 20 | minor), when
+	// the allowlist does not name its node: such an open writes every
+	// file on the device (bpf/lib/marks.h, writes_device). 0 otherwise.
+	Device uint32
 
 	present, truncated uint32
 	slots              [nslots][]byte
@@ -219,6 +224,10 @@ func (e *Event) decode(raw []byte) error {
 	e.Why = 0
 	e.Unwatched = h.Rec&uint16(writewatchWwRecWW_REC_UNWATCHED) != 0
 	e.Paused = h.Rec&uint16(writewatchWwRecWW_REC_PAUSED) != 0
+	e.Device = 0
+	if h.Rec&uint16(writewatchWwRecWW_REC_DEVICE) != 0 {
+		e.Device, e.Mode = h.Mode, 0
+	}
 	if e.Kind == KindContents || e.Kind == KindExec {
 		e.Why, e.Op = Why(h.Op), 0
 	}

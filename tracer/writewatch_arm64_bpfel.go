@@ -169,6 +169,7 @@ const (
 	writewatchWwActionWW_ACT_BLOCKED writewatchWwAction = 1
 	writewatchWwActionWW_ACT_KILLED  writewatchWwAction = 2
 	writewatchWwActionWW_ACT_UNREAD  writewatchWwAction = 4
+	writewatchWwActionWW_ACT_DEVICE  writewatchWwAction = 8
 )
 
 type writewatchWwContentsWhy uint32
@@ -237,6 +238,7 @@ type writewatchWwRec uint32
 const (
 	writewatchWwRecWW_REC_UNWATCHED writewatchWwRec = 1
 	writewatchWwRecWW_REC_PAUSED    writewatchWwRec = 2
+	writewatchWwRecWW_REC_DEVICE    writewatchWwRec = 4
 )
 
 type writewatchWwSlot uint32

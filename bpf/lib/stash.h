@@ -50,6 +50,10 @@ __noinline int stash_args(const struct args *in)
 	st->pending = WW_PENDING_WRITE;
 	if (judged_at_entry(in->op))
 		st->args.action = judge_enter(in->path, in->dfd, in->path2, in->dfd2, false);
+	/* The kill tier kills the maker of a block device's node, wherever
+	 * it would be: through it the device is written. */
+	if (enforce_tier == WW_TIER_KILL && block_node(&st->args) && !(st->args.action & WW_ACT_KILLED))
+		st->args.action = kill_current() ? WW_ACT_KILLED : 0;
 	return 0;
 }
 

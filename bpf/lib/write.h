@@ -31,6 +31,14 @@ static __always_inline void settled_allowed(bool unwatched)
 		count(WW_STAT_UNWATCHED_ALLOWED);
 }
 
+/* Does the stored call make a block device's node (mknod)? Landlock
+ * grants no such node (WW_TIER_LANDLOCK refuses it), the LSM and kill
+ * tiers refuse it wherever it would be. */
+static __always_inline bool block_node(struct args *a)
+{
+	return a->op == WW_OP_MKNOD && (a->mode & S_IFMT_BITS) == S_IFBLK_BITS;
+}
+
 /* Does op change a file's metadata (ops.Metadata)? */
 static __always_inline bool is_metadata(__u32 op)
 {
@@ -157,12 +165,29 @@ __noinline int held_fd(__u32 op, __u32 flags, int dfd, __u32 len)
 	return fd;
 }
 
+/* Mark record e as the write of a block device (WW_REC_DEVICE), whose
+ * number, when the call opened it (the file at addr), replaces the
+ * open's mode: else the LSM tier refused the open and left the number
+ * there. Global, so that its frame is not write_record's. */
+__noinline int put_device(struct event *e, __u64 addr)
+{
+	struct file *f = (struct file *)addr;
+
+	if (!e)
+		return 0;
+	e->hdr.rec |= WW_REC_DEVICE;
+	if (f)
+		e->hdr.mode = BPF_CORE_READ(f, f_inode, i_rdev);
+	return 0;
+}
+
 /* What emit_write found out before the record: the bits write_record
  * takes. */
 enum {
 	WR_OPENED = 1,	  /* an open that succeeded: judged by the file it opened */
 	WR_CREATED = 2,	  /* and the open made the file */
 	WR_UNWATCHED = 4, /* unwatched_write (lib/contents.h) */
+	WR_DEVICE = 8,	  /* a block device opened for writing (writes_device) */
 };
 
 /*
@@ -225,9 +250,10 @@ static __always_inline int write_record(struct args *a, long ret, __u16 via, __u
 	 * kernel can tell the write was allowed, it was an attempt outside
 	 * the allowlist, and the writer is killed before it returns. */
 	if (enforce_tier == WW_TIER_LANDLOCK && !(a->action & WW_ACT_BLOCKED) &&
-	    (ret == -EACCES || ret == -EPERM) && !kstr && a->path && !enforce_allowed(e, a->path2))
+	    (ret == -EACCES || ret == -EPERM) && !kstr && a->path &&
+	    (block_node(a) || !enforce_allowed(e, a->path2)))
 		a->action |= refuse_current(enforce_kill && !(a->action & WW_ACT_KILLED));
-	e->hdr.action = a->action;
+	e->hdr.action = a->action & ~WW_ACT_DEVICE;
 	/* Opening /dev/stdout when it is a pipe, or /proc/self/fd/N of a
 	 * socket or memfd, writes no file. */
 	if (!a->action && (e->hdr.detached & (1 << WW_SLOT_RESOLVED))) {
@@ -236,7 +262,11 @@ static __always_inline int write_record(struct args *a, long ret, __u16 via, __u
 	}
 	/* For user space, which fails the run on one it finds allowed. */
 	e->hdr.rec = bits & WR_UNWATCHED ? WW_REC_UNWATCHED : 0;
-	if (!a->action && allowed_here(e, a)) {
+	/* A block device is judged by what it holds, not by its node's
+	 * path: its number for user space. */
+	if (bits & WR_DEVICE)
+		put_device(e, (__u64)f);
+	else if (!a->action && allowed_here(e, a)) {
 		settled_allowed(bits & WR_UNWATCHED);
 		return 0;
 	}
@@ -291,7 +321,7 @@ static __always_inline int emit_write(struct args *a, long ret, __u16 via)
 	bool opened = (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !kstr &&
 		      !(a->flags & __O_TMPFILE);
 	bool by_file = opened || !a->path;
-	bool unwatched;
+	bool unwatched, device;
 	struct file *f = NULL;
 	bool created = false;
 	__u32 bits;
@@ -299,11 +329,20 @@ static __always_inline int emit_write(struct args *a, long ret, __u16 via)
 	if (by_file)
 		f = fd_file(opened ? ret : a->dfd);
 	unwatched = unwatched_write(a, ret, f);
+	/* A block device opened for writing is never settled here. Under
+	 * the landlock and kill tiers, whose kernel side cannot refuse the
+	 * open, its writer is killed before the call returns (the LSM tier
+	 * refused it in file_open). */
+	device = (opened && writes_device(f)) || (a->action & WW_ACT_DEVICE);
+	if (device && (enforce_tier == WW_TIER_LANDLOCK || enforce_tier == WW_TIER_KILL) &&
+	    !(a->action & WW_ACT_KILLED))
+		a->action |= refuse_current(true);
 	/* Most writes of a test run go to allowed places, and a loop writes
 	 * the same file again and again: settle both before building
-	 * anything (unless enforcement acted on the write). Whether the open
-	 * made its file is asked only past the first. */
-	if (f && !a->action && use_marks && open_file_allowed(f)) {
+	 * anything (unless enforcement acted on the write, or it writes a
+	 * block device). Whether the open made its file is asked only past
+	 * the first. */
+	if (f && !a->action && !device && use_marks && open_file_allowed(f)) {
 		settled_allowed(unwatched);
 		return 0;
 	}
@@ -311,7 +350,8 @@ static __always_inline int emit_write(struct args *a, long ret, __u16 via)
 		created = BPF_CORE_READ(f, f_mode) & FMODE_CREATED;
 	if (f && !a->action && counted_repeat((__u64)f, created, a, !kstr))
 		return 0;
-	bits = (opened ? WR_OPENED : 0) | (created ? WR_CREATED : 0) | (unwatched ? WR_UNWATCHED : 0);
+	bits = (opened ? WR_OPENED : 0) | (created ? WR_CREATED : 0) | (unwatched ? WR_UNWATCHED : 0) |
+	       (device ? WR_DEVICE : 0);
 	if (kstr)
 		return uring_record(a, (__u64)f, bits);
 	return syscall_record(a, ret, (__u64)f, bits);

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -46,7 +47,15 @@ type Verdict struct {
 	// refusedAllowed marks a write the allowlist allows but enforcement
 	// refused: an entry the kernel cannot express exactly.
 	refusedAllowed bool
+	// device is the block device the write opened for writing
+	// ("major:minor"), or report.BlockDeviceNode for a node of one it
+	// made (see blockDevice); "" otherwise.
+	device string
 }
+
+// BlockDevice is the report's BlockDevice of the path: see
+// report.Violation.
+func (v *Verdict) BlockDevice() string { return v.device }
 
 // DeniedBy names the deny entry that made the path a violation; ""
 // when none did.
@@ -115,14 +124,18 @@ func (j *Judge) Record(ev *tracer.Event) []Verdict {
 	if j.refusedByName(ev) {
 		ev.Action |= tracer.ActionBlocked
 	}
+	device := blockDevice(ev)
 	refusedAllowed := ev.Action != 0
 	for i := 0; refusedAllowed && i < len(j.paths); i++ {
-		if ok, _ := j.allow.Match(j.paths[i].Path); !ok || j.paths[i].Truncated {
+		if ok, _ := j.match(j.paths[i].Path, device); !ok || j.paths[i].Truncated {
 			refusedAllowed = false
 		}
 	}
 	for _, v := range j.paths {
-		allowed, entry := j.allow.Match(v.Path)
+		allowed, entry := j.match(v.Path, device)
+		if device != "" && !allowed {
+			v.device = device
+		}
 		// A cut path cannot be judged for sure: report it rather than
 		// let it pass.
 		if allowed && !v.Truncated && !refusedAllowed {
@@ -135,6 +148,34 @@ func (j *Judge) Record(ev *tracer.Event) []Verdict {
 		j.verdicts = append(j.verdicts, v)
 	}
 	return j.verdicts
+}
+
+// match is the allowlist's verdict on path, written by a record that
+// writes a block device (blockDevice) when device is not "": its node's
+// path allows that only when an allow entry names that path itself, as
+// a block device is every file on it.
+func (j *Judge) match(path, device string) (bool, *allowlist.Entry) {
+	allowed, entry := j.allow.Match(path)
+	if allowed && device != "" && !j.allow.Names(path) {
+		return false, nil
+	}
+	return allowed, entry
+}
+
+// blockDevice says whether the record writes a block device through
+// its node: an open that opened one for writing (the kernel sends its
+// number, tracer.Event.Device, only when the allowlist does not name the
+// node), as "major:minor", or a mknod of a block device's node
+// (report.BlockDeviceNode). "" for any other record.
+func blockDevice(ev *tracer.Event) string {
+	switch {
+	case ev.Device != 0 && (ev.Op == ops.Open || ev.Op == ops.Creat):
+		// The kernel's dev_t: major << 20 | minor.
+		return strconv.FormatUint(uint64(ev.Device>>20), 10) + ":" + strconv.FormatUint(uint64(ev.Device&(1<<20-1)), 10)
+	case ev.Op == ops.Mknod && ev.Mode&unix.S_IFMT == unix.S_IFBLK:
+		return report.BlockDeviceNode
+	}
+	return ""
 }
 
 // refusedByName reports whether Landlock refused a call that follows a
@@ -474,7 +515,8 @@ func slotView(ev *tracer.Event, s tracer.Slot) string {
 // Occurrence is what record ev tells of v's path for its severity; who
 // names the writer (report.Who.Key).
 func (v *Verdict) Occurrence(ev *tracer.Event, who string) severity.Occurrence {
-	o := severity.Occurrence{Op: ev.Op, Role: v.Role, Path: v.Path, Who: who, Created: ev.Created, Flags: ev.Flags}
+	o := severity.Occurrence{Op: ev.Op, Role: v.Role, Path: v.Path, Who: who, Created: ev.Created, Flags: ev.Flags,
+		Device: v.device != "" && v.device != report.BlockDeviceNode}
 	if ev.Ret < 0 && !ev.ViaIOUring {
 		o.Errno = syscall.Errno(-ev.Ret)
 	}

@@ -201,6 +201,7 @@ func (s *Session) violation(ev *tracer.Event, v *judge.Verdict) report.Violation
 		Exe:           p.Exe,
 		DeniedBy:      v.DeniedBy(),
 		NotEnforced:   v.NotEnforced(),
+		BlockDevice:   v.BlockDevice(),
 		SeenBy:        []string{report.SeenBySyscall},
 	}
 	if ev.Op == ops.Open || ev.Op == ops.Creat {

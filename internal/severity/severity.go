@@ -4,7 +4,8 @@
 //
 //   - data-loss: a file or directory that was there before the run was
 //     truncated, overwritten, appended to, removed, renamed, renamed over,
-//     or had its mode, owner, times or extended attributes changed;
+//     or had its mode, owner, times or extended attributes changed; a
+//     block device was opened for writing (what is on it was there);
 //   - left-behind: the run created it, and it is still there at the end;
 //   - transient: the run created it, and it was gone by the end;
 //   - attempt: every call failed (or, for a file opened for writing, the
@@ -49,6 +50,10 @@ type Occurrence struct {
 	Created bool
 	// Flags are an open's flags.
 	Flags uint32
+	// Device: an open that succeeded opened a block device for writing,
+	// which writes what is on the device, there before the run, whatever
+	// its node is.
+	Device bool
 }
 
 // seen is what the occurrences of one violation group did, as bits.
@@ -195,6 +200,12 @@ func (st *pathState) observe(o *Occurrence) seen {
 			}
 		}
 		return failed
+	}
+	if o.Device {
+		if st.origin == unknown {
+			st.origin = preRun
+		}
+		return original
 	}
 	switch effectOf(o) {
 	case creates:

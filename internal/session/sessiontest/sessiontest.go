@@ -183,6 +183,14 @@ func Failed(errno unix.Errno) Option { return func(ev *tracer.Event) { ev.Ret = 
 // Created marks an open that created its file.
 func Created() Option { return func(ev *tracer.Event) { ev.Created = true } }
 
+// Mode is a call's mode: mknod's file type and permissions, say.
+func Mode(m uint32) Option { return func(ev *tracer.Event) { ev.Mode = m } }
+
+// Device marks an open of a block device for writing, device dev (the
+// kernel's dev_t, major << 20 | minor), whose node the allowlist does
+// not name: tracer.Event.Device.
+func Device(dev uint32) Option { return func(ev *tracer.Event) { ev.Device = dev } }
+
 // InTest marks the write as made by a goroutine of Go test token's.
 func InTest(token uint64) Option {
 	return func(ev *tracer.Event) { ev.Test, ev.Go = token, tracer.GoProc|tracer.GoG|tracer.GoTest }
