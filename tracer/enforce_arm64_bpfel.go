@@ -45,6 +45,7 @@ type enforceTaskState struct {
 	ForkTest uint64
 	NsChild  uint32
 	Pad      uint32
+	NsBefore uint64
 }
 
 // Names of all BPF objects in the ELF.

@@ -9,6 +9,7 @@
 #include "uapi.h"
 #include "arch.h"
 #include "record.h"
+#include "mounts.h"
 
 #define UTIME_OMIT ((1L << 30) - 2)
 
@@ -33,8 +34,12 @@ static __always_inline bool one_time_alone(void)
 
 /*
  * Pause the process (SIGSTOP) as its record e is sent, when user space
- * must follow the record's path after the call to find the file it
- * changed, and the filesystem witness may not see the change: a
+ * must follow the record's path after the call to find where it landed:
+ * a write by name (that succeeded or not) of a process in a mount
+ * namespace of the tree's own where a mount was made (WW_REC_OWN_VIEW,
+ * lib/mounts.h), whose path user space follows through the process's
+ * root; or, to find the file it changed, where the filesystem witness
+ * may not see the change: a
  * truncate, a change of one of a file's times through a symlink (both
  * times are an attribute change, which the witness hears of), a hard
  * link with AT_SYMLINK_FOLLOW, that succeeded, by a name (no file in the
@@ -51,14 +56,16 @@ __noinline int pause_for_path(struct event *e)
 {
 	__u32 op, flags;
 
-	if (!e || e->hdr.ret < 0 || e->hdr.via != WW_VIA_SYSCALL ||
-	    (e->hdr.present & (1 << WW_SLOT_RESOLVED)))
+	if (!e || e->hdr.via != WW_VIA_SYSCALL || (e->hdr.present & (1 << WW_SLOT_RESOLVED)))
 		return 0;
 	op = e->hdr.op;
 	flags = e->hdr.flags;
-	if (op != WW_OP_TRUNCATE &&
+	if (own_view()) {
+		e->hdr.rec |= WW_REC_OWN_VIEW;
+		e->hdr.gen = mount_calls_now();
+	} else if (e->hdr.ret < 0 || (op != WW_OP_TRUNCATE &&
 	    !(op == WW_OP_UTIMES && (flags & WW_META_FOLLOW) && one_time_alone()) &&
-	    !(op == WW_OP_LINK && (flags & AT_SYMLINK_FOLLOW)))
+	    !(op == WW_OP_LINK && (flags & AT_SYMLINK_FOLLOW))))
 		return 0;
 	if (bpf_send_signal(SIGSTOP))
 		return 0;

@@ -271,6 +271,8 @@ static __always_inline int syscall_entered(struct pt_regs *regs, long id)
 		return 0;
 	case NR_clone: case NR_clone3: case NR_fork: case NR_vfork:
 		return stash_fork(regs);
+	NR_CASE(unshare)
+		return contents_unsharing();
 	PRIVILEGED_CALLS(NR_CASE)
 		return contents_entered(id);
 	}

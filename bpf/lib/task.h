@@ -43,6 +43,7 @@ struct task_state {
 	__u64 fork_test; /* in clone/fork/vfork: the forking goroutine's test */
 	__u32 ns_child;  /* in clone: it made a child in namespaces of its own (lib/contents.h) */
 	__u32 _pad;
+	__u64 ns_before; /* in unshare: the mount namespace it may leave (lib/contents.h) */
 };
 
 struct {

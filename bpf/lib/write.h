@@ -186,7 +186,7 @@ __noinline int put_device(struct event *e, __u64 addr)
 enum {
 	WR_OPENED = 1,	  /* an open that succeeded: judged by the file it opened */
 	WR_CREATED = 2,	  /* and the open made the file */
-	WR_UNWATCHED = 4, /* unwatched_write (lib/contents.h) */
+	WR_UNWATCHED = 4, /* its path may lead elsewhere, unseen (mount_bits, lib/contents.h) */
 	WR_DEVICE = 8,	  /* a block device opened for writing (writes_device) */
 };
 
@@ -312,46 +312,62 @@ __noinline int uring_record(struct args *a, __u64 file, __u32 bits)
 
 /*
  * One write: settled in the kernel when the marks allow the file it
- * opened or acted on, or when it repeats one already sent; else sent as a
- * record (write_record).
+ * opened or acted on, when it repeats one already sent, or when that
+ * file lies on a filesystem in memory of the tree's own namespaces
+ * (lib/mounts.h); else sent as a record (write_record).
  */
 static __always_inline int emit_write(struct args *a, long ret, __u16 via)
 {
 	bool kstr = via == WW_VIA_IO_URING;
-	bool opened = (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !kstr &&
-		      !(a->flags & __O_TMPFILE);
-	bool by_file = opened || !a->path;
-	bool unwatched, device;
 	struct file *f = NULL;
-	bool created = false;
-	__u32 bits;
+	/* What is known of the write so far, as write_record takes it; the
+	 * fewer values live across the calls below, the less of sys_exit's
+	 * stack they take (Linux 6.1's 512 bytes, tracer's stack test). */
+	__u32 bits = (a->op == WW_OP_OPEN || a->op == WW_OP_CREAT) && ret >= 0 && !kstr &&
+		     !(a->flags & __O_TMPFILE) ? WR_OPENED : 0;
+	__u32 wm;
 
-	if (by_file)
-		f = fd_file(opened ? ret : a->dfd);
-	unwatched = unwatched_write(a, ret, f);
+	if ((bits & WR_OPENED) || !a->path)
+		f = fd_file(bits & WR_OPENED ? ret : a->dfd);
+	/* The mount a write lands on is looked at when its path may have to
+	 * be doubted (lib/contents.h, mount_bits), and, below, for a write
+	 * of a file the marks do not settle. */
+	wm = mount_bits(a, ret, (__u64)f, true);
+	if (wm & WM_UNWATCHED)
+		bits |= WR_UNWATCHED;
 	/* A block device opened for writing is never settled here. Under
 	 * the landlock and kill tiers, whose kernel side cannot refuse the
 	 * open, its writer is killed before the call returns (the LSM tier
 	 * refused it in file_open). */
-	device = (opened && writes_device(f)) || (a->action & WW_ACT_DEVICE);
-	if (device && (enforce_tier == WW_TIER_LANDLOCK || enforce_tier == WW_TIER_KILL) &&
-	    !(a->action & WW_ACT_KILLED))
-		a->action |= refuse_current(true);
+	if (((bits & WR_OPENED) && writes_device(f)) || (a->action & WW_ACT_DEVICE)) {
+		bits |= WR_DEVICE;
+		if ((enforce_tier == WW_TIER_LANDLOCK || enforce_tier == WW_TIER_KILL) &&
+		    !(a->action & WW_ACT_KILLED))
+			a->action |= refuse_current(true);
+	}
 	/* Most writes of a test run go to allowed places, and a loop writes
 	 * the same file again and again: settle both before building
 	 * anything (unless enforcement acted on the write, or it writes a
 	 * block device). Whether the open made its file is asked only past
 	 * the first. */
-	if (f && !a->action && !device && use_marks && open_file_allowed(f)) {
-		settled_allowed(unwatched);
+	if (f && !a->action && !(bits & WR_DEVICE) && use_marks && open_file_allowed(f)) {
+		settled_allowed(bits & WR_UNWATCHED);
 		return 0;
 	}
-	if (f && opened)
-		created = BPF_CORE_READ(f, f_mode) & FMODE_CREATED;
-	if (f && !a->action && counted_repeat((__u64)f, created, a, !kstr))
+	if (wm & WM_UNLOOKED)
+		wm = mount_bits(a, ret, (__u64)f, false);
+	/* A filesystem in memory of the tree's own namespaces is not the
+	 * user's (a fake home): whatever the path, nothing of the user's
+	 * changed. */
+	if ((wm & WM_PRIVATE) && !a->action && !(bits & WR_DEVICE)) {
+		count(WW_STAT_PRIVATE);
+		settled_allowed(false);
 		return 0;
-	bits = (opened ? WR_OPENED : 0) | (created ? WR_CREATED : 0) | (unwatched ? WR_UNWATCHED : 0) |
-	       (device ? WR_DEVICE : 0);
+	}
+	if (f && (bits & WR_OPENED) && (BPF_CORE_READ(f, f_mode) & FMODE_CREATED))
+		bits |= WR_CREATED;
+	if (f && !a->action && counted_repeat((__u64)f, bits & WR_CREATED, a, !kstr))
+		return 0;
 	if (kstr)
 		return uring_record(a, (__u64)f, bits);
 	return syscall_record(a, ret, (__u64)f, bits);

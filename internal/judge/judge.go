@@ -461,6 +461,37 @@ func (t Verdict) resolved(h host.Host, last pathwalk.Last) Verdict {
 	return t
 }
 
+// Landing is the entry v, one of the paths of write record ev, names for
+// the process that wrote, whose root writewatch reaches at root
+// (/proc/PID/root): the path as the process passed it, from its start
+// directory (which the kernel walked up to that root), its directories
+// resolved under root. ok is false when it cannot be told: a cut path,
+// one not found.
+func (j *Judge) Landing(ev *tracer.Event, v *Verdict, root string) (entry string, ok bool) {
+	ps, ds := tracer.SlotPath, tracer.SlotDir
+	if (ev.Op == ops.Rename || ev.Op == ops.Link) && v.Role == report.RoleNew {
+		ps, ds = tracer.SlotPath2, tracer.SlotDir2
+	}
+	// Built apart: the verdicts' strings are views of the judge's
+	// scratch space, which target would reuse.
+	path := string(slotView(ev, ps))
+	if ev.Truncated(ps) || path == "" {
+		return "", false
+	}
+	o := pathwalk.Options{Root: root, Last: pathwalk.Entry}
+	if !strings.HasPrefix(path, "/") {
+		if !ev.Has(ds) || ev.Truncated(ds) {
+			return "", false
+		}
+		o.Dir = root + string(ev.AppendDir(nil, ds))
+	}
+	w := j.host.Resolve(path, o)
+	if w.Err != nil && !errors.Is(w.Err, fs.ErrNotExist) {
+		return "", false
+	}
+	return w.Path, true
+}
+
 // OpenFlags names the flags of an open that make it a write.
 func OpenFlags(flags uint32) string {
 	var parts []string

@@ -39,7 +39,10 @@ type Run struct {
 	// Config is the session's; a test may change it before Report.
 	Config session.Config
 	// End is what Report ends the run with (its Finished is set then).
-	End   session.End
+	End session.End
+	// Host answers the session's questions; nil: this machine
+	// (host.Live{}).
+	Host  host.Host
 	items []session.Item
 	boot  uint64
 	now   time.Time
@@ -191,6 +194,17 @@ func Mode(m uint32) Option { return func(ev *tracer.Event) { ev.Mode = m } }
 // not name: tracer.Event.Device.
 func Device(dev uint32) Option { return func(ev *tracer.Event) { ev.Device = dev } }
 
+// OwnView marks a write by name of a process in a mount namespace of
+// the tree's own where a mount was made, paused as the kernel pauses it,
+// with the tree's count of mount calls then (tracer.Event.OwnView); nstgid
+// is the process whose root (/proc/NSTGID/root) the path is followed
+// through.
+func OwnView(nstgid, mountCalls uint32) Option {
+	return func(ev *tracer.Event) {
+		ev.OwnView, ev.Paused, ev.NSTGID, ev.MountCalls = true, true, nstgid, mountCalls
+	}
+}
+
 // InTest marks the write as made by a goroutine of Go test token's.
 func InTest(token uint64) Option {
 	return func(ev *tracer.Event) { ev.Test, ev.Go = token, tracer.GoProc|tracer.GoG|tracer.GoTest }
@@ -317,7 +331,11 @@ func (r *Run) Items() []session.Item { return r.items }
 // its exit code the verdict's.
 func (r *Run) Report() *report.Report {
 	r.t.Helper()
-	s, err := session.New(r.Config, host.Live{})
+	h := r.Host
+	if h == nil {
+		h = host.Live{}
+	}
+	s, err := session.New(r.Config, h)
 	if err != nil {
 		r.t.Fatal(err)
 	}
