@@ -188,6 +188,11 @@ enum ww_rec {
 	 * tells user space whether a mount may have moved since
 	 * (lib/mounts.h, lib/pause.h). */
 	WW_REC_OWN_VIEW = 8,
+	/* A write by name whose name (or start directory) in the process's
+	 * memory changed between the call's entry and its exit, as another
+	 * thread can change it while the kernel walks the path: the record
+	 * may not name what the call wrote (lib/names.h). */
+	WW_REC_REWRITTEN = 16,
 };
 
 /* hdr.flags of an open (or creat) that succeeded, besides its open flags:

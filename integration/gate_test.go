@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -140,6 +141,49 @@ func TestGateBlockDevice(t *testing.T) {
 			// The kill tier kills the maker, and the call runs.
 			if info, err := os.Lstat(node); tier != "kill" && err == nil && info.Mode()&os.ModeDevice != 0 {
 				t.Errorf("the node %s was made under --enforce-with %s", node, tier)
+			}
+		})
+	}
+}
+
+// COMMAND truncates config.toml, or sets its modification time alone,
+// by a name that runs through a slow chain of long symlinks under
+// tests/ (made before the run), while another thread rewrites the name
+// in memory to an allowed file's as soon as the kernel has read it: at
+// the call's exit, where the record is read, it names the allowed file.
+// The change of the name between the call's entry and its exit is
+// caught: the run never passes (86 or 88). Eight tries each; the race
+// must be won at least once.
+func TestGateRewrittenPath(t *testing.T) {
+	root, _ := verdictProject(t)
+	cfg := root + "/config.toml"
+	ok := root + "/tests/ok.txt"
+	chain := root + "/tests/chain"
+	if out, err := exec.Command(opBin, "slow-chain", chain).CombinedOutput(); err != nil {
+		t.Fatalf("wwop slow-chain: %v\n%s", err, out)
+	}
+	time.Sleep(100 * time.Millisecond) // the chain is older than the call by more than judge.ChangeSlack
+	for _, call := range []string{"truncate", "mtime"} {
+		t.Run(call, func(t *testing.T) {
+			won := 0
+			for i := range 8 {
+				file(t, cfg)
+				past := time.Date(2001, 1, 1, 0, 0, 0, 0, time.UTC)
+				must(t, os.Chtimes(cfg, past, past))
+				writeFile(t, ok, "allowed\n")
+				res := verdictRun(t, root, nil, nil, opBin, "rewrite-race", call, cfg, ok, chain, "50us")
+				info, err := os.Stat(cfg)
+				must(t, err)
+				if info.Size() == int64(len("precious\n")) && info.ModTime().Equal(past) {
+					continue // the allowed file was changed: the race was lost
+				}
+				won++
+				if res.code != 86 && res.code != 88 {
+					t.Errorf("try %d: config.toml changed, exit %d: want 86 or 88\n%s", i, res.code, res.stderr)
+				}
+			}
+			if won == 0 {
+				t.Fatalf("the name was never rewritten in time: the test proves nothing")
 			}
 		})
 	}

@@ -46,6 +46,11 @@ type enforceTaskState struct {
 	NsChild  uint32
 	Pad      uint32
 	NsBefore uint64
+	Sums     struct {
+		_     structs.HostLayout
+		Path  uint64
+		Path2 uint64
+	}
 }
 
 // Names of all BPF objects in the ELF.

@@ -190,6 +190,12 @@ type Event struct {
 	// (bpf/lib/mounts.h).
 	OwnView    bool
 	MountCalls uint32
+	// Rewritten marks a write by name whose name, or start directory,
+	// in the process's memory changed between the call's entry and its
+	// exit: the record may not name what the call wrote, as another
+	// thread can rewrite the name while the kernel walks it
+	// (bpf/lib/names.h).
+	Rewritten bool
 	// Device is the number of the block device an open that succeeded
 	// opened for writing (the kernel's dev_t: major << 20 | minor), when
 	// the allowlist does not name its node: such an open writes every
@@ -237,6 +243,7 @@ func (e *Event) decode(raw []byte) error {
 	e.Why = 0
 	e.Unwatched = h.Rec&uint16(writewatchWwRecWW_REC_UNWATCHED) != 0
 	e.Paused = h.Rec&uint16(writewatchWwRecWW_REC_PAUSED) != 0
+	e.Rewritten = h.Rec&uint16(writewatchWwRecWW_REC_REWRITTEN) != 0
 	e.OwnView, e.MountCalls = h.Rec&uint16(writewatchWwRecWW_REC_OWN_VIEW) != 0, 0
 	if e.OwnView {
 		e.MountCalls, e.Gen = h.Gen, 0

@@ -71,6 +71,7 @@ type jsonEvent struct {
 	Paused    bool      `json:"paused,omitempty"`
 	Device    uint32    `json:"device,omitempty"`
 	OwnView   bool      `json:"own_view,omitempty"`
+	Rewritten bool      `json:"rewritten,omitempty"`
 	Mounts    uint32    `json:"mount_calls,omitempty"`
 	// Slots are the record's strings, by Slot; Truncated the bits of
 	// those cut short.
@@ -85,7 +86,7 @@ func (e *Event) MarshalJSON() ([]byte, error) {
 		Kind: e.Kind, Op: e.Op, BootNS: e.BootNS, Time: e.Time, TGID: e.TGID, PID: e.PID, NSTGID: e.NSTGID, PPID: e.PPID,
 		Ret: e.Ret, Flags: e.Flags, Mode: e.Mode, Created: e.Created, Action: e.Action, Comm: e.Comm, IOURing: e.ViaIOUring,
 		Ino: e.Ino, Dev: e.Dev, Gen: e.Gen, Test: e.Test, Goid: e.Goid, Go: e.Go, Epoch: e.Epoch, Why: e.Why,
-		Unwatched: e.Unwatched, Paused: e.Paused, Device: e.Device, OwnView: e.OwnView, Mounts: e.MountCalls, Truncated: e.truncated,
+		Unwatched: e.Unwatched, Paused: e.Paused, Device: e.Device, OwnView: e.OwnView, Mounts: e.MountCalls, Rewritten: e.Rewritten, Truncated: e.truncated,
 	}
 	for s := range Slot(nslots) {
 		if e.Has(s) {
@@ -108,7 +109,7 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 		Kind: j.Kind, Op: j.Op, BootNS: j.BootNS, Time: j.Time, TGID: j.TGID, PID: j.PID, NSTGID: j.NSTGID, PPID: j.PPID,
 		Ret: j.Ret, Flags: j.Flags, Mode: j.Mode, Created: j.Created, Action: j.Action, Comm: j.Comm, ViaIOUring: j.IOURing,
 		Ino: j.Ino, Dev: j.Dev, Gen: j.Gen, Test: j.Test, Goid: j.Goid, Go: j.Go, Epoch: j.Epoch, Why: j.Why,
-		Unwatched: j.Unwatched, Paused: j.Paused, Device: j.Device, OwnView: j.OwnView, MountCalls: j.Mounts, truncated: j.Truncated,
+		Unwatched: j.Unwatched, Paused: j.Paused, Device: j.Device, OwnView: j.OwnView, MountCalls: j.Mounts, Rewritten: j.Rewritten, truncated: j.Truncated,
 	}
 	for s, b := range j.Slots {
 		if s < 0 || s >= nslots {

@@ -33,6 +33,11 @@ type writewatchEvent struct {
 	_    structs.HostLayout
 	Hdr  writewatchEventHdr
 	Data [20480]int8
+	Sums struct {
+		_     structs.HostLayout
+		Path  uint64
+		Path2 uint64
+	}
 }
 
 type writewatchEventHdr struct {
@@ -176,6 +181,11 @@ type writewatchTaskState struct {
 	NsChild  uint32
 	Pad      uint32
 	NsBefore uint64
+	Sums     struct {
+		_     structs.HostLayout
+		Path  uint64
+		Path2 uint64
+	}
 }
 
 type writewatchWwAction uint32
@@ -255,6 +265,7 @@ const (
 	writewatchWwRecWW_REC_PAUSED    writewatchWwRec = 2
 	writewatchWwRecWW_REC_DEVICE    writewatchWwRec = 4
 	writewatchWwRecWW_REC_OWN_VIEW  writewatchWwRec = 8
+	writewatchWwRecWW_REC_REWRITTEN writewatchWwRec = 16
 )
 
 type writewatchWwSlot uint32
@@ -356,6 +367,7 @@ const (
 	writewatchVarEnforceTier       = "enforce_tier"
 	writewatchVarFollowGoTests     = "follow_go_tests"
 	writewatchVarMetaGuard         = "meta_guard"
+	writewatchVarNameSeed          = "name_seed"
 	writewatchVarPidnsDev          = "pidns_dev"
 	writewatchVarPidnsIno          = "pidns_ino"
 	writewatchVarUnusedAction      = "unused_action"
@@ -473,6 +485,7 @@ type writewatchVariableSpecs struct {
 	EnforceTier       *ebpf.VariableSpec `ebpf:"enforce_tier"`
 	FollowGoTests     *ebpf.VariableSpec `ebpf:"follow_go_tests"`
 	MetaGuard         *ebpf.VariableSpec `ebpf:"meta_guard"`
+	NameSeed          *ebpf.VariableSpec `ebpf:"name_seed"`
 	PidnsDev          *ebpf.VariableSpec `ebpf:"pidns_dev"`
 	PidnsIno          *ebpf.VariableSpec `ebpf:"pidns_ino"`
 	UnusedAction      *ebpf.VariableSpec `ebpf:"unused_action"`
@@ -584,6 +597,7 @@ type writewatchVariables struct {
 	EnforceTier       *ebpf.Variable `ebpf:"enforce_tier"`
 	FollowGoTests     *ebpf.Variable `ebpf:"follow_go_tests"`
 	MetaGuard         *ebpf.Variable `ebpf:"meta_guard"`
+	NameSeed          *ebpf.Variable `ebpf:"name_seed"`
 	PidnsDev          *ebpf.Variable `ebpf:"pidns_dev"`
 	PidnsIno          *ebpf.Variable `ebpf:"pidns_ino"`
 	UnusedAction      *ebpf.Variable `ebpf:"unused_action"`

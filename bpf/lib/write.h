@@ -21,6 +21,7 @@
 #include "reads.h"
 #include "repeats.h"
 #include "pause.h"
+#include "names.h"
 
 /* A write the kernel found allowed: counted, and counted apart when the
  * window made it unwatched, where an allowed path may lead elsewhere. */
@@ -262,11 +263,15 @@ static __always_inline int write_record(struct args *a, long ret, __u16 via, __u
 	}
 	/* For user space, which fails the run on one it finds allowed. */
 	e->hdr.rec = bits & WR_UNWATCHED ? WW_REC_UNWATCHED : 0;
+	/* A name rewritten during the call is never settled here
+	 * (lib/names.h); an open is judged by its file. */
+	if (!kstr && names_rewritten(e, a))
+		e->hdr.rec |= WW_REC_REWRITTEN;
 	/* A block device is judged by what it holds, not by its node's
 	 * path: its number for user space. */
 	if (bits & WR_DEVICE)
 		put_device(e, (__u64)f);
-	else if (!a->action && allowed_here(e, a)) {
+	else if (!a->action && !(e->hdr.rec & WW_REC_REWRITTEN) && allowed_here(e, a)) {
 		settled_allowed(bits & WR_UNWATCHED);
 		return 0;
 	}

@@ -120,6 +120,9 @@ func (s *Session) write(ev *tracer.Event) {
 	if s.cfg.Sandbox == nil { // a sandbox's overlays hold every change there
 		s.unsettled(ev, len(verdicts))
 	}
+	if ev.Rewritten {
+		s.ledger.Add("a path was rewritten in its process's memory while the call that named it ran (another thread of the process can do that): the record may not name the file the call changed")
+	}
 	s.report(ev, verdicts)
 	// A write found to land on the tree's own filesystem explains no
 	// change on disk: should the witness see one, it was elsewhere.
