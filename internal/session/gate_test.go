@@ -49,3 +49,30 @@ func TestBlockDeviceNamed(t *testing.T) {
 		t.Errorf("exit %d, violations %+v: want 0 and none", rep.ExitCode, rep.Violations)
 	}
 }
+
+// A truncate whose name was rewritten in its process's memory while it
+// ran (the kernel compares the name at the call's entry and exit) names
+// an allowed file, which may not be the one it changed: the run does
+// not pass, it is incomplete (88). The same call, its name unchanged,
+// passes.
+func TestRewrittenName(t *testing.T) {
+	for _, rewritten := range []bool{true, false} {
+		r := sessiontest.New(t, "allow:\n  - tests/**\n")
+		sh := r.Fork(r.PID)
+		r.File("tests/ok.txt", "")
+		opts := []sessiontest.Option{}
+		if rewritten {
+			opts = append(opts, sessiontest.Rewritten())
+		}
+		r.Write(sh, ops.Truncate, "tests/ok.txt", opts...)
+		r.Exit(sh)
+		rep := r.Report()
+		want := 0
+		if rewritten {
+			want = report.ExitIncomplete
+		}
+		if rep.ExitCode != want || len(rep.Violations) != 0 {
+			t.Errorf("rewritten %v: exit %d, violations %+v, incomplete %q: want %d and none", rewritten, rep.ExitCode, rep.Violations, rep.Incomplete, want)
+		}
+	}
+}

@@ -205,6 +205,10 @@ func OwnView(nstgid, mountCalls uint32) Option {
 	}
 }
 
+// Rewritten marks a write by name whose name changed in its process's
+// memory while the call ran (tracer.Event.Rewritten).
+func Rewritten() Option { return func(ev *tracer.Event) { ev.Rewritten = true } }
+
 // InTest marks the write as made by a goroutine of Go test token's.
 func InTest(token uint64) Option {
 	return func(ev *tracer.Event) { ev.Test, ev.Go = token, tracer.GoProc|tracer.GoG|tracer.GoTest }
