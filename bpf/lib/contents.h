@@ -28,7 +28,7 @@
  *     setgid, file capabilities), or of a 32-bit program, whose calls
  *     the programs do not decode (proc_execed, in its exec record);
  *   - a privileged process (any effective capability: COMMAND as root)
- *     changing where paths lead (mount and the new mount API,
+ *     changing where paths lead (mount, umount2 and the new mount API,
  *     pivot_root, chroot), opening a file by its handle
  *     (open_by_handle_at) or turning on process accounting (acct,
  *     whose file the kernel writes at every exit). A mount is seen by
