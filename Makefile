@@ -152,11 +152,7 @@ demo:
 bench: build
 	@command -v strace >/dev/null || apt-get install -y strace
 	$(GO) run ./bench -writewatch $(BIN)
-<<<<<<< HEAD
-	$(GO) test -run '^$$' -bench . -benchmem ./tracer/ ./internal/allowlist/ ./internal/session/ ./internal/live/ ./internal/witness/
-=======
 	$(GO) test -run '^$$' -bench . -benchmem ./tracer/ ./internal/allowlist/ ./internal/live/ ./internal/witness/ ./internal/session/ ./internal/sandbox/
->>>>>>> sbbench
 
 # Static release binaries (no cgo, -trimpath, the git revision stamped
 # in: writewatch --version) in dist/, with SHA-256 sums. A platform is

@@ -99,6 +99,15 @@ int BPF_PROG(ww_file_open, struct file *file, int ret)
 	d = BPF_CORE_READ(file, f_path.dentry);
 	if (internal(d))
 		return 0;
+	/* A block device is every file on it: refused unless the allowlist
+	 * names its node. */
+	if (device_written(scalar(file))) {
+		if (st->pending) {
+			st->args.action |= WW_ACT_DEVICE;
+			st->args.mode = BPF_CORE_READ(file, f_inode, i_rdev);
+		}
+		return refuse(st);
+	}
 	return judge(st, d, BPF_CORE_READ(file, f_path.mnt));
 }
 
@@ -141,11 +150,16 @@ int BPF_PROG(ww_path_mkdir, const struct path *dir, struct dentry *dentry, umode
 	return entry(dir, dentry, ret);
 }
 
-/* Also every regular file an open creates. */
+/* Also every regular file an open creates. A node of a block device is
+ * refused wherever it would be made: through it the device is written. */
 SEC("lsm/path_mknod")
 int BPF_PROG(ww_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
 	     unsigned int dev, int ret)
 {
+	struct task_state *st;
+
+	if (!ret && (mode & S_IFMT_BITS) == S_IFBLK_BITS && (st = tracked_state()))
+		return refuse(st);
 	return entry(dir, dentry, ret);
 }
 

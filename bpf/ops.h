@@ -138,6 +138,7 @@ enum ww_meta_flag {
 #define NR_chroot 161
 #define NR_acct 163
 #define NR_mount 165
+#define NR_umount2 166
 #define NR_setxattr 188
 #define NR_lsetxattr 189
 #define NR_fsetxattr 190
@@ -193,6 +194,7 @@ enum ww_meta_flag {
 #define NR_symlinkat 36
 #define NR_linkat 37
 #define NR_renameat 38
+#define NR_umount2 39
 #define NR_mount 40
 #define NR_pivot_root 41
 #define NR_truncate 45

@@ -55,15 +55,16 @@ enum ww_contents_why {
 
 /* The one value of map contents (lib/contents.h), shared with user space. */
 struct contents_state {
-	__u64 lazy;   /* set by user space: contents are not watched yet */
-	__u64 window; /* enum ww_window bits, set while lazy (atomically: 64 bits); cleared with it */
-	__u64 mnt_ns; /* COMMAND's mount namespace, as the kernel points to it */
+	__u64 lazy;    /* set by user space: contents are not watched yet */
+	__u64 window;  /* enum ww_window bits, set while lazy (atomically: 64 bits); cleared with it */
+	__u64 mnt_ns;  /* COMMAND's mount namespace, as the kernel points to it */
+	__u64 user_ns; /* COMMAND's user namespace, as the kernel points to it */
+	__u64 root;    /* COMMAND's root directory (a dentry), as the kernel points to it */
 };
 
 /* Which writes contents_state.window makes unwatched (lib/contents.h). */
 enum ww_window {
-	WW_WINDOW_NS  = 1, /* a child was made in new namespaces: writes outside COMMAND's mount namespace */
-	WW_WINDOW_ALL = 2, /* a privileged process changed mounts or roots, or made such a child: every write */
+	WW_WINDOW_ALL = 2, /* a privileged process is changing mounts or roots: every truncate by name */
 };
 
 /* event_hdr.go: what the kernel learned about the writing goroutine. */
@@ -164,9 +165,12 @@ enum ww_mark {
 
 /* hdr.rec of a WW_EV_WRITE record. */
 enum ww_rec {
-	/* Written in a mount namespace of its own, or while a mount of the
-	 * tree's could lead paths elsewhere, while contents were not
-	 * watched (lib/contents.h). */
+	/* Its path may lead elsewhere for writewatch, which the filesystem
+	 * witness would not tell: an open of a file through a mount the
+	 * run made, or of another namespace, while contents were not
+	 * watched; a truncate by name while a privileged process changed
+	 * mounts; a shared mapping or AIO write of such a file
+	 * (lib/contents.h, lib/mounts.h). */
 	WW_REC_UNWATCHED = 1,
 	/* The process was sent SIGSTOP as the record was sent: user space
 	 * follows the record's path, then sends SIGCONT (pause_for_path,
@@ -176,6 +180,26 @@ enum ww_rec {
 	 * file (lib/prior.h): a rename's target, a chmod's, chown's or
 	 * utimes' file. */
 	WW_REC_PRIOR = 4,
+	/* An open that succeeded of a block device, for writing, whose node
+	 * the allowlist does not name (no allowed mark of its own): a write
+	 * of everything on the device. hdr.mode holds its device number
+	 * (the kernel's dev_t) instead of the open's mode (writes_device,
+	 * lib/write.h). */
+	WW_REC_DEVICE = 8,
+	/* A write by name (that succeeded or not), by a process in a mount namespace
+	 * the tree made and mounted in since: its path may lead, for the
+	 * process, elsewhere than for writewatch. The process is paused
+	 * (WW_REC_PAUSED) while user space finds, through its root, where
+	 * the write landed; hdr.gen holds the tree's count of calls that
+	 * change mounts when the record was sent (map mount_calls), which
+	 * tells user space whether a mount may have moved since
+	 * (lib/mounts.h, lib/pause.h). */
+	WW_REC_OWN_VIEW = 16,
+	/* A write by name whose name (or start directory) in the process's
+	 * memory changed between the call's entry and its exit, as another
+	 * thread can change it while the kernel walks the path: the record
+	 * may not name what the call wrote (lib/names.h). */
+	WW_REC_REWRITTEN = 32,
 };
 
 /* repeat_key.flags of a call that failed, besides its own flags (which
@@ -206,6 +230,10 @@ enum ww_action {
 	/* Not in records: judge_enter could not read the path (its page not
 	 * yet faulted in); the call is judged at its exit (judge_exit). */
 	WW_ACT_UNREAD  = 4,
+	/* Not in records: the LSM tier refused an open of a block device
+	 * for writing (file_open), whose number it left in the stored
+	 * mode; the record says so with WW_REC_DEVICE. */
+	WW_ACT_DEVICE  = 8,
 };
 
 /* Key of the allowed-prefix trie: absolute path strings, compared byte by
@@ -287,9 +315,10 @@ enum ww_stat {
 	WW_STAT_OUTSIDE_TRACED,  /* calls of the tree that attached to (ptrace) or wrote into (process_vm_writev) a process outside it */
 	WW_STAT_FANOTIFY_WRITABLE, /* fanotify groups made by the tree with writable event fds */
 	WW_STAT_CONTENTS_STOP_ERR, /* processes not paused until contents were watched: bpf_send_signal failed */
-	WW_STAT_UNWATCHED_ALLOWED, /* of WW_STAT_ALLOWED: whose path may lead elsewhere while contents are not watched (unwatched_write) */
+	WW_STAT_UNWATCHED_ALLOWED, /* of WW_STAT_ALLOWED: whose path may lead elsewhere, unseen (mount_bits, lib/contents.h) */
 	WW_STAT_URING_UNWATCHED, /* io_uring calls of the tree before the io_uring program was attached that it did not pause (lib/contents.h) */
 	WW_STAT_LOST_READS,      /* of WW_STAT_RINGBUF_FULL: read records (cross-test reads only) */
+	WW_STAT_PRIVATE,         /* of WW_STAT_ALLOWED: writes to a filesystem in memory made during the run, through a mount namespace the tree made (lib/mounts.h) */
 	WW_STAT_MAX,
 };
 

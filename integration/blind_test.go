@@ -117,11 +117,14 @@ func TestTracerOfAProcessOutsideTheTree(t *testing.T) {
 }
 
 // outsideProcess starts a process outside the tree, stopped at the
-// test's end, and returns its pid.
+// test's end, and returns its pid. It runs without CAP_SYS_PTRACE, as
+// COMMAND does: a root process that holds more capabilities than
+// COMMAND is out of its reach (the kernel refuses it ptrace and
+// process_vm_writev, and /proc/PID/mem).
 func outsideProcess(t *testing.T) string {
 	t.Helper()
 	outside := exec.Command("sleep", "60")
-	if err := outside.Start(); err != nil {
+	if err := startWithoutPtrace(outside); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

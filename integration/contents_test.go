@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -342,7 +343,9 @@ func TestContentsRootBindMountBeforeTheRun(t *testing.T) {
 // appends to config.toml through /proc/PID/root of that process. The
 // path it opened, walked in that namespace, seems allowed: the run never
 // passes. It fails with the write reported (86), or says it could not
-// see everything (88).
+// see everything (88). The process runs without CAP_SYS_PTRACE, as
+// COMMAND does: one with more capabilities than COMMAND's is out of its
+// reach (/proc/PID/root is refused).
 func TestContentsRootFileOfAnotherNamespace(t *testing.T) {
 	root, _ := verdictProject(t)
 	cfg := root + "/config.toml"
@@ -350,7 +353,7 @@ func TestContentsRootFileOfAnotherNamespace(t *testing.T) {
 	other := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c", `mount --bind "$1" "$2" && echo ready && exec sleep 60`, "sh", root, alias)
 	out, err := other.StdoutPipe()
 	must(t, err)
-	if err := other.Start(); err != nil {
+	if err := startWithoutPtrace(other); err != nil {
 		t.Skipf("unshare: %v", err)
 	}
 	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
@@ -361,4 +364,20 @@ func TestContentsRootFileOfAnotherNamespace(t *testing.T) {
 	res := verdictRun(t, root, nil, nil, opBin, "append", path)
 	changed(t, cfg, res)
 	neverPassed(t, res, cfg, "")
+}
+
+// startWithoutPtrace starts cmd without CAP_SYS_PTRACE in its bounding
+// set, as writewatch starts COMMAND: from a thread of its own that drops
+// it, and ends with its goroutine.
+func startWithoutPtrace(cmd *exec.Cmd) error {
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0); err != nil {
+			errc <- err
+			return
+		}
+		errc <- cmd.Start()
+	}()
+	return <-errc
 }

@@ -93,6 +93,10 @@ func SeverityRank(s string) int {
 // request: seen when submitted, its result unknown.
 const ViaIOUring = "io_uring"
 
+// BlockDeviceNode is the BlockDevice of a violation that made a block
+// device's node (mknod), whose number the report does not keep.
+const BlockDeviceNode = "node"
+
 // How a violation was seen (Violation.SeenBy).
 const (
 	// SeenBySyscall: a record of the system call (or io_uring request)
@@ -209,6 +213,12 @@ type Violation struct {
 	// grant that entry exactly (a glob, a path missing at start, a deny
 	// entry inside it; see --print-config). "" otherwise.
 	NotEnforced string `json:"not_enforced,omitempty"`
+	// BlockDevice is the number ("major:minor") of the block device
+	// whose node Path is, when the write opened it for writing or made
+	// the node (then "node"): a write of everything on the device,
+	// reported wherever the node lies unless an allow entry names the
+	// node's path exactly. "" otherwise.
+	BlockDevice string `json:"block_device,omitempty"`
 	// Via is "" for a syscall, ViaIOUring for an io_uring request.
 	Via string `json:"via,omitempty"`
 	// SeenBy says how the write was seen: SeenBySyscall,

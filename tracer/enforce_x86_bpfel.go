@@ -55,6 +55,12 @@ type enforceTaskState struct {
 		MtimeNsec uint32
 		Pad       uint32
 	}
+	NsBefore uint64
+	Sums     struct {
+		_     structs.HostLayout
+		Path  uint64
+		Path2 uint64
+	}
 }
 
 // Names of all BPF objects in the ELF.

@@ -189,11 +189,14 @@ type Event struct {
 	// Why: a KindContents record's cause, or a KindExec record's with
 	// ExecContents.
 	Why Why
-	// Unwatched marks an open for writing or a truncate whose path may
-	// lead elsewhere, made while file contents were not watched: in the
-	// window (a mount namespace of the tree's own, a privileged mount or
-	// chroot) or of a file of another mount namespace (bpf/lib/contents.h,
-	// unwatched_write).
+	// Unwatched marks a write whose path may lead elsewhere for the
+	// tree than for writewatch, with no event of the filesystem
+	// witness's to tell: an open for writing of a file reached through a
+	// mount made during the run, of a namespace the tree did not make or
+	// mounted in, or from a chroot, while file contents were not
+	// watched; a truncate by name while a privileged process changed
+	// mounts; a shared mapping or AIO write of such a file
+	// (bpf/lib/contents.h, mount_bits; bpf/lib/mounts.h).
 	Unwatched bool
 	// Paused marks a write record whose process the kernel paused as it
 	// sent it, so that the path the call followed stays as it was: the
@@ -203,6 +206,27 @@ type Event struct {
 	// Prior is what the call found before it changed its file, when the
 	// kernel saw it (bpf/lib/prior.h).
 	Prior Prior
+	// OwnView marks a write by name that succeeded, by a process in a
+	// mount namespace the tree made and mounted in since: its path may
+	// lead elsewhere for the process than for writewatch, and the kernel
+	// paused it (Paused) so that the caller can find, through its root
+	// (/proc/PID/root), where the write landed. MountCalls is the tree's
+	// count of calls that change mounts then (Tracer.MountCalls): when
+	// it has not moved since, no mount moved meanwhile
+	// (bpf/lib/mounts.h).
+	OwnView    bool
+	MountCalls uint32
+	// Rewritten marks a write by name whose name, or start directory,
+	// in the process's memory changed between the call's entry and its
+	// exit: the record may not name what the call wrote, as another
+	// thread can rewrite the name while the kernel walks it
+	// (bpf/lib/names.h).
+	Rewritten bool
+	// Device is the number of the block device an open that succeeded
+	// opened for writing (the kernel's dev_t: major << 20 | minor), when
+	// the allowlist does not name its node: such an open writes every
+	// file on the device (bpf/lib/marks.h, writes_device). 0 otherwise.
+	Device uint32
 
 	present, truncated uint32
 	slots              [nslots][]byte
@@ -248,6 +272,15 @@ func (e *Event) decode(raw []byte) error {
 	e.Prior = Prior{}
 	if h.Rec&uint16(writewatchWwRecWW_REC_PRIOR) != 0 {
 		e.Prior = Prior{Known: true, Mode: h.PriorMode, UID: h.PriorUid, GID: h.PriorGid, MtimeSec: h.PriorMtimeSec, MtimeNsec: h.PriorMtimeNsec}
+	}
+	e.Rewritten = h.Rec&uint16(writewatchWwRecWW_REC_REWRITTEN) != 0
+	e.OwnView, e.MountCalls = h.Rec&uint16(writewatchWwRecWW_REC_OWN_VIEW) != 0, 0
+	if e.OwnView {
+		e.MountCalls, e.Gen = h.Gen, 0
+	}
+	e.Device = 0
+	if h.Rec&uint16(writewatchWwRecWW_REC_DEVICE) != 0 {
+		e.Device, e.Mode = h.Mode, 0
 	}
 	if e.Kind == KindContents || e.Kind == KindExec {
 		e.Why, e.Op = Why(h.Op), 0

@@ -61,14 +61,14 @@ import (
 //     until they were: what they wrote meanwhile through a file from
 //     outside the tree went unseen: blind, when the witness is on.
 //   - UnwatchedAllowed: opens for writing the kernel found allowed,
-//     made while file contents were not watched and a mount could lead
-//     paths elsewhere (in a mount namespace of the tree's own, while a
-//     privileged process changed mounts or its root, or of a file whose
-//     mount is another namespace's); and writes through a shared
-//     mapping or Linux AIO, which the witness never sees, the kernel
-//     found allowed once the writer's view of paths may differ from
-//     writewatch's (bpf/lib/contents.h, view_changed): the allowed path
-//     may have led to a protected file: blind.
+//     made while file contents were not watched, of a file reached
+//     through a mount that was not there at the start (or a copy of
+//     one), of a namespace the tree did not make, or from a chroot; a
+//     truncate by name while a privileged process changed mounts; and
+//     writes through a shared mapping or Linux AIO of such a file,
+//     which the witness never sees (bpf/lib/contents.h, mount_bits;
+//     bpf/lib/mounts.h): the allowed path may have led to a protected
+//     file: blind.
 //   - FanotifyWritable: fanotify groups whose events hand the tree
 //     descriptors open for writing, of any file the group watches, with
 //     no open call; the kernel makes no fanotify event for writes
@@ -115,7 +115,7 @@ func (st Stats) Incomplete(enforcing, witnessing bool) []string {
 			plural(st.ContentsStopErrors, "process could", "processes could"), pick(st.ContentsStopErrors == 1, "it", "they")))
 	}
 	if st.UnwatchedAllowed > 0 {
-		why = append(why, fmt.Sprintf("%s where the path seemed allowed, while a mount of the tree's own, a change of root or another mount namespace could lead that path elsewhere, unseen by the filesystem witness",
+		why = append(why, fmt.Sprintf("%s where the path seemed allowed, through a mount made during the run, a mount namespace the tree did not make, or a change of root, which could lead that path elsewhere, unseen by the filesystem witness",
 			plural(st.UnwatchedAllowed, "file was opened or mapped for writing", "files were opened or mapped for writing")))
 	}
 	if st.URingUnwatched > 0 {

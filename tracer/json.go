@@ -70,7 +70,11 @@ type jsonEvent struct {
 	Unwatched bool      `json:"unwatched,omitempty"`
 	Paused    bool      `json:"paused,omitempty"`
 	// Prior is Event.Prior, when known.
-	Prior *jsonPrior `json:"prior,omitempty"`
+	Prior     *jsonPrior `json:"prior,omitempty"`
+	Device    uint32     `json:"device,omitempty"`
+	OwnView   bool       `json:"own_view,omitempty"`
+	Rewritten bool       `json:"rewritten,omitempty"`
+	Mounts    uint32     `json:"mount_calls,omitempty"`
 	// Slots are the record's strings, by Slot; Truncated the bits of
 	// those cut short.
 	Slots     map[Slot]Bytes `json:"slots,omitempty"`
@@ -93,7 +97,7 @@ func (e *Event) MarshalJSON() ([]byte, error) {
 		Kind: e.Kind, Op: e.Op, BootNS: e.BootNS, Time: e.Time, TGID: e.TGID, PID: e.PID, NSTGID: e.NSTGID, PPID: e.PPID,
 		Ret: e.Ret, Flags: e.Flags, Mode: e.Mode, Created: e.Created, Action: e.Action, Comm: e.Comm, IOURing: e.ViaIOUring,
 		Ino: e.Ino, Dev: e.Dev, Gen: e.Gen, Test: e.Test, Goid: e.Goid, Go: e.Go, Epoch: e.Epoch, Why: e.Why,
-		Unwatched: e.Unwatched, Paused: e.Paused, Truncated: e.truncated,
+		Unwatched: e.Unwatched, Paused: e.Paused, Device: e.Device, OwnView: e.OwnView, Mounts: e.MountCalls, Rewritten: e.Rewritten, Truncated: e.truncated,
 	}
 	if p := &e.Prior; p.Known {
 		j.Prior = &jsonPrior{Mode: p.Mode, UID: p.UID, GID: p.GID, MtimeSec: p.MtimeSec, MtimeNsec: p.MtimeNsec}
@@ -119,7 +123,7 @@ func (e *Event) UnmarshalJSON(data []byte) error {
 		Kind: j.Kind, Op: j.Op, BootNS: j.BootNS, Time: j.Time, TGID: j.TGID, PID: j.PID, NSTGID: j.NSTGID, PPID: j.PPID,
 		Ret: j.Ret, Flags: j.Flags, Mode: j.Mode, Created: j.Created, Action: j.Action, Comm: j.Comm, ViaIOUring: j.IOURing,
 		Ino: j.Ino, Dev: j.Dev, Gen: j.Gen, Test: j.Test, Goid: j.Goid, Go: j.Go, Epoch: j.Epoch, Why: j.Why,
-		Unwatched: j.Unwatched, Paused: j.Paused, truncated: j.Truncated,
+		Unwatched: j.Unwatched, Paused: j.Paused, Device: j.Device, OwnView: j.OwnView, MountCalls: j.Mounts, Rewritten: j.Rewritten, truncated: j.Truncated,
 	}
 	if p := j.Prior; p != nil {
 		e.Prior = Prior{Known: true, Mode: p.Mode, UID: p.UID, GID: p.GID, MtimeSec: p.MtimeSec, MtimeNsec: p.MtimeNsec}

@@ -4,6 +4,8 @@ package tracer
 // settings, attaching them.
 
 import (
+	"crypto/rand"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -285,6 +287,9 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 	}
 	sizeGoroutines(spec, opts.GoTestsEarly)
 	consts := map[string]any{
+		// The key of the names' sums (bpf/lib/names.h): drawn for each
+		// run, so that no name can be made to sum as another.
+		"name_seed":      nameSeed(),
 		"use_marks":      len(opts.Marks) > 0 || opts.MarksLater != nil || opts.Enforce != nil,
 		"watch_metadata": !opts.IgnoreMetadata,
 		"wakeup_bytes":   uint64(ringBytes / 8),
@@ -316,6 +321,13 @@ func configure(spec *ebpf.CollectionSpec, opts Options) error {
 		}
 	}
 	return nil
+}
+
+// nameSeed is a random key for the names' sums.
+func nameSeed() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand never fails on Linux
+	return binary.LittleEndian.Uint64(b[:])
 }
 
 // loadGoTests readies the Go test uprobe programs, with this tracer's

@@ -160,6 +160,69 @@ func (t *Tracer) Repeats(fn func(k RepeatKey, n uint64)) error {
 	return nil
 }
 
+// StartMount is a mount of COMMAND's mount namespace when the run
+// begins: its id (mountinfo's first field) and its filesystem's device
+// as stat reports it.
+type StartMount struct {
+	ID  int
+	Dev uint64
+}
+
+// devsKnown, among the devices at the start, says they were told
+// (bpf/lib/mounts.h, DEVS_KNOWN).
+const devsKnown = ^uint32(0)
+
+// MountsAtStart tells the kernel the mounts COMMAND's mount namespace
+// holds as the run begins. Through them, the path of a file the tree
+// writes names for writewatch the file it names for the tree; through a
+// mount made during the run, it may not, and a file of a filesystem in
+// memory mounted by none of them was made during the run
+// (bpf/lib/mounts.h). Call it before COMMAND starts; without it every
+// mount counts as made during the run once the tree has mounted
+// anything.
+func (t *Tracer) MountsAtStart(mounts []StartMount) error {
+	type mountKey struct{ ID, Dev uint32 }
+	keys := make([]mountKey, 0, len(mounts))
+	devs := map[uint32]bool{}
+	for _, m := range mounts {
+		dev := kernelDev(m.Dev)
+		keys = append(keys, mountKey{uint32(m.ID), dev})
+		devs[dev] = true
+	}
+	devKeys := make([]uint32, 0, len(devs)+1)
+	for d := range devs {
+		devKeys = append(devKeys, d)
+	}
+	// Past the maps' size, a mount counts as made during the run: its
+	// paths are doubted, not trusted. The devices must all fit: a
+	// filesystem left out would count as made during the run, its files
+	// as the tree's own.
+	keys = keys[:min(len(keys), int(t.objs.StartMounts.MaxEntries()))]
+	if len(devKeys) >= int(t.objs.StartDevs.MaxEntries()) {
+		return fmt.Errorf("tracer: mounts at start: %d filesystems, more than %d", len(devKeys), t.objs.StartDevs.MaxEntries()-1)
+	}
+	devKeys = append(devKeys, devsKnown)
+	if err := batchUpdate(t.objs.StartMounts, keys, make([]uint8, len(keys))); err != nil {
+		return fmt.Errorf("tracer: mounts at start: %w", err)
+	}
+	if err := batchUpdate(t.objs.StartDevs, devKeys, make([]uint8, len(devKeys))); err != nil {
+		return fmt.Errorf("tracer: mounts at start: %w", err)
+	}
+	return nil
+}
+
+// MountCalls is the tree's count of calls that change mounts (mount,
+// umount2, move_mount, pivot_root, chroot...), counted in the kernel at
+// their entry: when it has not moved since a record with OwnView, no
+// mount of the tree's moved since that write.
+func (t *Tracer) MountCalls() uint32 {
+	var n uint32
+	if err := t.objs.MountCalls.Lookup(uint32(0), &n); err != nil {
+		return ^uint32(0) // unknown: never the count a record holds
+	}
+	return n
+}
+
 // ContentsLater tells the kernel that the filesystem witness does not
 // watch file contents yet: a process of the tree that makes one of the
 // calls after which they must be watched is paused, and a KindContents

@@ -41,6 +41,7 @@ func (t *Tracer) Stats() (Stats, error) {
 		writewatchWwStatWW_STAT_UNWATCHED_ALLOWED: &s.UnwatchedAllowed,
 		writewatchWwStatWW_STAT_URING_UNWATCHED:   &s.URingUnwatched,
 		writewatchWwStatWW_STAT_LOST_READS:        &s.LostReads,
+		writewatchWwStatWW_STAT_PRIVATE:           &s.Private,
 	}
 	for i := range uint32(writewatchWwStatWW_STAT_MAX) {
 		var per []uint64
@@ -112,7 +113,7 @@ type Stats struct {
 	// until they were: they ran on while the witness did not watch them.
 	ContentsStopErrors uint64
 	// UnwatchedAllowed counts the writes of AllowedInKernel that
-	// Event.Unwatched would mark (bpf/lib/contents.h, unwatched_write):
+	// Event.Unwatched would mark (bpf/lib/contents.h, mount_bits):
 	// where their paths led cannot be told.
 	UnwatchedAllowed uint64
 	// URingUnwatched counts the io_uring calls of the tree, before the
@@ -121,6 +122,11 @@ type Stats struct {
 	// submitted some, or an io_uring_setup whose process could not be
 	// paused until then (bpf/lib/contents.h).
 	URingUnwatched uint64
+	// Private counts the writes of AllowedInKernel that landed on a
+	// filesystem in memory made during the run, through a mount
+	// namespace the tree made (a fake home): not the user's, whatever
+	// their paths (bpf/lib/mounts.h).
+	Private uint64
 
 	// Unwatched says what the tracer could not attach on this kernel,
 	// so that writes made through it go unseen: io_uring requests on a

@@ -18,6 +18,8 @@ type writewatchContentsState struct {
 	Lazy   uint64
 	Window uint64
 	MntNs  uint64
+	UserNs uint64
+	Root   uint64
 }
 
 type writewatchDirVerdict struct {
@@ -31,6 +33,11 @@ type writewatchEvent struct {
 	_    structs.HostLayout
 	Hdr  writewatchEventHdr
 	Data [20480]int8
+	Sums struct {
+		_     structs.HostLayout
+		Path  uint64
+		Path2 uint64
+	}
 }
 
 type writewatchEventHdr struct {
@@ -105,6 +112,18 @@ type writewatchInodeKey struct {
 	Pad uint32
 }
 
+type writewatchMountKey struct {
+	_   structs.HostLayout
+	Id  uint32
+	Dev uint32
+}
+
+type writewatchNsState struct {
+	_     structs.HostLayout
+	Inum  uint32
+	Clean uint32
+}
+
 type writewatchPrefixKey struct {
 	_         structs.HostLayout
 	Prefixlen uint32
@@ -176,6 +195,12 @@ type writewatchTaskState struct {
 		MtimeNsec uint32
 		Pad       uint32
 	}
+	NsBefore uint64
+	Sums     struct {
+		_     structs.HostLayout
+		Path  uint64
+		Path2 uint64
+	}
 }
 
 type writewatchWwAction uint32
@@ -184,6 +209,7 @@ const (
 	writewatchWwActionWW_ACT_BLOCKED writewatchWwAction = 1
 	writewatchWwActionWW_ACT_KILLED  writewatchWwAction = 2
 	writewatchWwActionWW_ACT_UNREAD  writewatchWwAction = 4
+	writewatchWwActionWW_ACT_DEVICE  writewatchWwAction = 8
 )
 
 type writewatchWwContentsWhy uint32
@@ -254,6 +280,9 @@ const (
 	writewatchWwRecWW_REC_UNWATCHED writewatchWwRec = 1
 	writewatchWwRecWW_REC_PAUSED    writewatchWwRec = 2
 	writewatchWwRecWW_REC_PRIOR     writewatchWwRec = 4
+	writewatchWwRecWW_REC_DEVICE    writewatchWwRec = 8
+	writewatchWwRecWW_REC_OWN_VIEW  writewatchWwRec = 16
+	writewatchWwRecWW_REC_REWRITTEN writewatchWwRec = 32
 )
 
 type writewatchWwSlot uint32
@@ -294,7 +323,8 @@ const (
 	writewatchWwStatWW_STAT_UNWATCHED_ALLOWED writewatchWwStat = 22
 	writewatchWwStatWW_STAT_URING_UNWATCHED   writewatchWwStat = 23
 	writewatchWwStatWW_STAT_LOST_READS        writewatchWwStat = 24
-	writewatchWwStatWW_STAT_MAX               writewatchWwStat = 25
+	writewatchWwStatWW_STAT_PRIVATE           writewatchWwStat = 25
+	writewatchWwStatWW_STAT_MAX               writewatchWwStat = 26
 )
 
 type writewatchWwTier uint32
@@ -325,15 +355,19 @@ const (
 	writewatchMapGoroutines        = "goroutines"
 	writewatchMapLauncher          = "launcher"
 	writewatchMapMarks             = "marks"
+	writewatchMapMountCalls        = "mount_calls"
 	writewatchMapPrefixScratch     = "prefix_scratch"
 	writewatchMapPrefixes          = "prefixes"
 	writewatchMapProcs             = "procs"
 	writewatchMapReads             = "reads"
 	writewatchMapRepeats           = "repeats"
 	writewatchMapScratch           = "scratch"
+	writewatchMapStartDevs         = "start_devs"
+	writewatchMapStartMounts       = "start_mounts"
 	writewatchMapStats             = "stats"
 	writewatchMapTasks             = "tasks"
 	writewatchMapTokens            = "tokens"
+	writewatchMapTreeNs            = "tree_ns"
 	writewatchMapUringLater        = "uring_later"
 	writewatchMapUringXattrs       = "uring_xattrs"
 	writewatchMapWritten           = "written"
@@ -346,11 +380,13 @@ const (
 	writewatchProgSysEnter         = "sys_enter"
 	writewatchProgSysExit          = "sys_exit"
 	writewatchProgUringSubmit      = "uring_submit"
+	writewatchVarCopiesChanged     = "copies_changed"
 	writewatchVarDirectLoads       = "direct_loads"
 	writewatchVarEnforceKill       = "enforce_kill"
 	writewatchVarEnforceTier       = "enforce_tier"
 	writewatchVarFollowGoTests     = "follow_go_tests"
 	writewatchVarMetaGuard         = "meta_guard"
+	writewatchVarNameSeed          = "name_seed"
 	writewatchVarPidnsDev          = "pidns_dev"
 	writewatchVarPidnsIno          = "pidns_ino"
 	writewatchVarUnusedAction      = "unused_action"
@@ -442,15 +478,19 @@ type writewatchMapSpecs struct {
 	Goroutines    *ebpf.MapSpec `ebpf:"goroutines"`
 	Launcher      *ebpf.MapSpec `ebpf:"launcher"`
 	Marks         *ebpf.MapSpec `ebpf:"marks"`
+	MountCalls    *ebpf.MapSpec `ebpf:"mount_calls"`
 	PrefixScratch *ebpf.MapSpec `ebpf:"prefix_scratch"`
 	Prefixes      *ebpf.MapSpec `ebpf:"prefixes"`
 	Procs         *ebpf.MapSpec `ebpf:"procs"`
 	Reads         *ebpf.MapSpec `ebpf:"reads"`
 	Repeats       *ebpf.MapSpec `ebpf:"repeats"`
 	Scratch       *ebpf.MapSpec `ebpf:"scratch"`
+	StartDevs     *ebpf.MapSpec `ebpf:"start_devs"`
+	StartMounts   *ebpf.MapSpec `ebpf:"start_mounts"`
 	Stats         *ebpf.MapSpec `ebpf:"stats"`
 	Tasks         *ebpf.MapSpec `ebpf:"tasks"`
 	Tokens        *ebpf.MapSpec `ebpf:"tokens"`
+	TreeNs        *ebpf.MapSpec `ebpf:"tree_ns"`
 	UringLater    *ebpf.MapSpec `ebpf:"uring_later"`
 	UringXattrs   *ebpf.MapSpec `ebpf:"uring_xattrs"`
 	Written       *ebpf.MapSpec `ebpf:"written"`
@@ -460,11 +500,13 @@ type writewatchMapSpecs struct {
 //
 // It can be passed ebpf.CollectionSpec.Assign.
 type writewatchVariableSpecs struct {
+	CopiesChanged     *ebpf.VariableSpec `ebpf:"copies_changed"`
 	DirectLoads       *ebpf.VariableSpec `ebpf:"direct_loads"`
 	EnforceKill       *ebpf.VariableSpec `ebpf:"enforce_kill"`
 	EnforceTier       *ebpf.VariableSpec `ebpf:"enforce_tier"`
 	FollowGoTests     *ebpf.VariableSpec `ebpf:"follow_go_tests"`
 	MetaGuard         *ebpf.VariableSpec `ebpf:"meta_guard"`
+	NameSeed          *ebpf.VariableSpec `ebpf:"name_seed"`
 	PidnsDev          *ebpf.VariableSpec `ebpf:"pidns_dev"`
 	PidnsIno          *ebpf.VariableSpec `ebpf:"pidns_ino"`
 	UnusedAction      *ebpf.VariableSpec `ebpf:"unused_action"`
@@ -519,15 +561,19 @@ type writewatchMaps struct {
 	Goroutines    *ebpf.Map `ebpf:"goroutines"`
 	Launcher      *ebpf.Map `ebpf:"launcher"`
 	Marks         *ebpf.Map `ebpf:"marks"`
+	MountCalls    *ebpf.Map `ebpf:"mount_calls"`
 	PrefixScratch *ebpf.Map `ebpf:"prefix_scratch"`
 	Prefixes      *ebpf.Map `ebpf:"prefixes"`
 	Procs         *ebpf.Map `ebpf:"procs"`
 	Reads         *ebpf.Map `ebpf:"reads"`
 	Repeats       *ebpf.Map `ebpf:"repeats"`
 	Scratch       *ebpf.Map `ebpf:"scratch"`
+	StartDevs     *ebpf.Map `ebpf:"start_devs"`
+	StartMounts   *ebpf.Map `ebpf:"start_mounts"`
 	Stats         *ebpf.Map `ebpf:"stats"`
 	Tasks         *ebpf.Map `ebpf:"tasks"`
 	Tokens        *ebpf.Map `ebpf:"tokens"`
+	TreeNs        *ebpf.Map `ebpf:"tree_ns"`
 	UringLater    *ebpf.Map `ebpf:"uring_later"`
 	UringXattrs   *ebpf.Map `ebpf:"uring_xattrs"`
 	Written       *ebpf.Map `ebpf:"written"`
@@ -543,15 +589,19 @@ func (m *writewatchMaps) Close() error {
 		m.Goroutines,
 		m.Launcher,
 		m.Marks,
+		m.MountCalls,
 		m.PrefixScratch,
 		m.Prefixes,
 		m.Procs,
 		m.Reads,
 		m.Repeats,
 		m.Scratch,
+		m.StartDevs,
+		m.StartMounts,
 		m.Stats,
 		m.Tasks,
 		m.Tokens,
+		m.TreeNs,
 		m.UringLater,
 		m.UringXattrs,
 		m.Written,
@@ -562,11 +612,13 @@ func (m *writewatchMaps) Close() error {
 //
 // It can be passed to loadWritewatchObjects or ebpf.CollectionSpec.LoadAndAssign.
 type writewatchVariables struct {
+	CopiesChanged     *ebpf.Variable `ebpf:"copies_changed"`
 	DirectLoads       *ebpf.Variable `ebpf:"direct_loads"`
 	EnforceKill       *ebpf.Variable `ebpf:"enforce_kill"`
 	EnforceTier       *ebpf.Variable `ebpf:"enforce_tier"`
 	FollowGoTests     *ebpf.Variable `ebpf:"follow_go_tests"`
 	MetaGuard         *ebpf.Variable `ebpf:"meta_guard"`
+	NameSeed          *ebpf.Variable `ebpf:"name_seed"`
 	PidnsDev          *ebpf.Variable `ebpf:"pidns_dev"`
 	PidnsIno          *ebpf.Variable `ebpf:"pidns_ino"`
 	UnusedAction      *ebpf.Variable `ebpf:"unused_action"`

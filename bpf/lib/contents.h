@@ -22,37 +22,33 @@
  *   - seccomp with a listener: its supervisor can add descriptors;
  *   - unshare of a user or mount namespace, setns: mounts of its own;
  *   - a fork that made a child in namespaces of its own (proc_forked):
- *     the parent is paused, but the child runs, and may mount and write
- *     before contents are watched. Until they are (the window), an open
- *     or truncate of a process outside COMMAND's mount namespace that
- *     the kernel settles as allowed is counted apart
- *     (WW_STAT_UNWATCHED_ALLOWED), and its record, when it sends one, is
- *     marked unwatched: user space fails the run on such a write it or
- *     the kernel found allowed, since it cannot tell where such a path
- *     leads (a failed call, or one the filesystem witness sees from the
- *     start, such as an unlink, is no such write);
+ *     the parent is paused; the child runs, and its own calls ask (a
+ *     new namespace with no mount in it changes no path: lib/mounts.h);
  *   - an exec that gains privileges (the kernel's secure exec: setuid,
  *     setgid, file capabilities), or of a 32-bit program, whose calls
  *     the programs do not decode (proc_execed, in its exec record);
  *   - a privileged process (any effective capability: COMMAND as root)
- *     changing where paths lead (mount and the new mount API,
+ *     changing where paths lead (mount, umount2 and the new mount API,
  *     pivot_root, chroot), opening a file by its handle
  *     (open_by_handle_at) or turning on process accounting (acct,
  *     whose file the kernel writes at every exit). A mount is seen by
  *     every process of its namespace at once, and made before the call
- *     returns: the window opens at the entry of a call that changes
- *     mounts or roots, for every write (WW_WINDOW_ALL), and its exit
- *     asks for contents even when the call failed, which closes it. A
- *     privileged child made in new namespaces opens it for every write
- *     too: its mounts may propagate back to COMMAND's namespace. A
- *     process without capabilities is refused these calls, and asks
- *     nothing.
+ *     returns: its entry marks what it may change (lib/mounts.h), and
+ *     opens the window for a truncate by name, whose file the record
+ *     does not hold (WW_WINDOW_ALL); its exit asks for contents even
+ *     when the call failed, which closes it. A process without
+ *     capabilities is refused these calls, and asks nothing.
  *
  * Whether a write is one whose path may lead elsewhere than it does for
- * writewatch, with no event of the witness's to tell (made in the
- * window, of a file of another mount namespace, or through a shared
- * mapping or AIO once the writer's view may differ), is asked here too
- * (unwatched_write).
+ * writewatch, with no event of the witness's to tell, is asked here too
+ * (mount_bits): an open of a file whose mount is not what COMMAND's
+ * namespace held at the start, while contents are not watched (counted
+ * apart when the kernel settles it as allowed, WW_STAT_UNWATCHED_ALLOWED,
+ * and its record marked unwatched: user space fails the run on such a
+ * write it or the kernel found allowed); a truncate by name in the
+ * window; a write through a shared mapping or AIO of such a file, which
+ * the witness never sees. A write that lands on a filesystem in memory
+ * of the tree's own namespaces is settled as allowed (lib/mounts.h).
  */
 #ifndef WW_LIB_CONTENTS_H
 #define WW_LIB_CONTENTS_H
@@ -62,6 +58,7 @@
 #include "record.h"
 #include "paths.h"
 #include "rows.h"
+#include "mounts.h"
 
 #define AF_UNIX 1
 #define SECCOMP_SET_MODE_FILTER 1
@@ -88,16 +85,6 @@ struct {
 	__type(value, __u32);
 } uring_later SEC(".maps");
 
-/* Set, and never cleared, once a privileged process of the tree (any
- * effective capability) in COMMAND's mount namespace has called one of
- * the calls that change where paths lead there: a mount, chroot,
- * pivot_root... From then on a path the tree names may lead elsewhere
- * than it does for writewatch, and a write the filesystem witness never
- * hears of (a shared mapping, Linux AIO) cannot be judged by that path
- * (view_changed, below). A process in a mount namespace of its own
- * changes its own view, which view_changed tells by the namespace. */
-volatile __u32 views_changed;
-
 static __always_inline struct contents_state *contents_of_run(void)
 {
 	__u32 zero = 0;
@@ -113,81 +100,58 @@ static __always_inline struct contents_state *contents_lazy(void)
 	return c && c->lazy ? c : NULL;
 }
 
-/* Is the current process's write one the window makes unwatched: made
- * while it is open for every write, or in a mount namespace other than
- * COMMAND's? */
+/* Is the current process's truncate by name one the window makes
+ * unwatched: made while a privileged process changes mounts or roots? */
 static __always_inline bool written_unwatched(void)
 {
 	struct contents_state *c = contents_lazy();
-	struct task_struct *t;
 
-	if (!c || !c->window)
-		return false;
-	if (c->window & WW_WINDOW_ALL)
-		return true;
-	t = current_task();
-	return (__u64)t->nsproxy->mnt_ns != c->mnt_ns; /* direct loads (lib/kread.h) */
+	return c && (c->window & WW_WINDOW_ALL);
 }
 
-/* The mount namespace of f's mount, as an address to compare, or 0 for
- * an internal mount (pipes, memfd), which belongs to none. */
-static __always_inline unsigned long file_mnt_ns(struct file *f)
-{
-	struct mount *m = real_mount(KREAD(struct file, f, f_path.mnt));
-	unsigned long ns = (unsigned long)KREAD(struct mount, m, mnt_ns);
+/* mount_bits: what the mount a write lands on makes of it. */
+enum {
+	WM_UNWATCHED = 1, /* its path may lead elsewhere, unseen (below) */
+	WM_PRIVATE   = 2, /* it lands on a filesystem in memory of the tree's own namespaces */
+	WM_UNLOOKED  = 4, /* not asked yet (lib/write.h) */
+};
 
-	return internal_ns(ns) ? 0 : ns;
-}
-
-/* Is f's mount one of another mount namespace than the current task's
- * (a file reached through /proc/PID/root of a process outside the tree,
- * say, or a detached mount)? Its path, walked up to that namespace's
- * root, says nothing of where the file lies in ours. */
-static __always_inline bool foreign_file(struct file *f)
-{
-	struct task_struct *t = current_task();
-	unsigned long ns;
-
-	if (!f)
-		return false;
-	ns = file_mnt_ns(f);
-	/* The task's own namespace: direct loads (lib/kread.h). */
-	return ns && ns != (unsigned long)t->nsproxy->mnt_ns;
-}
-
-/* May the path by which the current process reaches f lead elsewhere
- * than it does for writewatch: the process is in another mount
- * namespace than COMMAND's, f's mount is another namespace's, or a
- * privileged process of the tree changed where paths lead
- * (views_changed)? */
-static __always_inline bool view_changed(struct file *f)
+/*
+ * What the mount a write lands on makes of it (lib/mounts.h): the write
+ * of args a that returned ret, through the file at addr (0: a write by
+ * name, which has no file to tell), is unwatched when its path may lead
+ * elsewhere with no event of the filesystem witness's to tell: an open
+ * that succeeded of a file through a mount the run made or of another
+ * namespace, while the witness does not see changes to file contents; a
+ * truncate by name (or an open with no file) in the window; a write
+ * through a shared mapping or AIO of such a file, which it never sees.
+ * first: asked before the marks may settle the write, when only a write
+ * that may be unwatched need be looked at (else WM_UNLOOKED). Global,
+ * so verified once.
+ */
+__noinline int mount_bits(struct args *a, long ret, __u64 addr, int first)
 {
 	struct contents_state *c = contents_of_run();
-	struct task_struct *t = current_task();
-	unsigned long ns;
+	bool open;
+	int class;
 
-	if (views_changed || !c || (__u64)t->nsproxy->mnt_ns != c->mnt_ns)
-		return true;
-	if (!f)
-		return false;
-	ns = file_mnt_ns(f);
-	return ns && ns != c->mnt_ns;
-}
-
-/* Is the write one whose path may lead elsewhere with no event of the
- * filesystem witness's to tell: an open or truncate that succeeded,
- * made in the window, or of a file of another mount namespace, while
- * the witness does not see changes to file contents; or a write through
- * a shared mapping or AIO, which it never sees, when the writer's view
- * of paths may not be writewatch's? */
-static __always_inline bool unwatched_write(struct args *a, long ret, struct file *f)
-{
-	if (ret < 0)
-		return false;
-	if (UNNOTIFIED(a->op))
-		return view_changed(f);
-	return MODIFIES(a->op) &&
-	       (written_unwatched() || (contents_lazy() && foreign_file(f)));
+	if (!a || ret < 0)
+		return 0;
+	open = OPENS(a->op);
+	/* Asked first, before the marks may settle the write: only when
+	 * the answer may make it unwatched. */
+	if (first && addr && !UNNOTIFIED(a->op) && !(c && c->lazy))
+		return WM_UNLOOKED;
+	if (!addr)
+		return MODIFIES(a->op) && written_unwatched() ? WM_UNWATCHED : 0;
+	class = mount_class(KREAD_WORD(&((struct file *)addr)->f_path.mnt), c ? c->mnt_ns : 0, c ? c->root : 0);
+	if (class == MNT_PRIVATE)
+		return WM_PRIVATE;
+	if (class != MNT_UNSETTLED)
+		return 0;
+	if (UNNOTIFIED(a->op) || (open && c && c->lazy))
+		return WM_UNWATCHED;
+	return 0;
 }
 
 /* Does the current task hold any effective capability (as root does)?
@@ -213,22 +177,27 @@ static __always_inline bool own_namespaces(struct task_struct *child)
 }
 
 /* A new process of the tree, before it runs (proc_forked): COMMAND's own
- * mount namespace is noted; a child made in namespaces of its own opens
- * the window, and its creator asks for contents when its clone returns. */
+ * mount and user namespaces are noted; a new mount namespace the child
+ * got is the tree's (lib/mounts.h), and its creator asks for contents
+ * when its clone returns. */
 static __always_inline void contents_forked(struct task_struct *child, bool root)
 {
 	struct contents_state *c = contents_of_run();
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 	struct task_state *self;
 
 	if (!c)
 		return;
 	if (root) {
 		c->mnt_ns = (__u64)BPF_CORE_READ(child, nsproxy, mnt_ns);
+		c->user_ns = (__u64)BPF_CORE_READ(child, cred, user_ns);
+		c->root = (__u64)BPF_CORE_READ(child, fs, root.dentry);
 		return;
 	}
+	tree_ns_made((unsigned long)BPF_CORE_READ(child, nsproxy, mnt_ns),
+		     (unsigned long)BPF_CORE_READ(t, nsproxy, mnt_ns), c->mnt_ns);
 	if (!c->lazy || !own_namespaces(child))
 		return;
-	__sync_fetch_and_or(&c->window, capable_now() ? WW_WINDOW_ALL : WW_WINDOW_NS);
 	self = tracked_state();
 	if (self)
 		self->ns_child = 1;
@@ -268,7 +237,7 @@ static __always_inline __u32 contents_exec(struct task_struct *task, struct linu
 
 /* The privileged calls, looked at on entry (contents_entered) and exit
  * (contents_privileged). */
-#define PRIVILEGED_CALLS(X) X(mount) X(move_mount) X(open_tree) X(open_tree_attr) X(fsmount) \
+#define PRIVILEGED_CALLS(X) X(mount) X(umount2) X(move_mount) X(open_tree) X(open_tree_attr) X(fsmount) \
 	X(mount_setattr) X(pivot_root) X(chroot) X(open_by_handle_at) X(acct)
 
 /*
@@ -311,24 +280,63 @@ static __always_inline bool contents_needed(__u32 why, struct file *taken)
 
 /* The entry of a privileged call (nr): a process that holds
  * capabilities may be about to change where paths lead, for every
- * process of its mount namespace at once. open_by_handle_at's file is
- * judged as an open, and acct's writes are no opens: they open no
- * window. */
+ * process of its mount namespace at once: that namespace changes
+ * (views_changed for COMMAND's, else lib/mounts.h's tree_ns), and with
+ * capabilities in COMMAND's user namespace, whose mounts may propagate
+ * to the namespaces that share them, COMMAND's and every one the tree
+ * made (copies_changed). open_by_handle_at's file is judged as an
+ * open, and acct's writes are no opens: they change nothing here. */
 static __always_inline int contents_entered(long nr)
 {
 	struct contents_state *c;
+	struct task_struct *t;
+	unsigned long ns;
 
 	if (nr == NR_open_by_handle_at || nr == NR_acct)
 		return 0;
 	if (!capable_now() || compat_syscall() || !tracked_state())
 		return 0;
 	c = contents_of_run();
-	if (c && (__u64)current_task()->nsproxy->mnt_ns == c->mnt_ns) /* direct loads (lib/kread.h) */
+	if (!c)
+		return 0;
+	t = current_task();
+	ns = (unsigned long)t->nsproxy->mnt_ns; /* direct loads (lib/kread.h) */
+	if (ns == c->mnt_ns)
 		views_changed = 1;
-	c = contents_lazy();
-	if (c)
+	else
+		tree_ns_changed(ns);
+	if ((__u64)BPF_CORE_READ(t, cred, user_ns) == c->user_ns) {
+		views_changed = 1;
+		copies_changed = 1;
+	}
+	__u32 zero = 0, *n = bpf_map_lookup_elem(&mount_calls, &zero);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	if (c->lazy)
 		__sync_fetch_and_or(&c->window, WW_WINDOW_ALL);
 	return 0;
+}
+
+/* The entry of unshare: the mount namespace it may leave, for its exit
+ * (contents_unshared). */
+static __always_inline int contents_unsharing(void)
+{
+	struct task_state *st = tracked_state();
+
+	if (st)
+		st->ns_before = (__u64)current_task()->nsproxy->mnt_ns; /* direct loads (lib/kread.h) */
+	return 0;
+}
+
+/* The exit of unshare: a new mount namespace is the tree's, a copy of the
+ * one it left (lib/mounts.h). */
+static __always_inline void contents_unshared(struct task_state *st)
+{
+	struct contents_state *c = contents_of_run();
+
+	if (c && st->ns_before)
+		tree_ns_made((unsigned long)current_task()->nsproxy->mnt_ns, st->ns_before, c->mnt_ns);
+	st->ns_before = 0;
 }
 
 /* The exit of a privileged call (nr, its result ret): one that changes
@@ -391,10 +399,14 @@ static __always_inline int contents_exited(struct pt_regs *regs, long nr, long r
 	if ((nr == NR_io_uring_setup || nr == NR_io_uring_enter) && uring_unattached())
 		return uring_exited(nr, ret);
 	/* A 32-bit process's calls have other numbers: it asked at exec. */
-	if (ret < 0 || !contents_lazy() || compat_syscall())
+	if (compat_syscall())
 		return 0;
 	st = tracked_state();
 	if (!st)
+		return 0;
+	if (nr == NR_unshare && ret == 0)
+		contents_unshared(st);
+	if (ret < 0 || !contents_lazy())
 		return 0;
 	if ((nr == NR_socket || nr == NR_socketpair) && SYSCALL_ARG1(regs) == AF_UNIX)
 		why = WW_WHY_UNIX_SOCKET;

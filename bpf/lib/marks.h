@@ -183,6 +183,30 @@ __noinline int file_allowed(__u64 dentry, __u64 mnt)
 	return w.allowed;
 }
 
+#define FMODE_WRITE_BIT 0x2  /* include/linux/fs.h: FMODE_WRITE */
+#define S_IFMT_BITS 0170000
+#define S_IFBLK_BITS 0060000
+
+/* Is the file open at addr a block device opened for writing whose
+ * node the allowlist does not name: no allowed mark of its own, which
+ * only an allow entry naming its path exactly gives? Writing it writes
+ * every file on the device, wherever its node lies. Global, so that its
+ * locals are not on its callers' stack (sys_exit's is at Linux 6.1's
+ * limit). */
+__noinline int device_written(__u64 addr)
+{
+	struct file *f = (struct file *)addr;
+
+	return f && (BPF_CORE_READ(f, f_mode) & FMODE_WRITE_BIT) &&
+	       (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT_BITS) == S_IFBLK_BITS &&
+	       !(mark_of(BPF_CORE_READ(f, f_path.dentry)) & WW_MARK_ALLOW);
+}
+
+static __always_inline bool writes_device(struct file *f)
+{
+	return device_written((__u64)f);
+}
+
 /* The quick check for open file f: its dentry and mount loaded as numbers
  * (lib/kread.h). */
 static __always_inline int open_file_allowed(struct file *f)

@@ -155,8 +155,6 @@ static __always_inline struct file *fd_file(int fd)
 	return (struct file *)fd_file_addr(fd);
 }
 
-#define FMODE_WRITE_BIT 0x2  /* include/linux/fs.h: FMODE_WRITE */
-#define S_IFMT_BITS 0170000
 #define S_IFREG_BITS 0100000
 #define S_IFDIR_BITS 0040000
 

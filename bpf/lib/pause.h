@@ -10,6 +10,7 @@
 #include "arch.h"
 #include "record.h"
 #include "rows.h"
+#include "mounts.h"
 
 #define UTIME_OMIT ((1L << 30) - 2)
 
@@ -34,17 +35,21 @@ static __always_inline bool one_time_alone(void)
 
 /*
  * Pause the process (SIGSTOP) as its record e is sent, when user space
- * must follow the record's path after the call to find the file it
- * changed, and the filesystem witness may not see the change: a call
- * whose row says so (UNSEEN: a truncate, a change of times, a hard
- * link's source) that followed a symlink in the last component, that
- * succeeded, by a name (no file in the record's resolved slot), as a
- * syscall (the judge's unseen); of a change of times, only one of a
- * single time (both are an attribute change, which the witness hears
- * of). User space resumes it once it has followed the path: meanwhile
- * the process cannot remove or replace what the call went through (a
- * test's temporary directory, removed as it ends), and a path gone by
- * then is one writewatch could not follow. These are rare calls: a pause costs
+ * must follow the record's path after the call to find where it landed:
+ * a write by name (that succeeded or not) of a process in a mount
+ * namespace of the tree's own where a mount was made (WW_REC_OWN_VIEW,
+ * lib/mounts.h), whose path user space follows through the process's
+ * root; or, to find the file it changed, where the filesystem witness
+ * may not see the change: a call whose row says so (UNSEEN: a
+ * truncate, a change of times, a hard link's source) that followed a
+ * symlink in the last component, that succeeded, by a name (no file in
+ * the record's resolved slot), as a syscall (the judge's unseen); of a
+ * change of times, only one of a single time (both are an attribute
+ * change, which the witness hears of). User space resumes it once it
+ * has followed the path: meanwhile the process cannot remove or replace
+ * what the call went through (a test's temporary directory, removed as
+ * it ends), and a path gone by then is one writewatch could not follow.
+ * These are rare calls: a pause costs
  * a round trip to user space, 0.2 to 2 ms here. Marks the record
  * WW_REC_PAUSED (send takes the stop back if the record is lost).
  * Global, so verified once.
@@ -53,14 +58,15 @@ __noinline int pause_for_path(struct event *e)
 {
 	__u32 op, flags;
 
-	if (!e || e->hdr.ret < 0 || e->hdr.via != WW_VIA_SYSCALL ||
-	    (e->hdr.present & (1 << WW_SLOT_RESOLVED)))
+	if (!e || e->hdr.via != WW_VIA_SYSCALL || (e->hdr.present & (1 << WW_SLOT_RESOLVED)))
 		return 0;
 	op = e->hdr.op;
 	flags = e->hdr.flags;
-	if (!UNSEEN(op) || !FOLLOWS_LAST(op, flags))
-		return 0;
-	if (op == WW_OP_UTIMES && !one_time_alone())
+	if (own_view()) {
+		e->hdr.rec |= WW_REC_OWN_VIEW;
+		e->hdr.gen = mount_calls_now();
+	} else if (e->hdr.ret < 0 || !UNSEEN(op) || !FOLLOWS_LAST(op, flags) ||
+		   (op == WW_OP_UTIMES && !one_time_alone()))
 		return 0;
 	if (bpf_send_signal(SIGSTOP))
 		return 0;

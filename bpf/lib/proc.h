@@ -81,6 +81,7 @@ static __always_inline int proc_forked(struct task_struct *child)
 	st->tracked = 1;
 	st->pending = 0;
 	st->ns_child = 0;
+	st->ns_before = 0;
 	if (tgid == parent)
 		return 0; /* a new thread of a process of the tree */
 	contents_forked(child, root);

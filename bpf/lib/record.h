@@ -14,6 +14,9 @@
 struct event {
 	struct event_hdr hdr;
 	char data[DATA_SZ + PATH_SLOT]; /* slack so masked offsets stay inside */
+	/* Not sent: a syscall's names' sums at its entry, for the record
+	 * built at its exit (lib/names.h). */
+	struct sums sums;
 };
 
 struct {

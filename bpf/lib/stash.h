@@ -13,6 +13,7 @@
 #include "goattr.h"
 #include "write.h"
 #include "proc.h"
+#include "names.h"
 
 /* Enter of clone, fork or vfork: remember the forking goroutine's test
  * for sched_process_fork, which runs inside the same syscall. */
@@ -48,9 +49,20 @@ __noinline int stash_args(const struct args *in)
 	st->args = *in;
 	st->args.action = 0;
 	st->prior.seen = 0;
+	st->sums.path = 0;
+	st->sums.path2 = 0;
 	st->pending = WW_PENDING_WRITE;
+	/* An open is judged by the file it opened (lib/names.h). */
+	if (!OPENS(in->op)) {
+		st->sums.path = name_sum(in->path, in->dfd);
+		st->sums.path2 = name_sum(in->path2, in->dfd2);
+	}
 	if (judged_at_entry(in->op))
 		st->args.action = judge_enter(in->path, in->dfd, in->path2, in->dfd2, false);
+	/* The kill tier kills the maker of a block device's node, wherever
+	 * it would be: through it the device is written. */
+	if (enforce_tier == WW_TIER_KILL && block_node(&st->args) && !(st->args.action & WW_ACT_KILLED))
+		st->args.action = kill_current() ? WW_ACT_KILLED : 0;
 	return 0;
 }
 
@@ -268,6 +280,8 @@ static __always_inline int syscall_entered(struct pt_regs *regs, long id)
 		return 0;
 	case NR_clone: case NR_clone3: case NR_fork: case NR_vfork:
 		return stash_fork(regs);
+	NR_CASE(unshare)
+		return contents_unsharing();
 	PRIVILEGED_CALLS(NR_CASE)
 		return contents_entered(id);
 	}
@@ -336,6 +350,7 @@ static __always_inline bool unstashed_read(struct pt_regs *regs, long nr)
 static __always_inline int syscall_exited(struct pt_regs *regs, long ret)
 {
 	struct task_state *st;
+	struct event *e;
 	struct args *a;
 
 	switch (SYSCALL_NR(regs)) {
@@ -387,6 +402,10 @@ static __always_inline int syscall_exited(struct pt_regs *regs, long ret)
 	/* mmap returns an address: the record keeps an int, 0 or -errno. */
 	if (a->op == WW_OP_MMAP && ret > 0)
 		ret = 0;
+	/* The names' sums at the entry, for the record (lib/names.h). */
+	e = scratch_event();
+	if (e)
+		e->sums = st->sums;
 	return syscall_emit(a, ret);
 }
 

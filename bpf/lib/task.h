@@ -23,6 +23,12 @@ struct args {
 	__u64 path2; /* user pointer */
 };
 
+/* The sums of a write's names at its entry (lib/names.h); 0: not read. */
+struct sums {
+	__u64 path;
+	__u64 path2;
+};
+
 /* task_state.pending: what the thread's current syscall is. */
 enum ww_pending {
 	WW_PENDING_NONE  = 0,
@@ -55,6 +61,8 @@ struct task_state {
 	__u32 ns_child;  /* in clone: it made a child in namespaces of its own (lib/contents.h) */
 	__u32 _pad;
 	struct prior prior; /* of the stored call, once the VFS reached its file */
+	__u64 ns_before; /* in unshare: the mount namespace it may leave (lib/contents.h) */
+	struct sums sums; /* in a write by name: its names' sums at the entry (lib/names.h) */
 };
 
 struct {

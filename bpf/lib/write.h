@@ -22,6 +22,7 @@
 #include "repeats.h"
 #include "pause.h"
 #include "rows.h"
+#include "names.h"
 
 /* A write the kernel found allowed: counted, and counted apart when the
  * window made it unwatched, where an allowed path may lead elsewhere. */
@@ -31,6 +32,15 @@ static __always_inline void settled_allowed(bool unwatched)
 	if (unwatched)
 		count(WW_STAT_UNWATCHED_ALLOWED);
 }
+
+/* Does the stored call make a block device's node (mknod)? Landlock
+ * grants no such node (WW_TIER_LANDLOCK refuses it), the LSM and kill
+ * tiers refuse it wherever it would be. */
+static __always_inline bool block_node(struct args *a)
+{
+	return a->op == WW_OP_MKNOD && (a->mode & S_IFMT_BITS) == S_IFBLK_BITS;
+}
+
 
 struct scan {
 	__u32 start;
@@ -164,12 +174,29 @@ __noinline int held_fd(__u32 op, __u32 flags, int dfd, __u32 len)
 	return fd;
 }
 
+/* Mark record e as the write of a block device (WW_REC_DEVICE), whose
+ * number, when the call opened it (the file at addr), replaces the
+ * open's mode: else the LSM tier refused the open and left the number
+ * there. Global, so that its frame is not write_record's. */
+__noinline int put_device(struct event *e, __u64 addr)
+{
+	struct file *f = (struct file *)addr;
+
+	if (!e)
+		return 0;
+	e->hdr.rec |= WW_REC_DEVICE;
+	if (f)
+		e->hdr.mode = BPF_CORE_READ(f, f_inode, i_rdev);
+	return 0;
+}
+
 /* What emit_write found out before the record: the bits write_record
  * takes. */
 enum {
 	WR_OPENED = 1,	  /* an open that succeeded: judged by the file it opened */
 	WR_CREATED = 2,	  /* and the open made the file */
-	WR_UNWATCHED = 4, /* unwatched_write (lib/contents.h) */
+	WR_UNWATCHED = 4, /* its path may lead elsewhere, unseen (mount_bits, lib/contents.h) */
+	WR_DEVICE = 8,	  /* a block device opened for writing (writes_device) */
 };
 
 /*
@@ -232,9 +259,10 @@ static __always_inline int write_record(struct args *a, long ret, __u16 via, __u
 	 * kernel can tell the write was allowed, it was an attempt outside
 	 * the allowlist, and the writer is killed before it returns. */
 	if (enforce_tier == WW_TIER_LANDLOCK && !(a->action & WW_ACT_BLOCKED) &&
-	    (ret == -EACCES || ret == -EPERM) && !kstr && a->path && !enforce_allowed(e, a->path2))
+	    (ret == -EACCES || ret == -EPERM) && !kstr && a->path &&
+	    (block_node(a) || !enforce_allowed(e, a->path2)))
 		a->action |= refuse_current(enforce_kill && !(a->action & WW_ACT_KILLED));
-	e->hdr.action = a->action;
+	e->hdr.action = a->action & ~WW_ACT_DEVICE;
 	/* Opening /dev/stdout when it is a pipe, or /proc/self/fd/N of a
 	 * socket or memfd, writes no file. */
 	if (!a->action && (e->hdr.detached & (1 << WW_SLOT_RESOLVED))) {
@@ -245,7 +273,15 @@ static __always_inline int write_record(struct args *a, long ret, __u16 via, __u
 	e->hdr.rec = bits & WR_UNWATCHED ? WW_REC_UNWATCHED : 0;
 	if (!kstr)
 		put_prior(e);
-	if (!a->action && allowed_here(e, a)) {
+	/* A name rewritten during the call is never settled here
+	 * (lib/names.h); an open is judged by its file. */
+	if (!kstr && names_rewritten(e, a))
+		e->hdr.rec |= WW_REC_REWRITTEN;
+	/* A block device is judged by what it holds, not by its node's
+	 * path: its number for user space. */
+	if (bits & WR_DEVICE)
+		put_device(e, (__u64)f);
+	else if (!a->action && !(e->hdr.rec & WW_REC_REWRITTEN) && allowed_here(e, a)) {
 		settled_allowed(bits & WR_UNWATCHED);
 		return 0;
 	}
@@ -296,36 +332,62 @@ __noinline int uring_record(struct args *a, __u64 file, __u32 bits)
 
 /*
  * One write: settled in the kernel when the marks allow the file it
- * opened or acted on, or when it repeats one already sent; else sent as a
- * record (write_record).
+ * opened or acted on, when it repeats one already sent, or when that
+ * file lies on a filesystem in memory of the tree's own namespaces
+ * (lib/mounts.h); else sent as a record (write_record).
  */
 static __always_inline int emit_write(struct args *a, long ret, __u16 via)
 {
 	bool kstr = via == WW_VIA_IO_URING;
-	bool opened = OPENS(a->op) && ret >= 0 && !kstr &&
-		      !(a->flags & __O_TMPFILE);
-	bool by_file = opened || !a->path;
-	bool unwatched;
 	struct file *f = NULL;
-	bool created = false;
-	__u32 bits;
+	/* What is known of the write so far, as write_record takes it; the
+	 * fewer values live across the calls below, the less of sys_exit's
+	 * stack they take (Linux 6.1's 512 bytes, tracer's stack test). */
+	__u32 bits = OPENS(a->op) && ret >= 0 && !kstr &&
+		     !(a->flags & __O_TMPFILE) ? WR_OPENED : 0;
+	__u32 wm;
 
-	if (by_file)
-		f = fd_file(opened ? ret : a->dfd);
-	unwatched = unwatched_write(a, ret, f);
+	if ((bits & WR_OPENED) || !a->path)
+		f = fd_file(bits & WR_OPENED ? ret : a->dfd);
+	/* The mount a write lands on is looked at when its path may have to
+	 * be doubted (lib/contents.h, mount_bits), and, below, for a write
+	 * of a file the marks do not settle. */
+	wm = mount_bits(a, ret, (__u64)f, true);
+	if (wm & WM_UNWATCHED)
+		bits |= WR_UNWATCHED;
+	/* A block device opened for writing is never settled here. Under
+	 * the landlock and kill tiers, whose kernel side cannot refuse the
+	 * open, its writer is killed before the call returns (the LSM tier
+	 * refused it in file_open). */
+	if (((bits & WR_OPENED) && writes_device(f)) || (a->action & WW_ACT_DEVICE)) {
+		bits |= WR_DEVICE;
+		if ((enforce_tier == WW_TIER_LANDLOCK || enforce_tier == WW_TIER_KILL) &&
+		    !(a->action & WW_ACT_KILLED))
+			a->action |= refuse_current(true);
+	}
 	/* Most writes of a test run go to allowed places, and a loop writes
 	 * the same file again and again: settle both before building
-	 * anything (unless enforcement acted on the write). Whether the open
-	 * made its file is asked only past the first. */
-	if (f && !a->action && use_marks && write_file_allowed((__u64)f)) {
-		settled_allowed(unwatched);
+	 * anything (unless enforcement acted on the write, or it writes a
+	 * block device). Whether the open made its file is asked only past
+	 * the first. */
+	if (f && !a->action && !(bits & WR_DEVICE) && use_marks && write_file_allowed((__u64)f)) {
+		settled_allowed(bits & WR_UNWATCHED);
 		return 0;
 	}
-	if (f && opened)
-		created = BPF_CORE_READ(f, f_mode) & FMODE_CREATED;
-	if (f && !a->action && counted_repeat((__u64)f, created, a, !kstr, ret < 0))
+	if (wm & WM_UNLOOKED)
+		wm = mount_bits(a, ret, (__u64)f, false);
+	/* A filesystem in memory of the tree's own namespaces is not the
+	 * user's (a fake home): whatever the path, nothing of the user's
+	 * changed. */
+	if ((wm & WM_PRIVATE) && !a->action && !(bits & WR_DEVICE)) {
+		count(WW_STAT_PRIVATE);
+		settled_allowed(false);
 		return 0;
-	bits = (opened ? WR_OPENED : 0) | (created ? WR_CREATED : 0) | (unwatched ? WR_UNWATCHED : 0);
+	}
+	if (f && (bits & WR_OPENED) && (BPF_CORE_READ(f, f_mode) & FMODE_CREATED))
+		bits |= WR_CREATED;
+	if (f && !a->action && counted_repeat((__u64)f, bits & WR_CREATED, a, !kstr, ret < 0))
+		return 0;
 	if (kstr)
 		return uring_record(a, (__u64)f, bits);
 	return syscall_record(a, ret, (__u64)f, bits);

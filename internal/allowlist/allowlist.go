@@ -692,6 +692,23 @@ func (l *List) DenyBelow(dir string, a *Entry) *Entry {
 	return nil
 }
 
+// Names reports whether an allow entry names path itself, with no
+// wildcard, and no deny entry matches it: the allowlist allows that one
+// path on purpose (a block device's node, whose writes reach every file
+// on the device, is allowed only so). path must be absolute and clean.
+func (l *List) Names(path string) bool {
+	l.ready()
+	if l.deny.first(path) >= 0 {
+		return false
+	}
+	for _, e := range l.entries {
+		if e.Kind == Allow && e.Pattern == path && !strings.ContainsAny(e.Pattern, `*?[\`) {
+			return true
+		}
+	}
+	return false
+}
+
 // Allowed reports whether path may be written.
 func (l *List) Allowed(path string) bool {
 	ok, _ := l.Match(path)

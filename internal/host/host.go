@@ -39,6 +39,13 @@ type Walk struct {
 	Err   error
 }
 
+// FS is what statfs and stat say of the filesystem a path lies on: its
+// type (statfs's f_type, the filesystem's magic number) and its device.
+type FS struct {
+	Type int64
+	Dev  uint64
+}
+
 // Held is what a process's descriptor link shows: the file it names, when
 // the descriptor still is the file a hard link was made from.
 type Held struct {
@@ -60,6 +67,12 @@ type Host interface {
 	// OtherNames looks for up to want names of file (dev, ino), other
 	// than known, under the roots, on the same filesystem.
 	OtherNames(dev, ino uint64, known string, want int, roots []string) []string
+	// Filesystem says which filesystem path lies on (its last symlink
+	// followed).
+	Filesystem(path string) (FS, error)
+	// MountCalls is the tree's count of calls that change mounts so far
+	// (tracer.Tracer.MountCalls).
+	MountCalls() uint32
 	// ParentOf is process pid's parent in writewatch's PID namespace.
 	ParentOf(pid int32) (int32, error)
 	// GoTestSource names the source file and line of the function at

@@ -26,6 +26,9 @@ type Live struct {
 	// Funcs lists a followed Go test binary's test functions
 	// (tracer.GoTestFuncs); nil: unknown.
 	Funcs func(tgid uint32) ([]gobin.TestFunc, error)
+	// Mounts counts the tree's calls that change mounts
+	// (tracer.MountCalls); nil: unknown, never the count of a record.
+	Mounts func() uint32
 	// Root, when set, is a path of writewatch's to the root COMMAND's
 	// paths start from (a sandbox's, sandbox.Sandbox.Root): every path
 	// asked about is COMMAND's, looked up under Root.
@@ -70,6 +73,27 @@ func (l Live) Lstat(path string) (File, error) {
 		return File{}, &fs.PathError{Op: "lstat", Path: path, Err: err}
 	}
 	return fileOf(&st), nil
+}
+
+// Filesystem statfs and stats path.
+func (l Live) Filesystem(path string) (FS, error) {
+	var sf unix.Statfs_t
+	var st unix.Stat_t
+	if err := unix.Statfs(l.Root+path, &sf); err != nil {
+		return FS{}, &fs.PathError{Op: "statfs", Path: path, Err: err}
+	}
+	if err := unix.Stat(l.Root+path, &st); err != nil {
+		return FS{}, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	return FS{Type: int64(sf.Type), Dev: st.Dev}, nil
+}
+
+// MountCalls asks Mounts.
+func (l Live) MountCalls() uint32 {
+	if l.Mounts == nil {
+		return ^uint32(0)
+	}
+	return l.Mounts()
 }
 
 func fileOf(st *unix.Stat_t) File {

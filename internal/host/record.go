@@ -82,6 +82,20 @@ func (r *Recorder) OtherNames(dev, ino uint64, known string, want int, roots []s
 	return names
 }
 
+// Filesystem answers and keeps the answer.
+func (r *Recorder) Filesystem(path string) (FS, error) {
+	f, err := r.Host.Filesystem(path)
+	r.keep("filesystem "+path, fsAnswer{FS: f, Err: errText(err)})
+	return f, err
+}
+
+// MountCalls answers and keeps the answer.
+func (r *Recorder) MountCalls() uint32 {
+	n := r.Host.MountCalls()
+	r.keep("mount calls", n)
+	return n
+}
+
 // ParentOf answers and keeps the answer.
 func (r *Recorder) ParentOf(pid int32) (int32, error) {
 	ppid, err := r.Host.ParentOf(pid)
@@ -178,6 +192,22 @@ func (r *Replay) OtherNames(dev, ino uint64, known string, want int, roots []str
 	return names
 }
 
+// Filesystem answers as recorded; unrecorded, no such file.
+func (r *Replay) Filesystem(path string) (FS, error) {
+	var a fsAnswer
+	if !r.answer("filesystem "+path, &a) {
+		return FS{}, &fs.PathError{Op: "statfs", Path: path, Err: syscall.ENOENT}
+	}
+	return a.FS, errOf(a.Err)
+}
+
+// MountCalls answers as recorded; unrecorded, unknown.
+func (r *Replay) MountCalls() uint32 {
+	n := ^uint32(0)
+	r.answer("mount calls", &n)
+	return n
+}
+
 // ParentOf answers as recorded; unrecorded, no such process.
 func (r *Replay) ParentOf(pid int32) (int32, error) {
 	var a parentAnswer
@@ -218,6 +248,11 @@ type walkAnswer struct {
 type fileAnswer struct {
 	File File   `json:"file"`
 	Err  string `json:"err,omitempty"`
+}
+
+type fsAnswer struct {
+	FS  FS     `json:"fs"`
+	Err string `json:"err,omitempty"`
 }
 
 type parentAnswer struct {

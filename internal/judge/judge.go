@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/pathwalk"
 	"github.com/writewatch/writewatch/internal/severity"
+	"github.com/writewatch/writewatch/report"
 	"github.com/writewatch/writewatch/tracer"
 	"golang.org/x/sys/unix"
 )
@@ -45,7 +47,15 @@ type Verdict struct {
 	// refusedAllowed marks a write the allowlist allows but enforcement
 	// refused: an entry the kernel cannot express exactly.
 	refusedAllowed bool
+	// device is the block device the write opened for writing
+	// ("major:minor"), or report.BlockDeviceNode for a node of one it
+	// made (see blockDevice); "" otherwise.
+	device string
 }
+
+// BlockDevice is the report's BlockDevice of the path: see
+// report.Violation.
+func (v *Verdict) BlockDevice() string { return v.device }
 
 // DeniedBy names the deny entry that made the path a violation; ""
 // when none did.
@@ -129,14 +139,18 @@ func (j *Judge) Record(ev *tracer.Event) []Verdict {
 	if j.refusedByName(ev) {
 		ev.Action |= tracer.ActionBlocked
 	}
+	device := blockDevice(ev)
 	refusedAllowed := ev.Action != 0
 	for i := 0; refusedAllowed && i < len(j.paths); i++ {
-		if ok, _ := j.allow.Match(j.paths[i].Path); !ok || j.paths[i].Truncated {
+		if ok, _ := j.match(j.paths[i].Path, device); !ok || j.paths[i].Truncated {
 			refusedAllowed = false
 		}
 	}
 	for i, v := range j.paths {
-		allowed, entry := j.allow.Match(v.Path)
+		allowed, entry := j.match(v.Path, device)
+		if device != "" && !allowed {
+			v.device = device
+		}
 		// A cut path cannot be judged for sure: report it rather than
 		// let it pass.
 		if allowed && !v.Truncated && !refusedAllowed {
@@ -183,6 +197,34 @@ func (j *Judge) movedBelow(ev *tracer.Event, i int, allowedBy *allowlist.Entry) 
 		return nil
 	}
 	return d
+}
+
+// match is the allowlist's verdict on path, written by a record that
+// writes a block device (blockDevice) when device is not "": its node's
+// path allows that only when an allow entry names that path itself, as
+// a block device is every file on it.
+func (j *Judge) match(path, device string) (bool, *allowlist.Entry) {
+	allowed, entry := j.allow.Match(path)
+	if allowed && device != "" && !j.allow.Names(path) {
+		return false, nil
+	}
+	return allowed, entry
+}
+
+// blockDevice says whether the record writes a block device through
+// its node: an open that opened one for writing (the kernel sends its
+// number, tracer.Event.Device, only when the allowlist does not name the
+// node), as "major:minor", or a mknod of a block device's node
+// (report.BlockDeviceNode). "" for any other record.
+func blockDevice(ev *tracer.Event) string {
+	switch {
+	case ev.Device != 0 && ev.Op.Opens():
+		// The kernel's dev_t: major << 20 | minor.
+		return strconv.FormatUint(uint64(ev.Device>>20), 10) + ":" + strconv.FormatUint(uint64(ev.Device&(1<<20-1)), 10)
+	case ev.Op == ops.Mknod && ev.Mode&unix.S_IFMT == unix.S_IFBLK:
+		return report.BlockDeviceNode
+	}
+	return ""
 }
 
 // refusedByName reports whether Landlock refused a call that follows a
@@ -467,6 +509,38 @@ func (t Verdict) resolved(h host.Host, last pathwalk.Last) Verdict {
 	return t
 }
 
+// Landing is the entry v, one of the paths of write record ev, names for
+// the process that wrote, whose root writewatch reaches at root
+// (/proc/PID/root): the path as the process passed it, from its start
+// directory (which the kernel walked up to that root), its directories
+// resolved under root. ok is false when it cannot be told: a cut path,
+// one not found.
+func (j *Judge) Landing(ev *tracer.Event, v *Verdict, root string) (entry string, ok bool) {
+	ps, ds := tracer.SlotPath, tracer.SlotDir
+	// The second of two paths is in the record's second slots.
+	if p := ev.Op.Paths(); len(p) == 2 && p[1].Role == v.Role {
+		ps, ds = tracer.SlotPath2, tracer.SlotDir2
+	}
+	// Built apart: the verdicts' strings are views of the judge's
+	// scratch space, which target would reuse.
+	path := string(slotView(ev, ps))
+	if ev.Truncated(ps) || path == "" {
+		return "", false
+	}
+	o := pathwalk.Options{Root: root, Last: pathwalk.Entry}
+	if !strings.HasPrefix(path, "/") {
+		if !ev.Has(ds) || ev.Truncated(ds) {
+			return "", false
+		}
+		o.Dir = root + string(ev.AppendDir(nil, ds))
+	}
+	w := j.host.Resolve(path, o)
+	if w.Err != nil && !errors.Is(w.Err, fs.ErrNotExist) {
+		return "", false
+	}
+	return w.Path, true
+}
+
 // OpenFlags names the flags of an open that make it a write.
 func OpenFlags(flags uint32) string {
 	var parts []string
@@ -521,7 +595,8 @@ func slotView(ev *tracer.Event, s tracer.Slot) string {
 // Occurrence is what record ev tells of v's path for its severity; who
 // names the writer (report.Who.Key).
 func (v *Verdict) Occurrence(ev *tracer.Event, who string) severity.Occurrence {
-	o := severity.Occurrence{Op: ev.Op, Role: v.Role, Path: v.Path, Who: who, Created: ev.Created, Flags: ev.Flags}
+	o := severity.Occurrence{Op: ev.Op, Role: v.Role, Path: v.Path, Who: who, Created: ev.Created, Flags: ev.Flags,
+		Device: v.device != "" && v.device != report.BlockDeviceNode}
 	// What the call found: a rename's of its target (not of the name
 	// it moved away), a metadata change's of its file.
 	if ev.Op.Path(v.Role).Effect != ops.MovesAway {

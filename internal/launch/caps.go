@@ -62,7 +62,8 @@ func CacheKernelVersion() {
 
 // startWithoutCapabilities starts cmd from a thread whose inheritable
 // and ambient capability sets are empty, so that the process it execs
-// gets no capability from writewatch.
+// gets no capability from writewatch, and whose bounding set lacks
+// CAP_SYS_PTRACE (see unreachable).
 //
 // Across exec the kernel keeps the inheritable set, and the ambient set
 // (a subset of it) becomes the new program's permitted and effective
@@ -80,6 +81,10 @@ func startWithoutCapabilities(cmd *exec.Cmd, thread func(func())) error {
 	errc := make(chan error, 1)
 	start := func() {
 		if err := dropInheritable(); err != nil {
+			errc <- err
+			return
+		}
+		if err := unreachable(); err != nil {
 			errc <- err
 			return
 		}
@@ -114,6 +119,37 @@ func dropInheritable() error {
 	data[0].Inheritable, data[1].Inheritable = 0, 0
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("clear inheritable capabilities: %w", err)
+	}
+	return nil
+}
+
+// unreachable keeps COMMAND's tree from taking writewatch over: a
+// process that attaches to writewatch with ptrace, or writes into its
+// memory (/proc/PID/mem, process_vm_writev), can make it exit with 0
+// before it reports, or report nothing. The kernel allows either to a
+// process of the same user when writewatch is dumpable, and to one
+// that holds CAP_SYS_PTRACE in any case: so writewatch makes itself not
+// dumpable, and COMMAND starts without CAP_SYS_PTRACE in its bounding
+// set, so that no exec in its tree (root's, a set-user-ID program's,
+// file capabilities) gives it back. Under sudo COMMAND runs as the
+// invoking user, who could not reach root's writewatch anyway; this is
+// for COMMAND run as root (writewatch without sudo, --as-root).
+//
+// Not dumpable, writewatch's /proc/PID/* (but for what ps reads) is
+// root's, and it writes no core dump. Without CAP_SYS_PTRACE, COMMAND
+// still traces its own processes (of its user and dumpable), as
+// Docker's default capabilities allow; it cannot trace or read the
+// memory, environment and descriptors of other users' processes, nor
+// of processes that are not dumpable. The bounding set belongs to the
+// thread that starts COMMAND, which ends with it; dropping from it
+// needs CAP_SETPCAP, which a writewatch given only CAP_BPF and
+// CAP_PERFMON lacks (EPERM): its COMMAND has no capability to drop.
+func unreachable() error {
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fmt.Errorf("make writewatch not dumpable: %w", err)
+	}
+	if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0); err != nil && !errors.Is(err, unix.EPERM) {
+		return fmt.Errorf("drop CAP_SYS_PTRACE from COMMAND's bounding set: %w", err)
 	}
 	return nil
 }

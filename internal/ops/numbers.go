@@ -14,7 +14,7 @@ import "fmt"
 // it or reach a file through a namespace of its own (socket, socketpair,
 // pidfd_getfd, seccomp, unshare, setns), and those with which a
 // privileged process changes where paths lead or gets a file by no path
-// (mount, move_mount, open_tree, open_tree_attr, fsmount, mount_setattr,
+// (mount, umount2, move_mount, open_tree, open_tree_attr, fsmount, mount_setattr,
 // pivot_root, chroot, open_by_handle_at) or makes the kernel write one
 // (acct): lib/contents.h. bpf/ops.h
 // defines them as NR_<name> for the architecture it is built for; a test
@@ -42,7 +42,7 @@ var numbers = map[string]map[string]uint32{
 		"io_uring_setup": 425, "io_uring_enter": 426, "ptrace": 101, "mmap": 9, "io_submit": 209, "fanotify_init": 300,
 		"process_vm_writev": 311,
 		"socket":            41, "socketpair": 53, "pidfd_getfd": 438, "seccomp": 317, "unshare": 272, "setns": 308,
-		"mount": 165, "move_mount": 429, "open_tree": 428, "open_tree_attr": 467, "fsmount": 432, "mount_setattr": 442,
+		"mount": 165, "umount2": 166, "move_mount": 429, "open_tree": 428, "open_tree_attr": 467, "fsmount": 432, "mount_setattr": 442,
 		"pivot_root": 155, "chroot": 161, "open_by_handle_at": 304, "acct": 163,
 	},
 	// include/uapi/asm-generic/unistd.h
@@ -57,7 +57,7 @@ var numbers = map[string]map[string]uint32{
 		"io_uring_setup": 425, "io_uring_enter": 426, "ptrace": 117, "mmap": 222, "io_submit": 2, "fanotify_init": 262,
 		"process_vm_writev": 271,
 		"socket":            198, "socketpair": 199, "pidfd_getfd": 438, "seccomp": 277, "unshare": 97, "setns": 268,
-		"mount": 40, "move_mount": 429, "open_tree": 428, "open_tree_attr": 467, "fsmount": 432, "mount_setattr": 442,
+		"mount": 40, "umount2": 39, "move_mount": 429, "open_tree": 428, "open_tree_attr": 467, "fsmount": 432, "mount_setattr": 442,
 		"pivot_root": 41, "chroot": 51, "open_by_handle_at": 265, "acct": 89,
 	},
 }

@@ -31,7 +31,7 @@ func TestNumbersAMD64(t *testing.T) {
 		"process_vm_writev": unix.SYS_PROCESS_VM_WRITEV,
 		"socket":            unix.SYS_SOCKET, "socketpair": unix.SYS_SOCKETPAIR, "pidfd_getfd": unix.SYS_PIDFD_GETFD, "seccomp": unix.SYS_SECCOMP,
 		"unshare": unix.SYS_UNSHARE, "setns": unix.SYS_SETNS,
-		"mount": unix.SYS_MOUNT, "move_mount": unix.SYS_MOVE_MOUNT, "open_tree": unix.SYS_OPEN_TREE,
+		"mount": unix.SYS_MOUNT, "umount2": unix.SYS_UMOUNT2, "move_mount": unix.SYS_MOVE_MOUNT, "open_tree": unix.SYS_OPEN_TREE,
 		"open_tree_attr": unix.SYS_OPEN_TREE_ATTR, "fsmount": unix.SYS_FSMOUNT, "mount_setattr": unix.SYS_MOUNT_SETATTR,
 		"pivot_root": unix.SYS_PIVOT_ROOT, "chroot": unix.SYS_CHROOT, "open_by_handle_at": unix.SYS_OPEN_BY_HANDLE_AT,
 		"acct": unix.SYS_ACCT,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/tracer"
+	"golang.org/x/sys/unix"
 )
 
 // landlockTier: COMMAND runs under a Landlock ruleset built from the
@@ -37,12 +38,13 @@ func (landlockTier) Probe(s *Support) (string, error) {
 func (landlockTier) Kernel(o *tracer.EnforceOptions) { o.NoIOURing = true }
 
 // Launch is the ruleset of the plan: every write right on each grant,
-// those that apply to a file on a file.
+// those that apply to a file on a file, but for making a block device's
+// node, which no grant has: through one, the device is written.
 func (landlockTier) Launch(e *Enforcement) *launch.Landlock {
 	rights := launch.LandlockWriteRights(e.Support.LandlockABI)
 	l := &launch.Landlock{Handled: rights, Rules: make([]launch.LandlockRule, 0, len(e.Plan.Grants))}
 	for _, g := range e.Plan.Grants {
-		access := rights
+		access := rights &^ unix.LANDLOCK_ACCESS_FS_MAKE_BLOCK
 		if !g.Dir {
 			access &= launch.LandlockFileRights
 		}

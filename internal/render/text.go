@@ -372,6 +372,13 @@ func (t *textWriter) opText(v *report.Violation) string {
 	if role := roleText(v); role != "" {
 		op += " (" + role + ")"
 	}
+	switch v.BlockDevice {
+	case "":
+	case report.BlockDeviceNode:
+		op += " (a block device's node)"
+	default:
+		op += " (block device " + displayText(v.BlockDevice) + ": every file on it)"
+	}
 	if v.AllFailed() {
 		op += " (failed: " + displayText(v.Errno) + ")"
 	}

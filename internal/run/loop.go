@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/writewatch/writewatch/internal/launch"
 	"github.com/writewatch/writewatch/internal/metaguard"
+	"github.com/writewatch/writewatch/internal/mountinfo"
 	"github.com/writewatch/writewatch/internal/phases"
 	"github.com/writewatch/writewatch/internal/runners"
 	"github.com/writewatch/writewatch/internal/sandbox"
@@ -76,6 +78,32 @@ func (r *runner) startWatch() func() {
 		r.events = stream.New(&stream.Tracer{Tracer: r.tr})
 	}
 	return func() { os.RemoveAll(private) } // "" removes nothing
+}
+
+// mountsAtStart tells the kernel the mounts of COMMAND's mount
+// namespace (writewatch's) as the run begins (tracer.MountsAtStart), and
+// returns their devices, for the session (session.Config.StartDevs).
+// When they cannot be read, every mount counts as made during the run
+// once the tree has mounted anything: paths through them are doubted,
+// never trusted; and no filesystem is the tree's own.
+func (r *runner) mountsAtStart() []uint64 {
+	defer phases.Start("mounts at start")()
+	mounts, err := mountinfo.Read()
+	if err != nil {
+		return nil
+	}
+	start := make([]tracer.StartMount, len(mounts))
+	var devs []uint64
+	for i, m := range mounts {
+		start[i] = tracer.StartMount{ID: m.ID, Dev: m.Dev}
+		if !slices.Contains(devs, m.Dev) {
+			devs = append(devs, m.Dev)
+		}
+	}
+	if r.tr.MountsAtStart(start) != nil {
+		return nil // a mount it could not note is doubted, as above
+	}
+	return devs
 }
 
 // tell hands the session an item of the run's own, stamped now; before

@@ -113,7 +113,10 @@ func Run(cfg Config) (*report.Report, error) {
 		cfg.Live = new(live.Counters)
 	}
 	r := &runner{cfg: cfg, tr: tr}
-	sc, h := sessionConfig(cfg, goflags, tr), host.Live{Source: tr.GoTestSource, Funcs: tr.GoTestFuncs}
+	sc, h := sessionConfig(cfg, goflags, tr), host.Live{Source: tr.GoTestSource, Funcs: tr.GoTestFuncs, Mounts: tr.MountCalls}
+	if !cfg.Sandbox {
+		sc.StartDevs = r.mountsAtStart()
+	}
 	if cfg.Sandbox {
 		if r.sb, err = startSandbox(cfg); err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package session
 
 import (
 	"bytes"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,35 +110,110 @@ func (s *Session) write(ev *tracer.Event) {
 	s.live.AddEvent()
 	s.refused.Count(ev.Action)
 	verdicts := s.judge.Record(ev)
+	private := false
+	if ev.OwnView && len(verdicts) > 0 {
+		verdicts, private = s.ownView(ev, verdicts)
+	}
 	if ev.Paused && s.cfg.Resume != nil { // the judge followed its path: the process may change it now
 		s.cfg.Resume(ev)
 	}
 	if s.cfg.Sandbox == nil { // a sandbox's overlays hold every change there
 		s.unsettled(ev, len(verdicts))
 	}
+	if ev.Rewritten {
+		s.ledger.Add("a path was rewritten in its process's memory while the call that named it ran (another thread of the process can do that): the record may not name the file the call changed")
+	}
 	s.report(ev, verdicts)
 	s.kill(ev, verdicts)
-	if s.cfg.Witness || s.cfg.Sandbox != nil {
+	// A write found to land on the tree's own filesystem explains no
+	// change on disk: should the witness see one, it was elsewhere.
+	if (s.cfg.Witness || s.cfg.Sandbox != nil) && !private {
 		s.found(s.checker.Record(ev))
 	}
 }
 
-// unsettled takes a write record made while a mount may have led paths
-// elsewhere and contents were not watched yet (tracer.Event.Unwatched:
-// in a mount namespace of the tree's own, while a privileged process
-// changed mounts or its root, or of a file whose mount is another
-// namespace's), or a write through a shared mapping or Linux AIO, which
-// the witness never sees, once the tree's view of paths may differ from
-// writewatch's: one the judge found allowed makes the run incomplete,
-// since its path may have led to another file (those the kernel found
-// allowed are counted: tracer.Stats.UnwatchedAllowed).
+// ownView drops, of the verdicts of a write by name made in a mount
+// namespace of the tree's own where a mount was made
+// (tracer.Event.OwnView), those whose path lands, for the process, on a
+// filesystem in memory that no mount held when the run began (tmpfs,
+// ramfs): the test's own, a fake home, not the user's, whatever the
+// path's name for writewatch. The kernel paused the process until now,
+// so its root (/proc/PID/root) is the one the write went through; and
+// when the tree's count of mount calls has not moved since the write, no
+// mount of the tree's moved meanwhile. Anything that cannot be told
+// keeps the verdicts. private says some were dropped.
+func (s *Session) ownView(ev *tracer.Event, verdicts []judge.Verdict) ([]judge.Verdict, bool) {
+	if !ev.Paused || ev.NSTGID == 0 {
+		return verdicts, false
+	}
+	root := "/proc/" + strconv.FormatUint(uint64(ev.NSTGID), 10) + "/root"
+	drop := make([]bool, len(verdicts))
+	some := false
+	for i := range verdicts {
+		drop[i] = s.landsPrivate(ev, &verdicts[i], root)
+		some = some || drop[i]
+	}
+	if !some || s.host.MountCalls() != ev.MountCalls {
+		return verdicts, false
+	}
+	kept := verdicts[:0]
+	for i, v := range verdicts {
+		if !drop[i] {
+			kept = append(kept, v)
+		}
+	}
+	return kept, true
+}
+
+// Filesystems in memory (statfs's f_type): whatever is on one that no
+// mount held at the start was made during the run.
+const (
+	tmpfsMagic = 0x01021994
+	ramfsMagic = 0x858458f6
+)
+
+// landsPrivate says whether verdict v of write ev lands, for the writer
+// whose root is root, in a directory of a filesystem in memory that no
+// mount held at the start; and, for a change of the entry itself (a
+// truncate, a metadata change), whether the entry is on one too.
+func (s *Session) landsPrivate(ev *tracer.Event, v *judge.Verdict, root string) bool {
+	if s.cfg.StartDevs == nil { // not known: no filesystem is the tree's own
+		return false
+	}
+	entry, ok := s.judge.Landing(ev, v, root)
+	if !ok {
+		return false
+	}
+	paths := []string{filepath.Dir(entry)}
+	if ev.Op.Path(v.Role).Effect == ops.Changes {
+		paths = append(paths, entry)
+	}
+	for _, p := range paths {
+		f, err := s.host.Filesystem(p)
+		if err != nil || (f.Type != tmpfsMagic && f.Type != ramfsMagic) || slices.Contains(s.cfg.StartDevs, f.Dev) {
+			return false
+		}
+	}
+	return true
+}
+
+// unsettled takes a write record whose path may lead elsewhere for the
+// tree than for writewatch, with no event of the witness's to tell
+// (tracer.Event.Unwatched: an open of a file reached through a mount
+// made during the run, of a namespace the tree did not make, or from a
+// chroot, while contents were not watched yet; a truncate by name while
+// a privileged process changed mounts; a write through a shared mapping
+// or Linux AIO of such a file, which the witness never sees): one the
+// judge found allowed makes the run incomplete, since its path may have
+// led to another file (those the kernel found allowed are counted:
+// tracer.Stats.UnwatchedAllowed).
 func (s *Session) unsettled(ev *tracer.Event, violations int) {
 	switch {
 	case !ev.Unwatched || violations > 0:
 	case ev.Op.Unnotified():
-		s.ledger.Add("a file was written through a shared mapping or Linux AIO where its path seemed allowed, while a mount or change of root of the tree's, or another mount namespace, could lead that path elsewhere: the filesystem witness does not see such writes")
+		s.ledger.Add("a file was written through a shared mapping or Linux AIO where its path seemed allowed, through a mount made during the run, a mount namespace the tree did not make, or a change of root, which could lead that path elsewhere: the filesystem witness does not see such writes")
 	default:
-		s.ledger.Add("a file was opened for writing where its path seemed allowed, while a mount of the tree's own, a change of root or another mount namespace could lead that path elsewhere, " +
+		s.ledger.Add("a file was opened for writing where its path seemed allowed, through a mount made during the run, a mount namespace the tree did not make, or a change of root, which could lead that path elsewhere, " +
 			"before the filesystem witness watched the contents of files")
 	}
 }
@@ -204,6 +280,7 @@ func (s *Session) violation(ev *tracer.Event, v *judge.Verdict) report.Violation
 		Exe:           p.Exe,
 		DeniedBy:      v.DeniedBy(),
 		NotEnforced:   v.NotEnforced(),
+		BlockDevice:   v.BlockDevice(),
 		SeenBy:        []string{report.SeenBySyscall},
 	}
 	if ev.Op.Opens() {

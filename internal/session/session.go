@@ -62,6 +62,10 @@ type Config struct {
 	InitialPIDNS bool `json:"initial_pid_ns,omitempty"`
 	// Self is writewatch's own pid.
 	Self int32 `json:"self,omitempty"`
+	// StartDevs are the devices of the filesystems mounted in COMMAND's
+	// mount namespace as the run began (st_dev): a filesystem in memory
+	// of another device was made during the run (see ownView).
+	StartDevs []uint64 `json:"start_devs,omitempty"`
 	// Roots are where the other names of a file linked from a held
 	// descriptor are looked for: the project, the home directory.
 	Roots []string `json:"-"`

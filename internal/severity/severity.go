@@ -5,7 +5,8 @@
 //   - data-loss: a file or directory that was there before the run was
 //     truncated, overwritten, appended to, removed, renamed, renamed over,
 //     or had its extended attributes changed, or its mode, owner or
-//     modification time changed and not set back by the end;
+//     modification time changed and not set back by the end; a block
+//     device was opened for writing (what is on it was there);
 //   - left-behind: the run created it, and it is still there at the end;
 //   - transient: the run created it, and it was gone by the end; or it
 //     changed the mode, owner or modification time of what was there,
@@ -70,6 +71,10 @@ type Occurrence struct {
 	// kernel said: a rename's target (its new role), a chmod's, chown's
 	// or utimes' file.
 	Prior tracer.Prior
+	// Device: an open that succeeded opened a block device for writing,
+	// which writes what is on the device, there before the run, whatever
+	// its node is.
+	Device bool
 }
 
 // seen is what the occurrences of one violation group did, as bits.
@@ -214,6 +219,12 @@ func (st *pathState) observe(o *Occurrence) seen {
 			}
 		}
 		return failed
+	}
+	if o.Device {
+		if st.origin == unknown {
+			st.origin = preRun
+		}
+		return original
 	}
 	switch e := effectOf(o); e {
 	case ops.Creates, ops.MovesOnto:

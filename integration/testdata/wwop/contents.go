@@ -24,9 +24,18 @@ func init() {
 		"recvfd-write":  recvFDWrite,
 		"getfd-write":   getFDWrite,
 		"clone-ns-bind": cloneNSBind,
-		"bind-write":    bindWrite,
-		"bind-race":     bindRace,
-		"append-retry":  appendRetry,
+		// mount-tmpfs DIR: a tmpfs on DIR, with the mount call alone (no mount(8)).
+		"mount-tmpfs": func(a []string) error { return unix.Mount("tmpfs", a[0], "tmpfs", 0, "") },
+		// umount DIR: what is mounted on DIR detached, with the call alone.
+		"umount": func(a []string) error { return unix.Unmount(a[0], unix.MNT_DETACH) },
+		// bind-mount DIR MNT: DIR bind-mounted on MNT, with the mount call alone.
+		"bind-mount": func(a []string) error { return unix.Mount(a[0], a[1], "", unix.MS_BIND, "") },
+		"clone-ns-write": func(a []string) error {
+			return cloneNS(nil, filepath.Dir(a[0]), filepath.Base(a[0]))
+		},
+		"bind-write":   bindWrite,
+		"bind-race":    bindRace,
+		"append-retry": appendRetry,
 	} {
 		edgeOps[name] = op
 	}
@@ -102,11 +111,17 @@ func cloneNSBind(a []string) error {
 	if err != nil {
 		return err
 	}
-	mnt, err := unix.BytePtrFromString(a[1])
+	return cloneNS(dir, a[1], a[2])
+}
+
+// cloneNS is cloneNSBind, with dir (nil: nothing is mounted, and
+// clone-ns-write PATH opens PATH, creating it, as its first call).
+func cloneNS(dir *byte, mntDir, name string) error {
+	mnt, err := unix.BytePtrFromString(mntDir)
 	if err != nil {
 		return err
 	}
-	path, err := unix.BytePtrFromString(filepath.Join(a[1], a[2]))
+	path, err := unix.BytePtrFromString(filepath.Join(mntDir, name))
 	if err != nil {
 		return err
 	}
@@ -171,12 +186,14 @@ func cloneAndWrite(dir, mnt, path, line *byte, n uintptr, status int, failed *[2
 		return pid, errno
 	}
 	var step byte = 1
-	_, _, errno = syscall.RawSyscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(dir)), uintptr(unsafe.Pointer(mnt)), 0, unix.MS_BIND|unix.MS_REC, 0, 0)
+	if dir != nil {
+		_, _, errno = syscall.RawSyscall6(unix.SYS_MOUNT, uintptr(unsafe.Pointer(dir)), uintptr(unsafe.Pointer(mnt)), 0, unix.MS_BIND|unix.MS_REC, 0, 0)
+	}
 	if errno == 0 {
 		step = 2
 		cwd := unix.AT_FDCWD
 		var fd uintptr
-		fd, _, errno = syscall.RawSyscall6(unix.SYS_OPENAT, uintptr(cwd), uintptr(unsafe.Pointer(path)), unix.O_WRONLY|unix.O_APPEND|unix.O_CLOEXEC, 0, 0, 0)
+		fd, _, errno = syscall.RawSyscall6(unix.SYS_OPENAT, uintptr(cwd), uintptr(unsafe.Pointer(path)), unix.O_WRONLY|unix.O_CREAT|unix.O_APPEND|unix.O_CLOEXEC, 0o644, 0, 0)
 		if errno == 0 {
 			step = 3
 			_, _, errno = syscall.RawSyscall(unix.SYS_WRITE, fd, uintptr(unsafe.Pointer(line)), n)

@@ -41,7 +41,10 @@ type Run struct {
 	// Config is the session's; a test may change it before Report.
 	Config session.Config
 	// End is what Report ends the run with (its Finished is set then).
-	End    session.End
+	End session.End
+	// Host answers the session's questions; nil: this machine
+	// (host.Live, with the test functions GoFuncs gave).
+	Host   host.Host
 	items  []session.Item
 	config string                      // the project's config, as New was given it
 	funcs  map[uint32][]gobin.TestFunc // GoFuncs
@@ -233,6 +236,29 @@ func Killed() Option {
 	}
 }
 
+// Mode is a call's mode: mknod's file type and permissions, say.
+func Mode(m uint32) Option { return func(ev *tracer.Event) { ev.Mode = m } }
+
+// Device marks an open of a block device for writing, device dev (the
+// kernel's dev_t, major << 20 | minor), whose node the allowlist does
+// not name: tracer.Event.Device.
+func Device(dev uint32) Option { return func(ev *tracer.Event) { ev.Device = dev } }
+
+// OwnView marks a write by name of a process in a mount namespace of
+// the tree's own where a mount was made, paused as the kernel pauses it,
+// with the tree's count of mount calls then (tracer.Event.OwnView); nstgid
+// is the process whose root (/proc/NSTGID/root) the path is followed
+// through.
+func OwnView(nstgid, mountCalls uint32) Option {
+	return func(ev *tracer.Event) {
+		ev.OwnView, ev.Paused, ev.NSTGID, ev.MountCalls = true, true, nstgid, mountCalls
+	}
+}
+
+// Rewritten marks a write by name whose name changed in its process's
+// memory while the call ran (tracer.Event.Rewritten).
+func Rewritten() Option { return func(ev *tracer.Event) { ev.Rewritten = true } }
+
 // InTest marks the write as made by a goroutine of Go test token's.
 func InTest(token uint64) Option {
 	return func(ev *tracer.Event) { ev.Test, ev.Go = token, tracer.GoProc|tracer.GoG|tracer.GoTest }
@@ -375,12 +401,15 @@ func (r *Run) Items() []session.Item { return r.items }
 // its exit code the verdict's.
 func (r *Run) Report() *report.Report {
 	r.t.Helper()
-	h := host.Live{Funcs: func(tgid uint32) ([]gobin.TestFunc, error) {
+	var h host.Host = host.Live{Funcs: func(tgid uint32) ([]gobin.TestFunc, error) {
 		if f, ok := r.funcs[tgid]; ok {
 			return f, nil
 		}
 		return nil, errors.New("no test functions given (GoFuncs)")
 	}}
+	if r.Host != nil {
+		h = r.Host
+	}
 	s, err := session.New(r.Config, h)
 	if err != nil {
 		r.t.Fatal(err)
