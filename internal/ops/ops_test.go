@@ -278,9 +278,9 @@ var handWritten = []string{
 	"bpf/lib/pause.h: UTIMES",
 	// How the summary names each role (TestRoleText in internal/render
 	// keeps it in step with the table's roles).
-	"internal/render/text.go: Rename",
-	"internal/render/text.go: Link",
-	"internal/render/text.go: Symlink",
+	"internal/render/words.go: Rename",
+	"internal/render/words.go: Link",
+	"internal/render/words.go: Symlink",
 	// A block device's node is made by mknod alone, told by its mode
 	// (the LSM tier's path_mknod sees the mode, not the operation).
 	"bpf/lib/write.h: MKNOD",
