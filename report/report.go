@@ -293,6 +293,23 @@ type SandboxInfo struct {
 	Withheld []string `json:"withheld,omitempty"`
 }
 
+// Holds says whether the sandbox held path's changes, and where: the
+// deepest of its places (Overlaid, Real) that path lies in, and whether
+// that place is an overlay, whose upper layer kept every change there
+// from the real file. A path on a place bound through (a special
+// filesystem, an allowed directory) is written for real.
+func (s *SandboxInfo) Holds(path string) (place string, overlaid bool) {
+	best := -1
+	for i, places := range [][]string{s.Overlaid, s.Real} {
+		for _, p := range places {
+			if (path == p || p == "/" || strings.HasPrefix(path, p+"/")) && len(p) > best {
+				best, place, overlaid = len(p), p, i == 0
+			}
+		}
+	}
+	return place, overlaid
+}
+
 // FailedCalls is how many of v's calls failed (Failed; in a report
 // written before Failed existed, Count when Errno is set).
 func (v *Violation) FailedCalls() int {

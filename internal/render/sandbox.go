@@ -17,7 +17,17 @@ func (t *textWriter) sandboxed(r *report.Report) {
 	if r.Sandbox == nil {
 		return
 	}
-	if len(r.Violations) > 0 {
+	landed := 0
+	for i := range r.Violations {
+		if t.landed(&r.Violations[i]) != "" {
+			landed++
+		}
+	}
+	switch {
+	case landed > 0:
+		t.line(t.paint(ansiBold+ansiRed, fmt.Sprintf("writewatch: sandboxed, but %s reached the real files, where the sandbox binds them through (a special filesystem, an allowed directory); below, what did and what would have changed",
+			plural(landed, "write", "writes"))))
+	case len(r.Violations) > 0:
 		t.line(t.paint(ansiBold, "writewatch: sandboxed: none of it reached the real files; below, what would have changed"))
 	}
 	for _, w := range r.Sandbox.Withheld {
@@ -29,6 +39,21 @@ func (t *textWriter) sandboxed(r *report.Report) {
 	for _, u := range r.Sandbox.Unapplied {
 		t.line(t.paint(ansiYellow, "writewatch: warning: an allowed change in the sandbox was not made for real: "+displayText(u)))
 	}
+}
+
+// landed is the place of the sandbox's, bound through to the real
+// filesystem, where v's writes reached the real file (a special
+// filesystem such as /dev or /run, an allowed directory: v is there a
+// block device's node, say); "" when the run was not sandboxed, its
+// overlay held v's change, or every call of v failed.
+func (t *textWriter) landed(v *report.Violation) string {
+	if t.sandbox == nil || v.AllFailed() {
+		return ""
+	}
+	if place, overlaid := t.sandbox.Holds(v.Path); !overlaid {
+		return place
+	}
+	return ""
 }
 
 // change shows what a path would have become in a sandboxed run: the

@@ -49,7 +49,7 @@ func WriteText(w io.Writer, r *report.Report, opt TextOptions) error {
 	if r == nil {
 		return errors.New("report: write text: nil report")
 	}
-	t := &textWriter{color: opt.Color}
+	t := &textWriter{color: opt.Color, sandbox: r.Sandbox}
 	t.header(r)
 	t.severities(r)
 	t.sandboxed(r)
@@ -86,6 +86,9 @@ type textWriter struct {
 	buf   bytes.Buffer
 	color bool
 	prev  *report.Violation // the violation written last
+	// sandbox is how the run was sandboxed (nil: it was not), for what
+	// reached the real files all the same (landed).
+	sandbox *report.SandboxInfo
 }
 
 func (t *textWriter) line(parts ...string) {
@@ -316,6 +319,9 @@ func (t *textWriter) violation(v *report.Violation) {
 		t.line("  in ", whoText(v))
 	}
 	t.writtenBy(v)
+	if place := t.landed(v); place != "" {
+		t.line("  ", t.paint(ansiBold+ansiRed, "reached the real file:"), " the sandbox binds ", displayPath(place), " through")
+	}
 	t.change(v)
 }
 

@@ -202,6 +202,7 @@ var Cases = []Case{
 	{"witnessed", Witnessed},
 	{"crosstest", CrossTest},
 	{"sandboxed", Sandboxed},
+	{"sandbox-landed", SandboxLanded},
 	{"baseline", Baselined},
 	{"killed", Killed},
 }
@@ -377,6 +378,20 @@ func Sandboxed() *report.Report {
 	r.Violations = []report.Violation{cfg, gone, unnamed, litter}
 	r.Sandbox = &report.SandboxInfo{Overlaid: []string{"/", "/home"}, Real: []string{"/proc", "/sys", "/dev", "/run", "/tmp", "/home/dev/proj/tests"},
 		Applied: []string{"/home/dev/proj/gen/x.out"}, Withheld: []string{"descriptor 3, /home/dev/notes.txt"}}
+	return r
+}
+
+// SandboxLanded is Sandboxed where a test also wrote a block device
+// through /dev, which the sandbox binds through: that write reached the
+// real device, and the summary must not say that none did.
+func SandboxLanded() *report.Report {
+	r := Sandboxed()
+	dev := report.Violation{Op: "open", Path: "/dev/loop0", RequestedPath: "/dev/loop0", Flags: "O_WRONLY|O_CREAT|O_TRUNC",
+		PID: PkgTest.PID, PPID: PkgTest.PPID, Comm: PkgTest.Comm, Cmdline: PkgTest.Cmdline, Chain: []report.Proc{GoTest},
+		Count: 1, First: T0.Add(3 * time.Second), Action: report.ActionReported, Severity: report.SeverityDataLoss,
+		SeenBy: []string{report.SeenBySyscall}, BlockDevice: "7:0",
+		Who: report.Who{Runner: report.RunnerGo, Package: "example.com/app", Test: "TestDisk", Phase: report.PhaseTest}}
+	r.Violations = append([]report.Violation{dev}, r.Violations...)
 	return r
 }
 

@@ -1,8 +1,6 @@
 package session
 
 import (
-	"strings"
-
 	"github.com/writewatch/writewatch/internal/ops"
 	"github.com/writewatch/writewatch/internal/witness"
 	"github.com/writewatch/writewatch/report"
@@ -29,14 +27,7 @@ type Sandboxed struct {
 // overlaid says whether path lies on one of the sandbox's overlays (its
 // deepest place is one), where the overlay holds every change.
 func (c *SandboxConfig) overlaid(path string) bool {
-	best, over := -1, false
-	for i, places := range [][]string{c.Overlaid, c.Real} {
-		for _, p := range places {
-			if (path == p || p == "/" || strings.HasPrefix(path, p+"/")) && len(p) > best {
-				best, over = len(p), i == 0
-			}
-		}
-	}
+	_, over := (&report.SandboxInfo{Overlaid: c.Overlaid, Real: c.Real}).Holds(path)
 	return over
 }
 
