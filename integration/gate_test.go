@@ -59,11 +59,16 @@ func loopDevice(t *testing.T, size int64) (img, dev string, major, minor uint32)
 	t.Helper()
 	img = filepath.Join(t.TempDir(), "disk.img")
 	must(t, os.WriteFile(img, make([]byte, size), 0o600))
-	out, err := exec.Command("losetup", "--find", "--show", img).CombinedOutput()
+	// The next free device, then attached: util-linux's losetup and
+	// busybox's (make vmtest's guests) both take these.
+	out, err := exec.Command("losetup", "-f").CombinedOutput()
+	dev = strings.TrimSpace(string(out))
+	if err == nil {
+		out, err = exec.Command("losetup", dev, img).CombinedOutput()
+	}
 	if err != nil {
 		t.Skipf("no loop device here: losetup: %v: %s", err, out)
 	}
-	dev = strings.TrimSpace(string(out))
 	t.Cleanup(func() { exec.Command("losetup", "--detach", dev).Run() })
 	var st unix.Stat_t
 	must(t, unix.Stat(dev, &st))

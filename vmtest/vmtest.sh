@@ -21,8 +21,9 @@
 #                   the tests' own timeout (-test.timeout) is a minute less
 #   VMTEST_RUN      tests to run on every kernel (default: on x86-64, the
 #                   enforcement tests, two tracing ones, Go test attribution
-#                   and the exact-verdict cases, which the filesystem witness
-#                   catches, with root's mounts while contents wait; on
+#                   the exact-verdict cases, which the filesystem witness
+#                   catches, with root's mounts while contents wait, and
+#                   a block device refused by the LSM tier; on
 #                   arm64, where TCG is slower, the part of them that the
 #                   architecture changes: run_arm64 below)
 #   VMTEST_TIER     the tier the tests force (default lsm; another one shows that the checks can fail)
@@ -49,7 +50,7 @@ die() {
 
 timeout_s=${VMTEST_TIMEOUT:-1200}
 [ "$mode" = bench ] && timeout_s=${VMTEST_TIMEOUT:-1800}
-run_amd64=${VMTEST_RUN:-'^(TestEnforce|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdict|TestContentsRoot|TestSandbox(HoldsWhatRecordsMiss|OnAnOverlayRoot)$)'}
+run_amd64=${VMTEST_RUN:-'^(TestEnforce|TestEveryOperationAndItsAllowedTwin$|TestStrayFilesFromTreeAreCaught$|TestGoTestBinaryFollowed$|TestVerdict|TestContentsRoot|TestSandbox(HoldsWhatRecordsMiss|OnAnOverlayRoot)$|TestGateBlockDevice$)'}
 # On arm64: the LSM tier refusing each kind of write and the metadata
 # guard's seccomp filter (its own syscall numbers and audit arch), every
 # operation through arm64's *at syscalls, the process tree, Go test
