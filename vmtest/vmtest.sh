@@ -20,7 +20,7 @@
 #                   4 minutes on an idle machine, more than 10 in a slow spell);
 #                   the tests' own timeout (-test.timeout) is a minute less
 #   VMTEST_RUN      tests to run on every kernel (default: on x86-64, the
-#                   enforcement tests, two tracing ones, Go test attribution
+#                   enforcement tests, two tracing ones, Go test attribution,
 #                   the exact-verdict cases, which the filesystem witness
 #                   catches, with root's mounts while contents wait, and
 #                   a block device refused by the LSM tier; on
