@@ -15,7 +15,7 @@ func TestVerdictDeepTreeInTheTempDir(t *testing.T) {
 	base, root := heldProject(t)
 	name := strings.Repeat("d", 250)
 	// 20 levels of 251 bytes: about 5000 bytes, more than the 4096 kept.
-	script := `top=$(mktemp -d) && cd "$top" && "$0" deep 20 ` + name + ` , write f.txt , mkdir sub , unlink f.txt , rmdir sub && cd / && rm -rf "$top"`
+	script := `top=$(mktemp -d) && cd "$top" && "$0" deep 20 ` + name + ` , write f.txt , mkdir sub , unlink f.txt , rmdir sub , undeep 20 ` + name + ` && cd / && rmdir "$top"`
 	res := wwEnv(t, root, []string{"TMPDIR=" + base}, nil, "sh", "-c", script, opBin)
 	if res.code != 0 || len(res.rep.Violations) != 0 {
 		t.Errorf("exit %d, violations %v, want 0 and none\n%s", res.code, keys(res.rep), res.stderr)

@@ -6,7 +6,8 @@
 // Operations: write PATH, read PATH, creat PATH, trunc PATH, append PATH,
 // rename OLD NEW, unlink PATH, rmdir PATH, mkdir PATH, symlink TARGET NEW,
 // link OLD NEW, mknod PATH, truncate PATH, openat DIR REL (relative to an
-// fd of DIR), chdir DIR, deep N NAME (mkdir and enter NAME N times),
+// fd of DIR), chdir DIR, deep N NAME (mkdir and enter NAME N times), undeep N
+// NAME (leave and rmdir NAME N times),
 // thread-write PATH,
 // spin-write DIR SECONDS (rewrite a file in DIR until time is up),
 // spin-churn DIR SECONDS (create and unlink files deep under DIR, by
@@ -101,6 +102,7 @@ var basicOps = map[string]func(a []string) error{
 	"mknod":        func(a []string) error { return unix.Mknod(a[0], unix.S_IFIFO|0o644, 0) },
 	"chdir":        func(a []string) error { return unix.Chdir(a[0]) },
 	"deep":         deep,
+	"undeep":       undeep,
 	"openat":       openat,
 	"thread-write": threadWrite,
 	"spin-write":   spinWrite,
@@ -119,6 +121,25 @@ func deep(a []string) error {
 			return err
 		}
 		if err := unix.Chdir(a[1]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// undeep N NAME: undo deep N NAME from its deepest directory: leave it
+// and remove it, N times, one relative step at a time (busybox's rm -rf,
+// in make vmtest's guests, cannot remove a tree deeper than PATH_MAX).
+func undeep(a []string) error {
+	n, err := strconv.Atoi(a[0])
+	if err != nil {
+		return err
+	}
+	for range n {
+		if err := unix.Chdir(".."); err != nil {
+			return err
+		}
+		if err := unix.Rmdir(a[1]); err != nil {
 			return err
 		}
 	}
