@@ -26,6 +26,8 @@
 #                   a block device refused by the LSM tier; on
 #                   arm64, where TCG is slower, the part of them that the
 #                   architecture changes: run_arm64 below)
+#   VMTEST_JOBS     how many guests boot at once (default: the number of
+#                   CPUs; a benchmark's always one)
 #   VMTEST_SKIP     tests left out on every kernel (default: those that need
 #                   go, git or pytest, which the guests lack)
 #   VMTEST_TIER     the tier the tests force (default lsm; another one shows that the checks can fail)
@@ -266,12 +268,11 @@ for arch in $archs; do
 	(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/$arch/initramfs.gz"
 done
 
-failed=0
-for pkg in "${kernels[@]}"; do
+# Boot kernel package $1 (its vmlinuz $2, initramfs $3), run the tests
+# (or the benchmark) there and say how it went; fails when they did.
+boot() {
+	local pkg=$1 vmlinuz=$2 initrd=$3 arch log lsm qemu console machine start rc secs table results
 	arch=$(arch_of "$pkg")
-	vmlinuz=$(fetch_kernel "$pkg")
-	initrd=$(initrd_for "$pkg")
-	mkdir -p "$cache/logs"
 	log=$cache/logs/$pkg.log
 	lsm=lsm=lockdown,capability,landlock,yama,bpf
 	case $arch in
@@ -283,9 +284,8 @@ for pkg in "${kernels[@]}"; do
 	# algorithm; the architected one, which plain max emulates, makes
 	# the boot take three times as long.
 	arm64) qemu=(qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on) console=ttyAMA0 machine=aarch64 ;;
-	*) die "$pkg: no qemu for $arch" ;;
+	*) echo "vmtest: $pkg: no qemu for $arch" >&2; return 1 ;;
 	esac
-	echo "vmtest: booting $pkg under ${qemu[0]} (TCG, timeout ${timeout_s}s)"
 	start=$(date +%s)
 	set +e
 	# 2 GiB: the test files live in the guest's memory (tmpfs), and
@@ -314,9 +314,9 @@ for pkg in "${kernels[@]}"; do
 		else
 			echo "vmtest: $pkg: FAIL: the benchmark did not finish (qemu exit $rc after ${secs}s); its console ($log):" >&2
 			grep -av '^VMTEST BENCH' "$console" | tail -40 >&2
-			failed=1
+			return 1
 		fi
-		continue
+		return 0
 	fi
 	results=$(grep -aE '^VMTEST\s*--- (PASS|FAIL|SKIP)' "$console" | sed -E 's/^VMTEST\s*--- //' || true)
 	if [ -n "$results" ]; then
@@ -325,28 +325,54 @@ for pkg in "${kernels[@]}"; do
 	if ! grep -aq '^VMTEST DONE' "$console"; then
 		echo "vmtest: $pkg: FAIL: the guest did not finish (qemu exit $rc after ${secs}s); its console ($log):" >&2
 		tail -40 "$log" >&2
-		failed=1
+		return 1
 	elif [ -z "$results" ] || grep -q '^FAIL' <<<"$results" || ! grep -q '^PASS' <<<"$results"; then
 		echo "vmtest: $pkg: FAIL (${secs}s); its console ($log):" >&2
 		grep -av '^VMTEST' "$console" | tail -60 >&2
-		failed=1
+		return 1
 	elif ! grep -aq '^VMTEST EXIT 0$' "$console"; then
 		# A panic (the tests' timeout) prints no --- FAIL line.
 		echo "vmtest: $pkg: FAIL: the tests' binary $(grep -a '^VMTEST EXIT' "$console" | sed 's/^VMTEST EXIT/exited with/') (${secs}s); its console ($log):" >&2
 		{ grep -a -A6 '^panic: ' "$console" || grep -av '^VMTEST' "$console" | tail -60; } >&2
-		failed=1
+		return 1
 	elif grep -aq '^VMTEST MODULE .*FAILED' "$console"; then
 		echo "vmtest: $pkg: FAIL: the guest could not load a kernel module" >&2
-		failed=1
+		return 1
 	elif ! grep -aq '^VMTEST DOCTOR --enforce: *lsm' "$console"; then
 		echo "vmtest: $pkg: FAIL: the guest would not use the lsm tier" >&2
-		failed=1
+		return 1
 	elif ! grep -aq "^VMTEST ARCH $machine" "$console"; then
 		echo "vmtest: $pkg: FAIL: the guest is not $arch" >&2
-		failed=1
+		return 1
 	else
 		echo "vmtest: $pkg: PASS (${secs}s)"
 	fi
+}
+
+# The guests boot side by side, as many at once as there are CPUs (each
+# has one vCPU; VMTEST_JOBS sets another number), each boot's lines
+# printed when it is done; a benchmark's one at a time, so that no guest
+# slows another's. The kernels are fetched first, one at a time.
+mkdir -p "$cache/logs"
+jobs_max=${VMTEST_JOBS:-$(nproc)}
+[ "$mode" = bench ] && jobs_max=1
+declare -a vmlinuz_of initrd_of
+for i in "${!kernels[@]}"; do
+	vmlinuz_of[i]=$(fetch_kernel "${kernels[i]}")
+	initrd_of[i]=$(initrd_for "${kernels[i]}")
+done
+for i in "${!kernels[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do
+		wait -n || true
+	done
+	echo "vmtest: booting ${kernels[i]} (TCG, timeout ${timeout_s}s)"
+	{ boot "${kernels[i]}" "${vmlinuz_of[i]}" "${initrd_of[i]}" >"$work/out.$i" 2>&1; echo $? >"$work/rc.$i"; } &
+done
+wait
+failed=0
+for i in "${!kernels[@]}"; do
+	cat "$work/out.$i"
+	[ "$(cat "$work/rc.$i" 2>/dev/null)" = 0 ] || failed=1
 done
 [ "$failed" = 0 ] || die "see above"
 if [ "$mode" = bench ]; then
